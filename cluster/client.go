@@ -1,0 +1,207 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+)
+
+// clientDialTimeout bounds the etcd client's first connection.
+const clientDialTimeout = 2 * time.Second
+
+// Client is one lab client: an etcd client connection of its own that
+// reaches one member through a proxy of its own, so that it alone can be cut,
+// delayed or paused. Its methods are safe for concurrent use.
+type Client struct {
+	name   string
+	member string
+	proxy  *netproxy.Proxy
+	etcd   *clientv3.Client
+	lease  atomic.Int64
+	pause  gate
+}
+
+// NewClient connects a new lab client called name to member through a new
+// proxy. Names are unique within a cluster.
+func (c *Cluster) NewClient(name, member string) (*Client, error) {
+	if err := c.checkOpen(); err != nil {
+		return nil, err
+	}
+	m, err := c.member(member)
+	if err != nil {
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	c.mu.Lock()
+	_, dup := c.clients[name]
+	c.mu.Unlock()
+	if dup {
+		return nil, fmt.Errorf("client %s: a client of that name exists", name)
+	}
+	upstream := m.clientTarget
+	if c.IsExternal() {
+		host := hostOf(m.extEndpoint)
+		upstream = func() (string, error) { return host, nil }
+	}
+	p, err := netproxy.New(upstream)
+	if err != nil {
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	cfg, err := c.clientConfig([]string{"http://" + p.Addr()}, m)
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	ec, err := clientv3.New(cfg)
+	if err != nil {
+		p.Close()
+		return nil, fmt.Errorf("client %s: %w", name, err)
+	}
+	cl := &Client{name: name, member: member, proxy: p, etcd: ec}
+	cl.pause.onPark = p.Cut
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		cl.close()
+		return nil, ErrClosed
+	}
+	c.clients[name] = cl
+	return cl, nil
+}
+
+// Client returns the lab client called name.
+func (c *Cluster) Client(name string) (*Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cl, ok := c.clients[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", ErrUnknownClient, name)
+	}
+	return cl, nil
+}
+
+// CloseClient closes the lab client called name and forgets it.
+func (c *Cluster) CloseClient(name string) error {
+	c.mu.Lock()
+	cl, ok := c.clients[name]
+	delete(c.clients, name)
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownClient, name)
+	}
+	return cl.close()
+}
+
+// clientConfig is the etcd client configuration for endpoints, which lead to
+// member m (through a proxy, or directly for an admin client).
+func (c *Cluster) clientConfig(endpoints []string, m *member) (clientv3.Config, error) {
+	cfg := clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: clientDialTimeout,
+		Logger:      c.cfg.Logger.Named("client"),
+		// Reconnect soon after a member comes back, not after gRPC's default
+		// backoff of up to two minutes.
+		DialOptions: []grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
+			MinConnectTimeout: time.Second,
+		})},
+	}
+	if x := c.external; x != nil {
+		cfg.Username, cfg.Password = x.Username, x.Password
+		if x.tls != nil {
+			t := x.tls.Clone()
+			if m != nil && t.ServerName == "" {
+				// A client dials its proxy's address; the certificate names the member.
+				t.ServerName = hostname(m.extEndpoint)
+			}
+			cfg.TLS = t
+			for i, ep := range cfg.Endpoints {
+				cfg.Endpoints[i] = "https://" + hostOf(ep)
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// newAdmin is a client the lab uses to observe the cluster, through no faulted link.
+func (c *Cluster) newAdmin(endpoints []string) (*clientv3.Client, error) {
+	cfg, err := c.clientConfig(endpoints, nil)
+	if err != nil {
+		return nil, err
+	}
+	cli, err := clientv3.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: admin client: %w", err)
+	}
+	return cli, nil
+}
+
+// Name is the client's name, as in "c1".
+func (cl *Client) Name() string { return cl.name }
+
+// Member is the name of the member the client is connected to.
+func (cl *Client) Member() string { return cl.member }
+
+// Etcd is the client's etcd connection. Locks under test use it.
+func (cl *Client) Etcd() *clientv3.Client { return cl.etcd }
+
+// SetLease records the lease the client's lock session uses, so that faults
+// such as lease expiry can find it. Zero clears it.
+func (cl *Client) SetLease(id clientv3.LeaseID) { cl.lease.Store(int64(id)) }
+
+// Lease returns the lease recorded with SetLease, or zero.
+func (cl *Client) Lease() clientv3.LeaseID { return clientv3.LeaseID(cl.lease.Load()) }
+
+// Cut stops all traffic between the client and its member, both ways, the
+// way a network partition does: requests and keep-alives wait, nothing
+// errors. Heal undoes it.
+func (cl *Client) Cut() { cl.proxy.Cut() }
+
+// Heal restores the client's link; held traffic is delivered.
+func (cl *Client) Heal() { cl.proxy.Heal() }
+
+// IsCut reports whether the client's link is cut.
+func (cl *Client) IsCut() bool { return cl.proxy.IsCut() }
+
+// SetDelay delays all of the client's traffic by d in each direction; zero
+// removes the delay.
+func (cl *Client) SetDelay(d time.Duration) { cl.proxy.SetDelay(d) }
+
+func (cl *Client) close() error {
+	cl.pause.resume(nil)
+	err := cl.etcd.Close()
+	if cerr := cl.proxy.Close(); err == nil {
+		err = cerr
+	}
+	if err == context.Canceled {
+		err = nil
+	}
+	return err
+}
+
+// hostOf strips the scheme from an endpoint URL: "https://a:2379" → "a:2379".
+func hostOf(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return endpoint
+}
+
+// hostname is the host part of an endpoint, without port.
+func hostname(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Host != "" {
+		return u.Hostname()
+	}
+	u, err := url.Parse("//" + endpoint)
+	if err != nil {
+		return endpoint
+	}
+	return u.Hostname()
+}

@@ -1,0 +1,145 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.etcd.io/etcd/client/pkg/v3/types"
+)
+
+// statusTimeout bounds one member status query of an external cluster.
+const statusTimeout = 500 * time.Millisecond
+
+// Leader returns the member that a majority of the cluster's members
+// currently follow (a deposed leader in a minority does not count), or
+// ErrNoLeader.
+func (c *Cluster) Leader(ctx context.Context) (string, error) {
+	if err := c.checkOpen(); err != nil {
+		return "", err
+	}
+	votes := map[types.ID]int{}
+	names := map[types.ID]string{}
+	for _, m := range c.members {
+		self, lead, ok := c.memberView(ctx, m)
+		if !ok {
+			continue
+		}
+		names[self] = m.name
+		if lead != 0 {
+			votes[lead]++
+		}
+	}
+	for id, n := range votes {
+		if n > len(c.members)/2 && names[id] != "" {
+			return names[id], nil
+		}
+	}
+	return "", ErrNoLeader
+}
+
+// memberView is member m's own id and the leader it follows.
+func (c *Cluster) memberView(ctx context.Context, m *member) (self, lead types.ID, ok bool) {
+	if !c.IsExternal() {
+		e, err := m.server()
+		if err != nil {
+			return 0, 0, false
+		}
+		return e.Server.MemberID(), e.Server.Leader(), true
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	st, err := m.admin.Status(ctx, m.extEndpoint)
+	if err != nil {
+		return 0, 0, false
+	}
+	return types.ID(st.Header.MemberId), types.ID(st.Leader), true
+}
+
+// WaitLeader waits until the cluster has a leader that is none of except, and
+// returns its name.
+func (c *Cluster) WaitLeader(ctx context.Context, except ...string) (string, error) {
+	var leader string
+	what := "a leader"
+	if len(except) > 0 {
+		what = fmt.Sprintf("a leader other than %v", except)
+	}
+	err := waitFor(ctx, what, c.tick(), func(ctx context.Context) (bool, error) {
+		l, err := c.Leader(ctx)
+		if err != nil {
+			return false, err
+		}
+		leader = l
+		if slices.Contains(except, l) {
+			return false, fmt.Errorf("leader is still %s", l)
+		}
+		return true, nil
+	})
+	return leader, err
+}
+
+// MoveLeader hands leadership to member to and waits until a majority follows
+// it. Both the current leader and to must be running.
+func (c *Cluster) MoveLeader(ctx context.Context, to string) error {
+	target, err := c.embeddedMember(to)
+	if err != nil {
+		return err
+	}
+	te, err := target.server()
+	if err != nil {
+		return fmt.Errorf("move leader to %s: %w", to, err)
+	}
+	from, err := c.WaitLeader(ctx)
+	if err != nil {
+		return fmt.Errorf("move leader to %s: %w", to, err)
+	}
+	if from == to {
+		return nil
+	}
+	lm, _ := c.member(from)
+	le, err := lm.server()
+	if err != nil {
+		return fmt.Errorf("move leader to %s: %w", to, err)
+	}
+	if err := le.Server.MoveLeader(ctx, uint64(le.Server.MemberID()), uint64(te.Server.MemberID())); err != nil {
+		return fmt.Errorf("move leader from %s to %s: %w", from, to, err)
+	}
+	return waitFor(ctx, "leader "+to, c.tick(), func(ctx context.Context) (bool, error) {
+		l, err := c.Leader(ctx)
+		return l == to, err
+	})
+}
+
+// tick is how often condition waits look again: one raft heartbeat.
+func (c *Cluster) tick() time.Duration {
+	if c.cfg.TickMs == 0 {
+		return 10 * time.Millisecond
+	}
+	return time.Duration(c.cfg.TickMs) * time.Millisecond
+}
+
+// waitFor checks cond every interval until it holds or ctx ends. The error
+// names what it waited for and the last reason the condition did not hold.
+func waitFor(ctx context.Context, what string, interval time.Duration, cond func(context.Context) (bool, error)) error {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	var last error
+	for {
+		ok, err := cond(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			if last != nil {
+				return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
+			}
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"fmt"
+	"net/url"
+	"sync"
+
+	"go.etcd.io/etcd/client/pkg/v3/types"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+)
+
+// member is one etcd member. For an embedded member, its peer and client
+// addresses are proxies whose ports never change, while the member itself
+// listens on fresh kernel-chosen ports at every start; the proxies follow it.
+type member struct {
+	name string
+
+	// embedded only
+	dir         string // data dir, kept across restarts
+	peerProxy   *netproxy.Proxy
+	clientProxy *netproxy.Proxy
+
+	// external only
+	extEndpoint string
+
+	admin *clientv3.Client // talks to this member only, through no faulted link
+
+	mu         sync.Mutex
+	id         types.ID
+	etcd       *embed.Etcd // nil while down
+	peerAddr   string      // the running member's own listening addresses
+	clientAddr string
+}
+
+// endpoint is the URL clients use to reach the member.
+func (m *member) endpoint() string {
+	if m.clientProxy == nil {
+		return m.extEndpoint
+	}
+	return "http://" + m.clientProxy.Addr()
+}
+
+func (m *member) server() (*embed.Etcd, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.etcd == nil {
+		return nil, fmt.Errorf("%s: %w", m.name, ErrMemberDown)
+	}
+	return m.etcd, nil
+}
+
+func (m *member) running() bool {
+	_, err := m.server()
+	return err == nil
+}
+
+// clientTarget is the upstream of every proxy that carries client traffic to m.
+func (m *member) clientTarget() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.etcd == nil {
+		return "", ErrMemberDown
+	}
+	return m.clientAddr, nil
+}
+
+func (m *member) peerTarget() (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.etcd == nil {
+		return "", ErrMemberDown
+	}
+	return m.peerAddr, nil
+}
+
+// embedConfig builds the etcd configuration for one start of m.
+func (c *Cluster) embedConfig(m *member, initialCluster string) *embed.Config {
+	loopback := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	ec := embed.NewConfig()
+	ec.Name = m.name
+	ec.Dir = m.dir
+	ec.ListenPeerUrls = []url.URL{loopback}
+	ec.ListenClientUrls = []url.URL{loopback}
+	ec.AdvertisePeerUrls = []url.URL{{Scheme: "http", Host: m.peerProxy.Addr()}}
+	ec.AdvertiseClientUrls = []url.URL{{Scheme: "http", Host: m.clientProxy.Addr()}}
+	ec.InitialCluster = initialCluster
+	ec.InitialClusterToken = "locklab"
+	ec.TickMs = c.cfg.TickMs
+	ec.ElectionMs = c.cfg.ElectionMs
+	ec.UnsafeNoFsync = !c.cfg.Fsync
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(c.cfg.Logger.Named(m.name))
+	return ec
+}
+
+// start runs m on its data dir: a new member the first time, the same member
+// with its data afterwards. It returns once the server runs, not once it has
+// joined (wait on ReadyNotify for that).
+func (m *member) start(ec *embed.Config) error {
+	e, err := embed.StartEtcd(ec)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", m.name, err)
+	}
+	m.mu.Lock()
+	m.etcd = e
+	m.id = e.Server.MemberID()
+	m.peerAddr = e.Peers[0].Listener.Addr().String()
+	m.clientAddr = e.Clients[0].Addr().String()
+	m.mu.Unlock()
+	return nil
+}
+
+// stop takes m down. A kill drops every connection first, as a crashed
+// process's kernel would, and skips the graceful leader hand-off; a plain stop
+// lets etcd hand leadership off. Stopping a stopped member does nothing.
+func (m *member) stop(kill bool) {
+	m.mu.Lock()
+	e := m.etcd
+	m.etcd = nil
+	m.mu.Unlock()
+	if e == nil {
+		return
+	}
+	if kill {
+		m.sever()
+		e.Server.HardStop()
+	}
+	e.Close()
+	// Connections accepted while it was closing reached a dying server.
+	m.sever()
+}
+
+func (m *member) sever() {
+	if m.clientProxy != nil {
+		m.clientProxy.Sever()
+		m.peerProxy.Sever()
+	}
+}
+
+func (m *member) closeProxies() error {
+	if m.admin != nil {
+		m.admin.Close()
+	}
+	if m.clientProxy == nil {
+		return nil
+	}
+	if err := m.clientProxy.Close(); err != nil {
+		return err
+	}
+	return m.peerProxy.Close()
+}
+
+// peerID is m's etcd member id (set at its first start).
+func (m *member) peerID() types.ID {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.id
+}

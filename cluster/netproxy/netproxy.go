@@ -1,0 +1,272 @@
+// Package netproxy is a loopback TCP proxy that the lab can cut, delay and
+// sever: the one piece of network between a client or a peer and an etcd member.
+//
+// It exists instead of go.etcd.io/etcd/pkg/v3/proxy for four reasons, each
+// seen in that package's source (v3.7.3): it listens on every interface rather
+// than loopback; it cannot bind port 0, so two processes can race between
+// "pick a free port" and "listen"; when the upstream dial fails it keeps the
+// accepted connection open, so a client of a killed member hangs until gRPC's
+// connect timeout instead of reconnecting as soon as the member is back; and its
+// blackhole drops bytes mid-stream, which corrupts HTTP/2 framing. Here every
+// listener is bound by the kernel on 127.0.0.1:0, a failed dial closes the
+// inbound connection at once (the client sees what "connection refused" would
+// tell it), and a cut holds bytes the way a partitioned TCP connection does.
+package netproxy
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// chunkQueue is how many reads one direction may buffer while cut or delayed
+// before the reader blocks and TCP back-pressure takes over.
+const chunkQueue = 256
+
+// Proxy forwards every connection accepted on Addr to the address Upstream
+// returns at accept time. All methods are safe for concurrent use.
+type Proxy struct {
+	ln       net.Listener
+	upstream func() (string, error)
+
+	mu     sync.Mutex
+	healed chan struct{} // closed while traffic flows; open while cut
+	delay  time.Duration
+	conns  map[net.Conn]struct{}
+	closed bool
+
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New listens on a kernel-chosen loopback port and forwards to the address
+// that upstream returns for each new connection. An upstream error (the member
+// is down) closes the new connection at once.
+func New(upstream func() (string, error)) (*Proxy, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("netproxy: listen on loopback: %w", err)
+	}
+	healed := make(chan struct{})
+	close(healed)
+	p := &Proxy{
+		ln:       ln,
+		upstream: upstream,
+		healed:   healed,
+		conns:    make(map[net.Conn]struct{}),
+		done:     make(chan struct{}),
+	}
+	p.wg.Add(1)
+	go p.accept()
+	return p, nil
+}
+
+// Addr is the proxy's listening address, host:port on 127.0.0.1.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Cut stops traffic in both directions, holding it rather than dropping it:
+// bytes already sent wait in the proxy (then in the kernel's buffers) and new
+// connections wait before reaching upstream. Neither side sees an error, as in a
+// real partition of a TCP connection. Cut on a cut proxy does nothing.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.healed:
+		p.healed = make(chan struct{})
+	default:
+	}
+}
+
+// Heal undoes Cut: held bytes are delivered in order and traffic flows again.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.healed:
+	default:
+		close(p.healed)
+	}
+}
+
+// IsCut reports whether the proxy is cut.
+func (p *Proxy) IsCut() bool {
+	select {
+	case <-p.healedChan():
+		return false
+	default:
+		return true
+	}
+}
+
+// SetDelay makes every chunk of data, in each direction, arrive d later than it
+// was sent (latency, not a throughput cap). Zero removes the delay.
+func (p *Proxy) SetDelay(d time.Duration) {
+	p.mu.Lock()
+	p.delay = max(d, 0)
+	p.mu.Unlock()
+}
+
+// Delay returns the delay SetDelay set.
+func (p *Proxy) Delay() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.delay
+}
+
+// Sever closes every connection open through the proxy, both ends, as a
+// crashed peer's kernel would. New connections are still accepted.
+func (p *Proxy) Sever() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
+// Close stops listening, closes every connection and waits for the proxy's
+// goroutines to end. It does not depend on either side closing first.
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.done)
+	err := p.ln.Close()
+	p.mu.Unlock()
+	p.Sever()
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) healedChan() chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.healed
+}
+
+// track registers c so Sever and Close can reach it; false once closed.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	delete(p.conns, c)
+	p.mu.Unlock()
+	c.Close()
+}
+
+func (p *Proxy) accept() {
+	defer p.wg.Done()
+	for {
+		in, err := p.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		if !p.track(in) {
+			in.Close()
+			return
+		}
+		p.wg.Add(1)
+		go p.serve(in)
+	}
+}
+
+// serve connects one accepted connection upstream, once the proxy is not cut.
+func (p *Proxy) serve(in net.Conn) {
+	defer p.wg.Done()
+	defer p.untrack(in)
+	select {
+	case <-p.healedChan():
+	case <-p.done:
+		return
+	}
+	addr, err := p.upstream()
+	if err != nil {
+		return
+	}
+	out, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return
+	}
+	if !p.track(out) {
+		out.Close()
+		return
+	}
+	defer p.untrack(out)
+	var pipes sync.WaitGroup
+	pipes.Add(2)
+	go func() { defer pipes.Done(); p.pipe(out, in) }()
+	go func() { defer pipes.Done(); p.pipe(in, out) }()
+	pipes.Wait()
+}
+
+type chunk struct {
+	data []byte
+	due  time.Time
+}
+
+// pipe copies src to dst through a queue so that a delay is latency and a cut
+// holds data instead of dropping it. When either side ends, both are closed.
+func (p *Proxy) pipe(dst, src net.Conn) {
+	q := make(chan chunk, chunkQueue)
+	go func() {
+		defer close(q)
+		for {
+			buf := make([]byte, 32*1024)
+			n, err := src.Read(buf)
+			if n > 0 {
+				select {
+				case q <- chunk{data: buf[:n], due: time.Now().Add(p.Delay())}:
+				case <-p.done:
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() {
+		dst.Close()
+		src.Close()
+		for range q { // let the reader finish
+		}
+	}()
+	for c := range q {
+		if wait := time.Until(c.due); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.done:
+				t.Stop()
+				return
+			}
+		}
+		select {
+		case <-p.healedChan():
+		case <-p.done:
+			return
+		}
+		if _, err := dst.Write(c.data); err != nil {
+			return
+		}
+	}
+}
+
+var _ io.Closer = (*Proxy)(nil)

@@ -1,0 +1,111 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// AnyPoint, given to Pause, stops the worker at whichever pause point it
+// reaches next.
+const AnyPoint = "any"
+
+// gate is where a client's worker can be frozen. The worker passes named
+// pause points (PausePoint); Pause arms the gate, and the worker stops at the
+// armed point until Resume.
+type gate struct {
+	mu      sync.Mutex
+	armed   string        // point to stop at; "" when not armed
+	at      string        // point where the worker stopped; "" while not stopped
+	parked  chan struct{} // closed once the worker stopped
+	release chan struct{} // closed by resume
+	onPark  func()        // runs as the worker stops: cuts the client's link
+}
+
+// PausePoint is called by the client's worker at each named point of its work
+// (after acquire, before write, …). If a pause is armed for this point, the
+// worker's link is cut and PausePoint blocks until Resume or ctx ends;
+// otherwise it returns at once.
+func (cl *Client) PausePoint(ctx context.Context, point string) error {
+	g := &cl.pause
+	g.mu.Lock()
+	if g.armed == "" || g.at != "" || (g.armed != AnyPoint && g.armed != point) {
+		g.mu.Unlock()
+		return nil
+	}
+	g.at = point
+	if g.onPark != nil {
+		g.onPark()
+	}
+	release := g.release
+	close(g.parked)
+	g.mu.Unlock()
+	select {
+	case <-release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Pause freezes the client the way a long GC pause or SIGSTOP freezes a
+// process: its worker stops at the next pause point named point (or any
+// point, with AnyPoint), and at that moment the client's link is cut so its
+// lease keep-alives stop too. Pause returns once the worker has stopped, with
+// the point it stopped at; if it does not get there before ctx ends, the pause
+// is withdrawn and the error says where it was waited for.
+func (cl *Client) Pause(ctx context.Context, point string) (string, error) {
+	g := &cl.pause
+	g.mu.Lock()
+	if g.armed != "" {
+		g.mu.Unlock()
+		return "", fmt.Errorf("pause %s: already paused", cl.name)
+	}
+	g.armed = point
+	g.parked = make(chan struct{})
+	g.release = make(chan struct{})
+	parked := g.parked
+	g.mu.Unlock()
+	select {
+	case <-parked:
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.at, nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.at != "" { // stopped just now
+			return g.at, nil
+		}
+		g.armed = ""
+		return "", fmt.Errorf("pause %s: waiting for its worker to reach pause point %s: %w", cl.name, point, ctx.Err())
+	}
+}
+
+// Paused reports the pause point the worker is stopped at, or "".
+func (cl *Client) Paused() string {
+	cl.pause.mu.Lock()
+	defer cl.pause.mu.Unlock()
+	return cl.pause.at
+}
+
+// Resume undoes Pause: the link heals first, then the worker goes on, so its
+// next request reaches the cluster. Resuming a client that is not paused does
+// nothing.
+func (cl *Client) Resume() {
+	cl.pause.resume(cl.Heal)
+}
+
+// resume releases the gate, running heal first if the worker had stopped.
+func (g *gate) resume(heal func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.armed == "" {
+		return
+	}
+	if g.at != "" && heal != nil {
+		heal()
+	}
+	close(g.release)
+	g.armed, g.at = "", ""
+}

@@ -1,0 +1,76 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// attemptTimeout bounds one request of a condition wait, so that a request
+// stuck on a member without quorum is retried instead of waited on forever.
+const attemptTimeout = time.Second
+
+// probeKey is the key linearizable-read probes read; it need not exist.
+const probeKey = "locklab/probe"
+
+// LeaseAlive asks the cluster whether lease id still exists. It is the
+// server's answer, not a client's belief.
+func (c *Cluster) LeaseAlive(ctx context.Context, id clientv3.LeaseID) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	resp, err := c.admin.TimeToLive(ctx, id)
+	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// TTL is whole seconds left, truncated: a live 1 s lease often reports 0.
+	// An expired or revoked lease reports -1.
+	return resp.TTL >= 0, nil
+}
+
+// WaitLeaseGone waits until the cluster itself reports lease id gone
+// (expired or revoked). A client's own view (Session.Done) lags behind it.
+func (c *Cluster) WaitLeaseGone(ctx context.Context, id clientv3.LeaseID) error {
+	return waitFor(ctx, fmt.Sprintf("the server to drop lease %x", int64(id)), c.tick(), func(ctx context.Context) (bool, error) {
+		alive, err := c.LeaseAlive(ctx, id)
+		return !alive && err == nil, err
+	})
+}
+
+// LinearizableRead makes one linearizable read through member name only. It
+// fails (after about a second) on a member cut off from the majority.
+func (c *Cluster) LinearizableRead(ctx context.Context, name string) (*clientv3.GetResponse, error) {
+	m, err := c.member(name)
+	if err != nil {
+		return nil, err
+	}
+	if !c.Running(name) {
+		return nil, fmt.Errorf("%s: %w", name, ErrMemberDown)
+	}
+	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	defer cancel()
+	return m.admin.Get(ctx, probeKey)
+}
+
+// WaitLinearizableRead waits until member name answers a linearizable read.
+func (c *Cluster) WaitLinearizableRead(ctx context.Context, name string) error {
+	return waitFor(ctx, name+" to answer a linearizable read", c.tick(), func(ctx context.Context) (bool, error) {
+		_, err := c.LinearizableRead(ctx, name)
+		return err == nil, err
+	})
+}
+
+// Get reads key through member name only, linearizably.
+func (c *Cluster) Get(ctx context.Context, name, key string) (*clientv3.GetResponse, error) {
+	m, err := c.member(name)
+	if err != nil {
+		return nil, err
+	}
+	return m.admin.Get(ctx, key)
+}
