@@ -25,8 +25,12 @@ type gate struct {
 // PausePoint is called by the client's worker at each named point of its work
 // (after acquire, before write, …). If a pause is armed for this point, the
 // worker's link is cut and PausePoint blocks until Resume or ctx ends;
-// otherwise it returns at once.
+// otherwise it returns at once. It returns ctx's error once ctx has ended, so
+// a pause point is also where a worker notices it should stop.
 func (cl *Client) PausePoint(ctx context.Context, point string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	g := &cl.pause
 	g.mu.Lock()
 	if g.armed == "" || g.at != "" || (g.armed != AnyPoint && g.armed != point) {

@@ -1,0 +1,269 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// Phase says whether an Event opens or closes a fault's window.
+type Phase string
+
+// The two phases of a fault on the timeline.
+const (
+	Start Phase = "start"
+	End   Phase = "end"
+)
+
+// Event is one edge of a fault's window on the run's timeline. The Recorder
+// stamps it with the run's clock, the same clock as the operations.
+type Event struct {
+	// ID pairs a start with its end; IDs count from 1 in apply order.
+	ID    int
+	Phase Phase
+	Fault Fault
+	// Target is what the fault resolved to when applied: the member that
+	// "the leader" was, the point a pause stopped at.
+	Target string
+	// Err is set when applying or undoing failed; the window is then closed.
+	Err error
+}
+
+// Recorder receives fault events. The history package implements it; a
+// Recorder must be safe for concurrent use and must not block for long.
+type Recorder interface {
+	RecordFault(Event)
+}
+
+// RecorderFunc adapts a function to Recorder.
+type RecorderFunc func(Event)
+
+// RecordFault calls f(e).
+func (f RecorderFunc) RecordFault(e Event) { f(e) }
+
+// Nemesis applies faults to one cluster and records them. It is safe for
+// concurrent use, though a schedule applies one fault at a time.
+type Nemesis struct {
+	c   *cluster.Cluster
+	rec Recorder
+
+	mu     sync.Mutex
+	nextID int
+	active []*Injection
+}
+
+// New returns a nemesis for c that records to rec (nil records nothing).
+func New(c *cluster.Cluster, rec Recorder) *Nemesis {
+	if rec == nil {
+		rec = RecorderFunc(func(Event) {})
+	}
+	return &Nemesis{c: c, rec: rec}
+}
+
+// Injection is a fault that has been applied and not yet undone.
+type Injection struct {
+	n      *Nemesis
+	id     int
+	fault  Fault
+	target string
+	undo   func(context.Context) error // nil when nothing to undo
+
+	once sync.Once
+	err  error
+}
+
+// Fault is the fault as it was asked for.
+func (in *Injection) Fault() Fault { return in.fault }
+
+// Target is what the fault resolved to (for example the member that led).
+func (in *Injection) Target() string { return in.target }
+
+// Undo reverses the fault and closes its window on the timeline. Undoing
+// twice does nothing more; the second call returns the first call's error.
+func (in *Injection) Undo(ctx context.Context) error {
+	in.once.Do(func() {
+		if in.undo != nil {
+			in.err = in.undo(ctx)
+		}
+		in.n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: in.fault, Target: in.target, Err: in.err})
+		in.n.forget(in)
+	})
+	return in.err
+}
+
+// Apply applies f and returns once its effect holds: a killed leader has a
+// successor, a paused client's worker has stopped, a lapsed lease is gone on
+// the server. Its window opens on the timeline before anything is done. If
+// applying fails, the window closes at once with the error, and whatever part
+// was done is undone.
+func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	n.nextID++
+	in := &Injection{n: n, id: n.nextID, fault: f}
+	n.mu.Unlock()
+	n.rec.RecordFault(Event{ID: in.id, Phase: Start, Fault: f})
+	if err := n.apply(ctx, in); err != nil {
+		err = fmt.Errorf("%s: %w", f, err)
+		if in.undo != nil {
+			err = errors.Join(err, in.undo(context.WithoutCancel(ctx)))
+		}
+		in.once.Do(func() {
+			in.err = err
+			n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: f, Target: in.target, Err: err})
+		})
+		return nil, err
+	}
+	n.mu.Lock()
+	n.active = append(n.active, in)
+	n.mu.Unlock()
+	return in, nil
+}
+
+// UndoAll undoes every active injection, newest first.
+func (n *Nemesis) UndoAll(ctx context.Context) error {
+	n.mu.Lock()
+	active := slices.Clone(n.active)
+	n.mu.Unlock()
+	var errs []error
+	for _, in := range slices.Backward(active) {
+		errs = append(errs, in.Undo(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Active lists the injections not yet undone, oldest first.
+func (n *Nemesis) Active() []*Injection {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.Clone(n.active)
+}
+
+func (n *Nemesis) forget(in *Injection) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.active = slices.DeleteFunc(n.active, func(x *Injection) bool { return x == in })
+}
+
+// apply does f's work, setting in.target and in.undo as it goes, so that a
+// failure part-way can be undone.
+func (n *Nemesis) apply(ctx context.Context, in *Injection) error {
+	c, f := n.c, in.fault
+	heal := func(context.Context) error { return c.Heal() }
+	switch f.Kind {
+	case Partition:
+		in.undo = heal
+		return c.Partition(f.Groups...)
+	case Heal:
+		return c.Heal()
+	case IsolateMember, IsolateLeader:
+		in.target = f.Member
+		if f.Kind == IsolateLeader {
+			l, err := c.WaitLeader(ctx)
+			if err != nil {
+				return err
+			}
+			in.target = l
+		}
+		in.undo = heal
+		return c.Partition([]string{in.target})
+	case KillMember, KillLeader:
+		in.target = f.Member
+		if f.Kind == KillLeader {
+			l, err := c.WaitLeader(ctx)
+			if err != nil {
+				return err
+			}
+			in.target = l
+		}
+		if err := c.Kill(in.target); err != nil {
+			return err
+		}
+		in.undo = func(ctx context.Context) error { return c.Restart(ctx, in.target) }
+		if f.Kind == KillLeader && n.quorumLeft() {
+			_, err := c.WaitLeader(ctx, in.target)
+			return err
+		}
+		return nil
+	case RestartMember:
+		in.target = f.Member
+		return c.Restart(ctx, f.Member)
+	case MoveLeader:
+		to := f.Member
+		if to == "" {
+			l, err := c.WaitLeader(ctx)
+			if err != nil {
+				return err
+			}
+			to = nextMember(c.Members(), l)
+		}
+		in.target = to
+		return c.MoveLeader(ctx, to)
+	}
+	return n.applyToClient(ctx, in)
+}
+
+// applyToClient handles the faults that act on one client's link.
+func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
+	f := in.fault
+	cl, err := n.c.Client(f.Client)
+	if err != nil {
+		return err
+	}
+	heal := func(context.Context) error { cl.Heal(); return nil }
+	switch f.Kind {
+	case CutClient:
+		cl.Cut()
+		in.undo = heal
+		return nil
+	case DelayClient:
+		cl.SetDelay(f.Delay.Std())
+		in.undo = func(context.Context) error { cl.SetDelay(0); return nil }
+		return nil
+	case PauseClient:
+		at, err := cl.Pause(ctx, f.Point)
+		if err != nil {
+			return err
+		}
+		in.target = at
+		in.undo = func(context.Context) error { cl.Resume(); return nil }
+		return nil
+	case ExpireLease:
+		lease := cl.Lease()
+		if lease == 0 {
+			return fmt.Errorf("client %s has no lease recorded (Client.SetLease)", f.Client)
+		}
+		in.target = fmt.Sprintf("lease %x", int64(lease))
+		if f.Mode == ModeRevoke {
+			_, err := n.c.Admin().Revoke(ctx, lease)
+			return err
+		}
+		cl.Cut()
+		in.undo = heal
+		return n.c.WaitLeaseGone(ctx, lease)
+	}
+	return fmt.Errorf("unknown fault kind %q", f.Kind)
+}
+
+// quorumLeft reports whether the running members are still a majority.
+func (n *Nemesis) quorumLeft() bool {
+	up := 0
+	for _, m := range n.c.Members() {
+		if n.c.Running(m) {
+			up++
+		}
+	}
+	return up > len(n.c.Members())/2
+}
+
+// nextMember is the member after m in order, wrapping: a deterministic "other".
+func nextMember(members []string, m string) string {
+	i := slices.Index(members, m)
+	return members[(i+1)%len(members)]
+}
