@@ -172,4 +172,3 @@ func (c *Cluster) Running(name string) bool {
 	}
 	return c.IsExternal() || m.running()
 }
-

@@ -287,4 +287,3 @@ func TestExternalClusterRefusesMemberFaults(t *testing.T) {
 	require.NoError(t, err, "client faults work on an external cluster")
 	require.NoError(t, in.Undo(t.Context()))
 }
-

@@ -24,7 +24,7 @@ const (
 	DefaultGapMin  = Duration(200 * time.Millisecond)
 	DefaultGapMax  = Duration(time.Second)
 	DefaultDelay   = Duration(200 * time.Millisecond) // most a delay-client draws
-	grain          = 10 * time.Millisecond              // every drawn time is a multiple
+	grain          = 10 * time.Millisecond            // every drawn time is a multiple
 )
 
 // GenConfig is everything a random schedule depends on.
