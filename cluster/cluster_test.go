@@ -2,14 +2,15 @@ package cluster_test
 
 import (
 	"context"
+	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/cluster"
@@ -337,4 +338,48 @@ func TestUnknownNames(t *testing.T) {
 	assert.ErrorContains(t, err, "exists")
 }
 
-var _ clientv3.LeaseID
+func TestExternalModeWithAuth(t *testing.T) {
+	owned := start(t, 1)
+	ctx := ctx(t)
+	a := owned.Admin()
+	_, err := a.UserAdd(ctx, "root", "secret")
+	require.NoError(t, err)
+	_, err = a.UserGrantRole(ctx, "root", "root")
+	require.NoError(t, err)
+	_, err = a.AuthEnable(ctx)
+	require.NoError(t, err)
+
+	ext, err := cluster.Connect(ctx, cluster.External{Endpoints: owned.Endpoints(), Username: "root", Password: "secret"})
+	require.NoError(t, err)
+	defer ext.Close()
+	cl, err := ext.NewClient("c1", "m1")
+	require.NoError(t, err)
+	_, err = cl.Etcd().Put(ctx, "k", "v")
+	require.NoError(t, err, "credentials reach the cluster through the lab's proxy")
+
+	_, err = cluster.Connect(ctx, cluster.External{Endpoints: owned.Endpoints()})
+	require.Error(t, err, "without credentials Connect must refuse")
+	assert.ErrorContains(t, err, "cannot reach etcd at "+owned.Endpoints()[0])
+	assert.ErrorContains(t, err, "user name is empty")
+}
+
+func TestCloseLeavesNothingListening(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{})
+	require.NoError(t, err)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	_, err = cl.Etcd().Put(t.Context(), "k", "v")
+	require.NoError(t, err)
+	eps := c.Endpoints()
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close(), "Close twice is fine")
+	for _, ep := range eps {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(ep, "http://"))
+		if err == nil {
+			conn.Close()
+		}
+		assert.Error(t, err, "%s still accepts connections after Close", ep)
+	}
+	_, err = c.NewClient("c2", "m1")
+	assert.ErrorIs(t, err, cluster.ErrClosed)
+}
