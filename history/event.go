@@ -1,0 +1,112 @@
+package history
+
+import "errors"
+
+// FormatVersion is the version of the file format this package writes. Read
+// accepts exactly this version.
+const FormatVersion = 1
+
+// Header is the first line of a history file: what ran.
+type Header struct {
+	Format   int    `json:"locklab_history"`
+	Scenario string `json:"scenario,omitempty"`
+	Seed     uint64 `json:"seed"`
+	Lock     string `json:"lock,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	Members  int    `json:"members,omitempty"`
+	Version  string `json:"locklab_version,omitempty"`
+}
+
+// Type says what an event is.
+type Type string
+
+// Event types. An operation is an invoke followed by exactly one of ok, fail
+// or info from the same client.
+const (
+	Invoke Type = "invoke"
+	Ok     Type = "ok"   // it happened, with this output
+	Fail   Type = "fail" // it definitely did not happen
+	Info   Type = "info" // unknown whether it happened (timeout, lost connection)
+	// FaultStart and FaultEnd bound a fault's window.
+	FaultStart Type = "fault-start"
+	FaultEnd   Type = "fault-end"
+	// LeaseLost records that a client's lease ended on the server. Its
+	// AliveUntil is the last moment the lease was known to be alive (a lower
+	// bound), so a holder's validity is never stretched past what the server
+	// granted.
+	LeaseLost Type = "lease-lost"
+)
+
+// Op names an operation.
+type Op string
+
+// Operations a workload performs.
+const (
+	Acquire Op = "acquire" // output: Token
+	Release Op = "release"
+	// CS is one critical section as a single operation: read the protected
+	// counter (output Read), then write Read+1 with Token (output Accepted;
+	// Reason says why a write was rejected).
+	CS Op = "cs"
+	// Read and Write are single resource accesses, for the fenced register.
+	Read  Op = "read"  // output: Value
+	Write Op = "write" // input: Token, Value; output: Accepted
+)
+
+// Event is one line of a history after the header.
+type Event struct {
+	// Time is nanoseconds since the run started, on a monotonic clock.
+	Time int64 `json:"t"`
+	Type Type  `json:"type"`
+	// ID pairs an invocation with its completion; a fault's start with its end.
+	ID     int    `json:"id"`
+	Client string `json:"client,omitempty"`
+	Op     Op     `json:"op,omitempty"`
+	// Lock names the lock (the partition key of the mutex model).
+	Lock string `json:"lock,omitempty"`
+
+	Token    int64  `json:"token,omitempty"`    // fencing token granted or written with
+	Value    *int64 `json:"value,omitempty"`    // value read (cs, read) or written (write)
+	Accepted *bool  `json:"accepted,omitempty"` // whether the resource took the write
+	Reason   string `json:"reason,omitempty"`   // why a write was rejected
+	Error    string `json:"error,omitempty"`    // the error of a fail or info
+
+	Fault  string `json:"fault,omitempty"`  // fault events: what, "kill-leader"
+	Target string `json:"target,omitempty"` // fault events: resolved target, "m2"
+
+	AliveUntil int64 `json:"alive_until,omitempty"` // lease-lost: last time known alive
+}
+
+// IsCompletion reports whether e ends an operation.
+func (e Event) IsCompletion() bool { return e.Type == Ok || e.Type == Fail || e.Type == Info }
+
+// definite marks an error whose operation certainly did not take effect.
+type definite struct{ error }
+
+func (d definite) Unwrap() error { return d.error }
+
+// Definite marks err as definite: the operation that returned it certainly
+// had no effect (a rejected compare, a lock refused before any write).
+// Classify then calls it a Fail rather than an Info.
+func Definite(err error) error {
+	if err == nil {
+		return nil
+	}
+	return definite{err}
+}
+
+// Classify decides, in one place, how an operation's error is recorded: no
+// error is Ok; an error marked with Definite is Fail; everything else —
+// timeouts, cancellations, lost connections, errors nobody vouched for — is
+// Info, because the operation may have taken effect. Guessing Fail where the
+// truth is "unknown" would make a checker accept a history it should reject.
+func Classify(err error) Type {
+	var d definite
+	switch {
+	case err == nil:
+		return Ok
+	case errors.As(err, &d):
+		return Fail
+	}
+	return Info
+}

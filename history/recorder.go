@@ -1,0 +1,141 @@
+package history
+
+import (
+	"errors"
+	"sync"
+	"time"
+)
+
+// Sink receives events in the order the recorder stamped them.
+type Sink interface {
+	Write(Event) error
+}
+
+// Memory is a Sink that keeps every event, for tests and small runs.
+type Memory struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Write appends e.
+func (m *Memory) Write(e Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+	return nil
+}
+
+// Events returns a copy of the events written so far.
+func (m *Memory) Events() []Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]Event(nil), m.events...)
+}
+
+// Tee writes every event to each sink in turn.
+type Tee []Sink
+
+// Write writes e to every sink and joins their errors.
+func (t Tee) Write(e Event) error {
+	var errs []error
+	for _, s := range t {
+		errs = append(errs, s.Write(e))
+	}
+	return errors.Join(errs...)
+}
+
+// Recorder stamps events with the time since it was created, on Go's
+// monotonic clock, and passes them to its sink in stamp order. It is safe for
+// concurrent use by every client of a run. A sink error is kept (Err) and
+// later events are dropped, so a full disk cannot pass for a short history.
+type Recorder struct {
+	start time.Time
+	sink  Sink
+
+	mu     sync.Mutex
+	nextID int
+	open   map[int]Event // invocations not yet completed
+	err    error
+}
+
+// NewRecorder starts the run's clock now.
+func NewRecorder(sink Sink) *Recorder {
+	return &Recorder{start: time.Now(), sink: sink, open: map[int]Event{}}
+}
+
+// Since converts an instant to the run's clock.
+func (r *Recorder) Since(t time.Time) int64 { return int64(t.Sub(r.start)) }
+
+func (r *Recorder) emit(e Event) {
+	if r.err != nil {
+		return
+	}
+	if e.Time == 0 {
+		e.Time = r.Since(time.Now())
+	}
+	r.err = r.sink.Write(e)
+}
+
+// Invoke records that client starts op and returns the operation's id for
+// Complete. in carries the operation's input: Lock, and for a write Token and
+// Value; its other fields are ignored.
+func (r *Recorder) Invoke(client string, op Op, in Event) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextID++
+	e := Event{Type: Invoke, ID: r.nextID, Client: client, Op: op, Lock: in.Lock, Token: in.Token, Value: in.Value}
+	r.open[e.ID] = e
+	r.emit(e)
+	return e.ID
+}
+
+// Complete records the end of operation id. Its type comes from
+// Classify(err); out carries the output (Token, Value, Accepted, Reason).
+func (r *Recorder) Complete(id int, err error, out Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	inv, ok := r.open[id]
+	if !ok {
+		return
+	}
+	delete(r.open, id)
+	e := Event{Type: Classify(err), ID: id, Client: inv.Client, Op: inv.Op, Lock: inv.Lock,
+		Token: out.Token, Value: out.Value, Accepted: out.Accepted, Reason: out.Reason}
+	if inv.Op == Write && e.Token == 0 {
+		e.Token = inv.Token
+	}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	r.emit(e)
+}
+
+// Fault records one edge of a fault's window. id pairs start and end; fault
+// says what ("kill-leader"), target what it resolved to ("m2").
+func (r *Recorder) Fault(id int, start bool, fault, target string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := Event{Type: FaultEnd, ID: id, Fault: fault, Target: target}
+	if start {
+		e.Type = FaultStart
+	}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	r.emit(e)
+}
+
+// LeaseLost records, now, that client's lease ended on the server; lastAlive
+// is the last moment it was known to be alive.
+func (r *Recorder) LeaseLost(client string, lastAlive time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: LeaseLost, Client: client, AliveUntil: max(r.Since(lastAlive), 0)})
+}
+
+// Err is the first error the sink returned, if any.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}

@@ -1,0 +1,116 @@
+package history
+
+import (
+	"fmt"
+	"slices"
+)
+
+var knownOps = []Op{Acquire, Release, CS, Read, Write}
+
+// validator checks the assumptions every checker makes of a history, one
+// event at a time: time never goes backwards, a completion follows its own
+// invocation, and a client runs one operation at a time.
+type validator struct {
+	lastTime int64
+	open     map[int]openOp // invocations awaiting completion, by id
+	done     map[int]bool   // ids completed
+	busy     map[string]int // client → its open operation's id
+	faults   map[int]bool   // fault ids started and not ended
+	ended    map[int]bool
+}
+
+type openOp struct {
+	client string
+	op     Op
+	line   int
+}
+
+func newValidator() validator {
+	return validator{open: map[int]openOp{}, done: map[int]bool{}, busy: map[string]int{},
+		faults: map[int]bool{}, ended: map[int]bool{}}
+}
+
+// check returns what is wrong with e on line, or "".
+func (v *validator) check(e Event, line int) string {
+	if e.Time < 0 {
+		return fmt.Sprintf("negative time %d", e.Time)
+	}
+	if e.Time < v.lastTime {
+		return fmt.Sprintf("time goes backwards: %d after %d", e.Time, v.lastTime)
+	}
+	v.lastTime = e.Time
+	switch e.Type {
+	case Invoke:
+		return v.invoke(e, line)
+	case Ok, Fail, Info:
+		return v.complete(e)
+	case FaultStart, FaultEnd:
+		return v.fault(e)
+	case LeaseLost:
+		if e.Client == "" {
+			return "lease-lost without a client"
+		}
+		if e.AliveUntil > e.Time {
+			return fmt.Sprintf("lease-lost: alive_until %d is after the event's time %d", e.AliveUntil, e.Time)
+		}
+		return ""
+	}
+	return fmt.Sprintf("unknown event type %q", e.Type)
+}
+
+func (v *validator) invoke(e Event, line int) string {
+	switch {
+	case e.Client == "":
+		return "invoke without a client"
+	case !slices.Contains(knownOps, e.Op):
+		return fmt.Sprintf("unknown operation %q (operations: %v)", e.Op, knownOps)
+	case e.ID <= 0:
+		return fmt.Sprintf("invoke with id %d: ids are positive", e.ID)
+	case v.done[e.ID] || v.open[e.ID] != (openOp{}):
+		return fmt.Sprintf("operation id %d used twice", e.ID)
+	}
+	if id, busy := v.busy[e.Client]; busy {
+		prev := v.open[id]
+		return fmt.Sprintf("client %s invokes %s (id %d) while its %s (id %d, line %d) is still open: a client runs one operation at a time",
+			e.Client, e.Op, e.ID, prev.op, id, prev.line)
+	}
+	v.open[e.ID] = openOp{client: e.Client, op: e.Op, line: line}
+	v.busy[e.Client] = e.ID
+	return ""
+}
+
+func (v *validator) complete(e Event) string {
+	inv, ok := v.open[e.ID]
+	switch {
+	case !ok && v.done[e.ID]:
+		return fmt.Sprintf("operation %d completed twice", e.ID)
+	case !ok:
+		return fmt.Sprintf("%s of operation %d comes before its invocation", e.Type, e.ID)
+	case inv.client != e.Client || inv.op != e.Op:
+		return fmt.Sprintf("%s of operation %d names %s %s, but it was invoked as %s %s (line %d)",
+			e.Type, e.ID, e.Client, e.Op, inv.client, inv.op, inv.line)
+	}
+	delete(v.open, e.ID)
+	delete(v.busy, e.Client)
+	v.done[e.ID] = true
+	return ""
+}
+
+func (v *validator) fault(e Event) string {
+	if e.Fault == "" {
+		return fmt.Sprintf("%s without a fault name", e.Type)
+	}
+	if e.Type == FaultStart {
+		if v.faults[e.ID] || v.ended[e.ID] {
+			return fmt.Sprintf("fault id %d started twice", e.ID)
+		}
+		v.faults[e.ID] = true
+		return ""
+	}
+	if !v.faults[e.ID] {
+		return fmt.Sprintf("fault %d ends before it starts", e.ID)
+	}
+	delete(v.faults, e.ID)
+	v.ended[e.ID] = true
+	return ""
+}

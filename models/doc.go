@@ -1,0 +1,22 @@
+// Package models turns a history into verdicts: Porcupine linearizability
+// models and direct checks with exact evidence.
+//
+// Two questions, two kinds of check (see the README):
+//   - safety — did the protected resource stay correct? The critical-section
+//     counter model (each critical section an atomic increment), fencing
+//     tokens that only grow, no accepted write with a stale token, and holder
+//     validity windows (grant → release or server-side lease loss) that never
+//     overlap. These set a run's verdict.
+//   - belief — did two clients ever believe they held the lock at once? The
+//     mutex model. Under long pauses any lease-based lock says yes; that is a
+//     finding to report, not a failure.
+//
+// Where things are:
+//   - verdict.go: Result, Verdict, Worst
+//   - porcupine.go: the one typed wrapper over Porcupine's interface{} API
+//   - mutex.go, counter.go, register.go: the three models
+//   - direct.go: token, stale-write and validity-window checks
+//   - check.go: Check, which runs them all on a history
+//
+// This package imports nothing of etcd.
+package models

@@ -1,0 +1,84 @@
+package models_test
+
+import (
+	"slices"
+
+	"github.com/locklab/locklab/history"
+)
+
+// op is one operation of a hand-written history. ret < 0 means the client
+// never heard back (no completion event at all).
+type op struct {
+	client    string
+	op        history.Op
+	call, ret int64
+	typ       history.Type // Ok when empty
+	token     int64
+	value     *int64
+	accepted  *bool
+	reason    string
+}
+
+func val(v int64) *int64 { return &v }
+
+var (
+	yes = func() *bool { b := true; return &b }()
+	no  = func() *bool { b := false; return &b }()
+)
+
+// lost is a lease-lost event: observed at t, alive until aliveUntil.
+type lost struct {
+	client        string
+	t, aliveUntil int64
+}
+
+// fault is a fault window.
+type fault struct {
+	name       string
+	start, end int64
+}
+
+// build turns operations, lease losses and faults into a time-ordered event
+// list, as a recorder would have written it.
+func build(ops []op, leases []lost, faults []fault) []history.Event {
+	var evs []history.Event
+	for i, o := range ops {
+		id := i + 1
+		typ := o.typ
+		if typ == "" {
+			typ = history.Ok
+		}
+		inv := history.Event{Time: o.call, Type: history.Invoke, ID: id, Client: o.client, Op: o.op, Lock: "l"}
+		if o.op == history.Write {
+			inv.Token, inv.Value = o.token, o.value
+		}
+		evs = append(evs, inv)
+		if o.ret >= 0 {
+			evs = append(evs, history.Event{Time: o.ret, Type: typ, ID: id, Client: o.client, Op: o.op, Lock: "l",
+				Token: o.token, Value: o.value, Accepted: o.accepted, Reason: o.reason})
+		}
+	}
+	for _, l := range leases {
+		evs = append(evs, history.Event{Time: l.t, Type: history.LeaseLost, Client: l.client, AliveUntil: l.aliveUntil})
+	}
+	for i, f := range faults {
+		evs = append(evs, history.Event{Time: f.start, Type: history.FaultStart, ID: i + 1, Fault: f.name},
+			history.Event{Time: f.end, Type: history.FaultEnd, ID: i + 1, Fault: f.name})
+	}
+	slices.SortStableFunc(evs, func(a, b history.Event) int {
+		if a.Time != b.Time {
+			return int(a.Time - b.Time)
+		}
+		return rank(a) - rank(b)
+	})
+	return evs
+}
+
+// rank orders events at the same instant: completions before invocations, so
+// that a client's next call can share its previous return's timestamp.
+func rank(e history.Event) int {
+	if e.Type == history.Invoke {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,261 @@
+package models_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const (
+	A = history.Acquire
+	R = history.Release
+	C = history.CS
+	W = history.Write
+	G = history.Read
+	P = models.Pass
+	F = models.Fail
+	N = models.NotApplicable
+)
+
+// expect is the verdict each check must give.
+type expect struct{ counter, register, tokens, stale, validity, mutex models.Result }
+
+var cases = []struct {
+	name   string
+	ops    []op
+	leases []lost
+	want   expect
+}{
+	{
+		name: "two holders one after the other",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c2", op: A, call: 5, ret: 60, token: 12}, // waits for c1
+			{client: "c1", op: C, call: 20, ret: 30, token: 10, value: val(0), accepted: yes},
+			{client: "c1", op: R, call: 40, ret: 50},
+			{client: "c2", op: C, call: 70, ret: 80, token: 12, value: val(1), accepted: yes},
+			{client: "c2", op: R, call: 90, ret: 100},
+		},
+		want: expect{counter: P, register: N, tokens: P, stale: P, validity: P, mutex: P},
+	},
+	{
+		name: "double grant",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c2", op: A, call: 20, ret: 30, token: 12},
+			{client: "c1", op: R, call: 40, ret: 50},
+			{client: "c2", op: R, call: 60, ret: 70},
+		},
+		want: expect{counter: N, register: N, tokens: P, stale: N, validity: F, mutex: F},
+	},
+	{
+		name: "paused holder, unfenced: lost update",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			// c1 reads 0, is paused past its lease, then writes 1: accepted.
+			{client: "c1", op: C, call: 20, ret: 500, token: 10, value: val(0), accepted: yes},
+			{client: "c2", op: A, call: 30, ret: 300, token: 12},
+			{client: "c2", op: C, call: 310, ret: 320, token: 12, value: val(0), accepted: yes},
+			{client: "c2", op: R, call: 330, ret: 340},
+			{client: "c1", op: R, call: 510, ret: 520},
+		},
+		leases: []lost{{client: "c1", t: 290, aliveUntil: 250}},
+		want:   expect{counter: F, register: N, tokens: P, stale: P, validity: P, mutex: F},
+	},
+	{
+		name: "paused holder, fenced: stale write rejected",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c1", op: C, call: 20, ret: 500, token: 10, value: val(0), accepted: no, reason: "token 10 < 12"},
+			{client: "c2", op: A, call: 30, ret: 300, token: 12},
+			{client: "c2", op: C, call: 310, ret: 320, token: 12, value: val(0), accepted: yes},
+			{client: "c2", op: R, call: 330, ret: 340},
+			{client: "c1", op: R, call: 510, ret: 520},
+		},
+		leases: []lost{{client: "c1", t: 290, aliveUntil: 250}},
+		want:   expect{counter: P, register: N, tokens: P, stale: P, validity: P, mutex: F},
+	},
+	{
+		name: "fenced store rejects the stale write",
+		ops: []op{
+			{client: "c2", op: W, call: 0, ret: 10, token: 12, value: val(1), accepted: yes},
+			{client: "c1", op: W, call: 20, ret: 30, token: 10, value: val(1), accepted: no},
+			{client: "c3", op: G, call: 40, ret: 50, value: val(1)},
+		},
+		want: expect{counter: N, register: P, tokens: N, stale: P, validity: N, mutex: N},
+	},
+	{
+		name: "stale write wrongly accepted",
+		ops: []op{
+			{client: "c2", op: W, call: 0, ret: 10, token: 12, value: val(1), accepted: yes},
+			{client: "c1", op: W, call: 20, ret: 30, token: 10, value: val(7), accepted: yes},
+		},
+		want: expect{counter: N, register: F, tokens: N, stale: F, validity: N, mutex: N},
+	},
+	{
+		name: "info write may have landed (it did)",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c1", op: C, call: 20, ret: 30, typ: history.Info, token: 10, value: val(0)}, // c1 dies here
+			{client: "c2", op: A, call: 25, ret: 200, token: 12},
+			{client: "c2", op: C, call: 210, ret: 220, token: 12, value: val(1), accepted: yes},
+			{client: "c2", op: R, call: 230, ret: 240},
+		},
+		leases: []lost{{client: "c1", t: 190, aliveUntil: 150}},
+		want:   expect{counter: P, register: N, tokens: P, stale: P, validity: P, mutex: P},
+	},
+	{
+		name: "info write may have landed (it did not)",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c1", op: C, call: 20, ret: -1, token: 10, value: val(0)}, // never heard back
+			{client: "c2", op: A, call: 25, ret: 200, token: 12},
+			{client: "c2", op: C, call: 210, ret: 220, token: 12, value: val(0), accepted: yes},
+		},
+		leases: []lost{{client: "c1", t: 190, aliveUntil: 150}},
+		want:   expect{counter: P, register: N, tokens: P, stale: P, validity: P, mutex: P},
+	},
+	{
+		name: "info write cannot explain a jump",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c1", op: C, call: 20, ret: 30, typ: history.Info, token: 10, value: val(0)},
+			{client: "c2", op: A, call: 25, ret: 200, token: 12},
+			{client: "c2", op: C, call: 210, ret: 220, token: 12, value: val(2), accepted: yes},
+		},
+		leases: []lost{{client: "c1", t: 190, aliveUntil: 150}},
+		want:   expect{counter: F, register: N, tokens: P, stale: P, validity: P, mutex: P},
+	},
+	{
+		name: "info acquire that never took",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 50, typ: history.Info},
+			{client: "c2", op: A, call: 10, ret: 20, token: 12},
+			{client: "c2", op: R, call: 30, ret: 40},
+		},
+		want: expect{counter: N, register: N, tokens: P, stale: N, validity: P, mutex: P},
+	},
+	{
+		name: "failed acquire is ignored",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c2", op: A, call: 15, ret: 20, typ: history.Fail},
+			{client: "c1", op: R, call: 30, ret: 40},
+		},
+		want: expect{counter: N, register: N, tokens: P, stale: N, validity: P, mutex: P},
+	},
+	{
+		name: "tokens go backwards",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 12},
+			{client: "c1", op: R, call: 20, ret: 30},
+			{client: "c2", op: A, call: 40, ret: 50, token: 10},
+			{client: "c2", op: R, call: 60, ret: 70},
+		},
+		want: expect{counter: N, register: N, tokens: F, stale: N, validity: P, mutex: P},
+	},
+	{
+		name: "two grants share a token",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c1", op: R, call: 20, ret: 30},
+			{client: "c2", op: A, call: 40, ret: 50, token: 10},
+			{client: "c2", op: R, call: 60, ret: 70},
+		},
+		want: expect{counter: N, register: N, tokens: F, stale: N, validity: P, mutex: P},
+	},
+	{
+		name: "grant while the previous lease was still alive",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10},
+			{client: "c2", op: A, call: 20, ret: 100, token: 12},
+			{client: "c1", op: R, call: 300, ret: 310},
+			{client: "c2", op: R, call: 320, ret: 330},
+		},
+		leases: []lost{{client: "c1", t: 250, aliveUntil: 200}}, // alive until 200 > c2's grant at 100
+		want:   expect{counter: N, register: N, tokens: P, stale: N, validity: F, mutex: F},
+	},
+}
+
+func TestHandWrittenHistories(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			events := build(tc.ops, tc.leases, nil)
+			report := models.Check(events, 10*time.Second)
+			got := map[string]models.Result{"mutex": report.Belief.Result}
+			for _, v := range report.Safety {
+				got[v.Check] = v.Result
+			}
+			want := map[string]models.Result{
+				"counter": tc.want.counter, "register": tc.want.register, "tokens": tc.want.tokens,
+				"stale-writes": tc.want.stale, "validity": tc.want.validity, "mutex": tc.want.mutex,
+			}
+			assert.Equal(t, want, got)
+			for _, v := range append(report.Safety, report.Belief) {
+				assert.NotEmpty(t, v.Explanation, v.Check)
+				if v.Result == models.Fail {
+					assert.NotEmpty(t, v.Evidence, "%s FAIL must show its evidence", v.Check)
+				}
+			}
+		})
+	}
+}
+
+func TestEvidenceNamesTheLostUpdate(t *testing.T) {
+	events := build(cases[2].ops, cases[2].leases, nil)
+	v := models.CheckCounter(history.Pair(events), events, time.Second)
+	require.Equal(t, models.Fail, v.Result)
+	assert.Contains(t, v.Explanation, "both read 0 and both wrote 1")
+	require.Len(t, v.Evidence, 2)
+	assert.Contains(t, v.Evidence[0], "c1 cs → ok read=0 token=10 write accepted")
+	assert.Contains(t, v.Evidence[1], "c2 cs → ok read=0 token=12 write accepted")
+}
+
+func TestWorst(t *testing.T) {
+	assert.Equal(t, models.Fail, models.Worst(models.Pass, models.Unknown, models.Fail, models.NotApplicable))
+	assert.Equal(t, models.Unknown, models.Worst(models.Pass, models.Unknown))
+	assert.Equal(t, models.Pass, models.Worst(models.Pass, models.NotApplicable))
+	assert.Equal(t, models.NotApplicable, models.Worst())
+}
+
+// A timeout the checker cannot meet gives UNKNOWN, never PASS.
+func TestTimeoutIsUnknownNeverPass(t *testing.T) {
+	// Many concurrent info critical sections make the search space explode.
+	var ops []op
+	for i := range 40 {
+		ops = append(ops, op{client: "c" + string(rune('a'+i%26)) + string(rune('a'+i/26)), op: C,
+			call: int64(i), ret: -1, token: 10, value: val(int64(i % 3))})
+	}
+	ops = append(ops, op{client: "z", op: C, call: 100, ret: 110, token: 10, value: val(1000), accepted: yes})
+	events := build(ops, nil, nil)
+	v := models.CheckCounter(history.Pair(events), events, time.Nanosecond)
+	assert.Equal(t, models.Unknown, v.Result)
+	assert.Contains(t, v.Explanation, "not decided")
+	assert.NotEqual(t, models.Pass, models.Check(events, time.Nanosecond).Result())
+}
+
+func TestVisualizationOfAFailure(t *testing.T) {
+	events := build(cases[2].ops, cases[2].leases, []fault{{name: "pause-client c1", start: 25, end: 480}})
+	v := models.CheckCounter(history.Pair(events), events, time.Second)
+	require.Equal(t, models.Fail, v.Result)
+	require.True(t, v.HasVisualization())
+	path := filepath.Join(t.TempDir(), "counter.html")
+	require.NoError(t, v.WriteVisualization(path))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	html := string(b)
+	for _, want := range []string{"c1 cs", "c2 cs", "counter = ", "pause-client c1", "c1 lease lost"} {
+		assert.Contains(t, html, want)
+	}
+	assert.False(t, models.CheckTokens(history.Pair(events)).HasVisualization())
+}

@@ -1,0 +1,64 @@
+package models
+
+import "github.com/locklab/locklab/history"
+
+// Result is a check's answer.
+type Result string
+
+// Results, from best to worst. NotApplicable means the history holds nothing
+// the check could look at (no fencing tokens, say); it never hides a failure.
+const (
+	NotApplicable Result = "N/A"
+	Pass          Result = "PASS"
+	Unknown       Result = "UNKNOWN" // the checker ran out of time: not decided, never a pass
+	Fail          Result = "FAIL"
+)
+
+func (r Result) rank() int {
+	switch r {
+	case Pass:
+		return 1
+	case Unknown:
+		return 2
+	case Fail:
+		return 3
+	}
+	return 0
+}
+
+// Worst composes results: FAIL beats UNKNOWN beats PASS beats N/A.
+func Worst(rs ...Result) Result {
+	w := NotApplicable
+	for _, r := range rs {
+		if r.rank() > w.rank() {
+			w = r
+		}
+	}
+	return w
+}
+
+// Verdict is one check's answer on one history.
+type Verdict struct {
+	// Check names the check: "counter", "mutex", "tokens", "stale-writes",
+	// "validity", "register".
+	Check  string `json:"check"`
+	Result Result `json:"result"`
+	// Explanation is one paragraph a student can follow.
+	Explanation string `json:"explanation"`
+	// Evidence lists the few operations involved, described ("c2 acquire →
+	// ok token=41 [1.2s, 1.3s]"), for FAIL.
+	Evidence []string `json:"evidence,omitempty"`
+	// Operations is how many operations the check looked at.
+	Operations int `json:"operations"`
+
+	viz *visualization
+}
+
+// verdicts sort by check name for stable output.
+func evidence(ops ...history.Operation) []string {
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = describeSpan(op)
+	}
+	return out
+}
