@@ -7,6 +7,20 @@ import (
 
 var knownOps = []Op{Acquire, Release, CS, Read, Write}
 
+// Validate checks events the way Decode checks a file: times never go
+// backwards, every completion follows its own invocation, a client runs one
+// operation at a time, fault windows pair up. Checkers call it first, so that
+// a broken history is reported as broken rather than judged.
+func Validate(events []Event) error {
+	v := newValidator()
+	for i, e := range events {
+		if msg := v.check(e, i+1); msg != "" {
+			return fmt.Errorf("history: event %d: %s", i+1, msg)
+		}
+	}
+	return nil
+}
+
 // validator checks the assumptions every checker makes of a history, one
 // event at a time: time never goes backwards, a completion follows its own
 // invocation, and a client runs one operation at a time.

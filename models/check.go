@@ -28,9 +28,13 @@ func (r Report) Result() Result {
 	return Worst(rs...)
 }
 
-// Check runs every check on a history's events; timeout bounds each
-// Porcupine check (zero: DefaultTimeout).
-func Check(events []history.Event, timeout time.Duration) Report {
+// Check validates a history's events, then runs every check on them; timeout
+// bounds each Porcupine check (zero: DefaultTimeout). An invalid history is an
+// error, never a verdict.
+func Check(events []history.Event, timeout time.Duration) (Report, error) {
+	if err := history.Validate(events); err != nil {
+		return Report{}, err
+	}
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -44,5 +48,5 @@ func Check(events []history.Event, timeout time.Duration) Report {
 			CheckValidity(ops, events),
 		},
 		Belief: CheckMutex(ops, events, timeout),
-	}
+	}, nil
 }

@@ -2,9 +2,27 @@ package models_test
 
 import (
 	"slices"
+	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
 )
+
+// tb is what mustCheck needs of *testing.T and *rapid.T.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// mustCheck runs models.Check on a history that must be valid.
+func mustCheck(t tb, events []history.Event, timeout time.Duration) models.Report {
+	t.Helper()
+	r, err := models.Check(events, timeout)
+	if err != nil {
+		t.Fatalf("invalid history: %v", err)
+	}
+	return r
+}
 
 // op is one operation of a hand-written history. ret < 0 means the client
 // never heard back (no completion event at all).
@@ -65,6 +83,23 @@ func build(ops []op, leases []lost, faults []fault) []history.Event {
 		evs = append(evs, history.Event{Time: f.start, Type: history.FaultStart, ID: i + 1, Fault: f.name},
 			history.Event{Time: f.end, Type: history.FaultEnd, ID: i + 1, Fault: f.name})
 	}
+	calls := map[int]int64{}
+	for _, e := range evs {
+		if e.Type == history.Invoke {
+			calls[e.ID] = e.Time
+		}
+	}
+	// At one instant: completions of earlier calls, then invocations, then
+	// completions of operations called at that same instant.
+	rank := func(e history.Event) int {
+		switch {
+		case e.Type == history.Invoke:
+			return 1
+		case e.IsCompletion() && calls[e.ID] == e.Time:
+			return 2
+		}
+		return 0
+	}
 	slices.SortStableFunc(evs, func(a, b history.Event) int {
 		if a.Time != b.Time {
 			return int(a.Time - b.Time)
@@ -72,13 +107,4 @@ func build(ops []op, leases []lost, faults []fault) []history.Event {
 		return rank(a) - rank(b)
 	})
 	return evs
-}
-
-// rank orders events at the same instant: completions before invocations, so
-// that a client's next call can share its previous return's timestamp.
-func rank(e history.Event) int {
-	if e.Type == history.Invoke {
-		return 1
-	}
-	return 0
 }

@@ -191,7 +191,7 @@ func TestHandWrittenHistories(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			events := build(tc.ops, tc.leases, nil)
-			report := models.Check(events, 10*time.Second)
+			report := mustCheck(t, events, 10*time.Second)
 			got := map[string]models.Result{"mutex": report.Belief.Result}
 			for _, v := range report.Safety {
 				got[v.Check] = v.Result
@@ -241,7 +241,7 @@ func TestTimeoutIsUnknownNeverPass(t *testing.T) {
 	v := models.CheckCounter(history.Pair(events), events, time.Nanosecond)
 	assert.Equal(t, models.Unknown, v.Result)
 	assert.Contains(t, v.Explanation, "not decided")
-	assert.NotEqual(t, models.Pass, models.Check(events, time.Nanosecond).Result())
+	assert.NotEqual(t, models.Pass, mustCheck(t, events, time.Nanosecond).Result())
 }
 
 func TestVisualizationOfAFailure(t *testing.T) {
@@ -258,4 +258,14 @@ func TestVisualizationOfAFailure(t *testing.T) {
 		assert.Contains(t, html, want)
 	}
 	assert.False(t, models.CheckTokens(history.Pair(events)).HasVisualization())
+}
+
+func TestCheckRefusesAnInvalidHistory(t *testing.T) {
+	events := []history.Event{
+		{Time: 1, Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire},
+		{Time: 2, Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire},
+	}
+	_, err := models.Check(events, time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "event 1: ok of operation 1 comes before its invocation")
 }
