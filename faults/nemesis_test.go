@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -286,4 +287,28 @@ func TestExternalClusterRefusesMemberFaults(t *testing.T) {
 	in, err := n.Apply(t.Context(), faults.Fault{Kind: faults.CutClient, Client: "c1"})
 	require.NoError(t, err, "client faults work on an external cluster")
 	require.NoError(t, in.Undo(t.Context()))
+}
+
+func TestFaultsLandInTheHistory(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{})
+	require.NoError(t, err)
+	defer c.Close()
+	mem := &history.Memory{}
+	rec := history.NewRecorder(mem)
+	n := faults.New(c, faults.ToHistory(rec))
+	id := rec.Invoke("c1", history.Acquire, history.Event{Lock: "l"})
+	in, err := n.Apply(t.Context(), faults.Fault{Kind: faults.IsolateLeader})
+	require.NoError(t, err)
+	rec.Complete(id, nil, history.Event{Token: 9})
+	require.NoError(t, in.Undo(t.Context()))
+
+	events := mem.Events()
+	require.NoError(t, history.Validate(events), "one valid timeline")
+	var kinds []history.Type
+	for _, e := range events {
+		kinds = append(kinds, e.Type)
+	}
+	assert.Equal(t, []history.Type{history.Invoke, history.FaultStart, history.Ok, history.FaultEnd}, kinds)
+	assert.Equal(t, "isolate-leader", events[1].Fault)
+	assert.Equal(t, in.Target(), events[3].Target)
 }
