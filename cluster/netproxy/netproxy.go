@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -221,20 +222,37 @@ type chunk struct {
 	due  time.Time
 }
 
-// pipe copies src to dst through a queue so that a delay is latency and a cut
-// holds data instead of dropping it. When either side ends, both are closed.
+// pipe copies src to dst. A chunk goes straight through when nothing is
+// queued, the link is not cut and there is no delay; otherwise it waits in a
+// queue, so that a delay is latency (not a throughput cap) and a cut holds
+// data instead of dropping it. When either side ends, both are closed.
 func (p *Proxy) pipe(dst, src net.Conn) {
 	q := make(chan chunk, chunkQueue)
+	var (
+		wmu     sync.Mutex   // one write to dst at a time
+		pending atomic.Int64 // chunks queued or being written by the writer
+	)
 	go func() {
 		defer close(q)
 		for {
 			buf := make([]byte, 32*1024)
 			n, err := src.Read(buf)
 			if n > 0 {
-				select {
-				case q <- chunk{data: buf[:n], due: time.Now().Add(p.Delay())}:
-				case <-p.done:
-					return
+				delay := p.Delay()
+				if delay == 0 && pending.Load() == 0 && !p.IsCut() {
+					wmu.Lock()
+					_, werr := dst.Write(buf[:n])
+					wmu.Unlock()
+					if werr != nil {
+						return
+					}
+				} else {
+					pending.Add(1)
+					select {
+					case q <- chunk{data: buf[:n], due: time.Now().Add(delay)}:
+					case <-p.done:
+						return
+					}
 				}
 			}
 			if err != nil {
@@ -263,7 +281,11 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 		case <-p.done:
 			return
 		}
-		if _, err := dst.Write(c.data); err != nil {
+		wmu.Lock()
+		_, err := dst.Write(c.data)
+		wmu.Unlock()
+		pending.Add(-1)
+		if err != nil {
 			return
 		}
 	}

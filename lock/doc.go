@@ -1,0 +1,18 @@
+// Package lock is what the lab judges: the Locker contract, the built-in
+// locks, fencing tokens and the resources a lock protects.
+//
+// A Locker is one client's handle on one named lock. Acquire blocks until the
+// lock is granted and returns a Grant with a fencing token (the etcd revision
+// at which the client's lock key was created: global and strictly increasing
+// across grants) and, where the lock can tell, a channel closed when the grant
+// is lost. Release gives it back. Factories build Lockers, so users can put
+// their own lock under test in a few lines (see Example).
+//
+// Where things are:
+//   - lock.go: Locker, Grant, Factory, Options, the sentinel errors, Builtin
+//   - mutex.go: etcd-mutex, etcd's own concurrency.Mutex
+//   - queue.go: queue, the lab's revision-queue lock with a fast hand-off
+//   - ttlpoll.go: ttl-poll, Redis' SET NX PX pattern on etcd
+//   - singlekey.go: single-key-watch, every waiter on one key (the herd)
+//   - resource.go: unfenced, fenced and etcd-guarded counters; CriticalSection
+package lock

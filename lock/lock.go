@@ -1,0 +1,143 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// Sentinel errors. Test them with errors.Is.
+var (
+	// ErrSessionExpired: the lease behind the lock ended — while waiting,
+	// before acquiring, or (for Release) while holding. A Locker whose session
+	// expired stays unusable; make a new one.
+	ErrSessionExpired = errors.New("lock: session expired")
+	// ErrNotHeld: Release was given a grant that is no longer held (released
+	// already, or lost with its lease). Nothing was deleted.
+	ErrNotHeld = errors.New("lock: not held")
+	// ErrNoToken: a fenced resource was given a grant without a fencing token.
+	ErrNoToken = errors.New("lock: this lock gives no fencing token")
+	// ErrBadTTL: Options.TTL is below one second.
+	ErrBadTTL = errors.New("lock: lease TTL must be at least 1 second")
+	// ErrUnknownLock: no built-in lock of that name.
+	ErrUnknownLock = errors.New("lock: unknown lock")
+)
+
+// Grant is a held lock.
+type Grant struct {
+	// Token is the fencing token: the create revision of the lock key, larger
+	// for every later grant of the same lock. Zero means the lock gives none.
+	Token int64
+	// Key is the lock key in etcd; "" for a lock that keeps none. With Token
+	// it lets an etcd write be guarded by the lock (see Guard).
+	Key string
+	// Lost is closed once the lock's client learns its lease is gone. It can
+	// lag the server: another client may already hold the lock. Nil when the
+	// lock cannot tell.
+	Lost <-chan struct{}
+}
+
+// Guard returns the comparison that holds only while this grant's lock key
+// still exists with this grant's revision: put it in the If of a Txn to make a
+// write conditional on still holding the lock (etcd's IsOwner, after Acquire).
+func (g Grant) Guard() (clientv3.Cmp, error) {
+	if g.Token == 0 || g.Key == "" {
+		return clientv3.Cmp{}, ErrNoToken
+	}
+	return clientv3.Compare(clientv3.CreateRevision(g.Key), "=", g.Token), nil
+}
+
+// Locker is one client's handle on one named lock.
+//
+// A Locker is used by one goroutine at a time: Acquire, then Release, then
+// Acquire again. Acquire returns ctx's error if ctx ends first, and leaves no
+// key of this client behind. If the lease ends while a grant is held, the
+// grant is silently lost on the server (another client may acquire) — watch
+// Grant.Lost, and fence what you protect. Release and Close do their cleanup
+// with the ctx given (Close with its own short timeout).
+type Locker interface {
+	Acquire(ctx context.Context) (Grant, error)
+	Release(ctx context.Context, g Grant) error
+	// Lease is the lease keeping the client's lock alive, or zero.
+	Lease() clientv3.LeaseID
+	// Close ends the Locker and its lease; a held grant is released.
+	Close() error
+}
+
+// Options configure a lock.
+type Options struct {
+	// TTL is the lease TTL in seconds (etcd raises values below its minimum,
+	// 1 s with the lab's default timings). Zero means DefaultTTL.
+	TTL int
+	// Prefix is prepended to the lock name to form its keys. Empty means
+	// DefaultPrefix.
+	Prefix string
+}
+
+// Defaults for Options fields left zero.
+const (
+	DefaultTTL    = 1
+	DefaultPrefix = "locklab/locks/"
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.TTL < 1 {
+		return o, fmt.Errorf("%w, got %d", ErrBadTTL, o.TTL)
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	return o, nil
+}
+
+// Factory makes a Locker for the lock called name, used through client.
+type Factory func(client *clientv3.Client, name string, opts Options) (Locker, error)
+
+// Builtin are the built-in locks by name.
+var Builtin = map[string]Factory{
+	"etcd-mutex":       NewMutex,
+	"queue":            NewQueue,
+	"ttl-poll":         NewTTLPoll,
+	"single-key-watch": NewSingleKeyWatch,
+}
+
+// Names lists the built-in locks in a fixed order.
+func Names() []string {
+	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch"}
+}
+
+// Lookup returns the built-in lock called name.
+func Lookup(name string) (Factory, error) {
+	f, ok := Builtin[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (locks: %s)", ErrUnknownLock, name, strings.Join(Names(), ", "))
+	}
+	return f, nil
+}
+
+// session starts the lease every built-in lock keeps alive, the way a real
+// client does (concurrency.Session: keep-alives every TTL/3).
+func session(client *clientv3.Client, opts Options) (*concurrency.Session, error) {
+	s, err := concurrency.NewSession(client, concurrency.WithTTL(opts.TTL))
+	if err != nil {
+		return nil, fmt.Errorf("lock: session: %w", err)
+	}
+	return s, nil
+}
+
+// isExpired reports whether the session's lease is known to be gone.
+func isExpired(s *concurrency.Session) bool {
+	select {
+	case <-s.Done():
+		return true
+	default:
+		return false
+	}
+}

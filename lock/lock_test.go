@@ -1,0 +1,291 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const wait = 20 * time.Second
+
+func start(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	c, err := cluster.Start(t.Context(), cluster.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
+}
+
+func ctx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// locker makes a client on member (m1, m2, m3 in turn) and a Locker for it.
+func locker(t *testing.T, c *cluster.Cluster, kind, client, name string) (*cluster.Client, lock.Locker) {
+	t.Helper()
+	members := c.Members()
+	cl, err := c.NewClient(client, members[len(client)%len(members)])
+	require.NoError(t, err)
+	f, err := lock.Lookup(kind)
+	require.NoError(t, err)
+	l, err := f(cl.Etcd(), name, lock.Options{TTL: 1})
+	require.NoError(t, err)
+	cl.SetLease(l.Lease())
+	t.Cleanup(func() { l.Close() })
+	return cl, l
+}
+
+// keys counts the keys under the lock's prefix.
+func keys(t *testing.T, c *cluster.Cluster, name string) int64 {
+	resp, err := c.Admin().Get(ctx(t), lock.DefaultPrefix+name, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	require.NoError(t, err)
+	return resp.Count
+}
+
+func TestMutualExclusionWithoutFaults(t *testing.T) {
+	const clients, sections = 8, 50
+	for _, kind := range lock.Names() {
+		t.Run(kind, func(t *testing.T) {
+			c := start(t)
+			res := &lock.Unfenced{}
+			var (
+				mu     sync.Mutex
+				tokens []int64
+				inside atomic.Int32
+				wg     sync.WaitGroup
+			)
+			for i := range clients {
+				cl, l := locker(t, c, kind, fmt.Sprintf("c%d", i+1), "mx")
+				wg.Go(func() {
+					for range sections {
+						g, err := l.Acquire(ctx(t))
+						if !assert.NoError(t, err) {
+							return
+						}
+						assert.Equal(t, int32(1), inside.Add(1), "two holders at once")
+						mu.Lock()
+						tokens = append(tokens, g.Token)
+						mu.Unlock()
+						_, err = lock.CriticalSection(ctx(t), res, cl.Etcd(), g, cl)
+						assert.NoError(t, err)
+						inside.Add(-1)
+						assert.NoError(t, l.Release(ctx(t), g))
+					}
+				})
+			}
+			wg.Wait()
+			v, _ := res.Read(t.Context(), nil)
+			assert.Equal(t, int64(clients*sections), v, "every increment kept")
+			for i := 1; i < len(tokens); i++ {
+				require.Greater(t, tokens[i], tokens[i-1], "tokens grow in grant order")
+			}
+		})
+	}
+}
+
+// Two clients that re-acquire the moment they release: a client's key name is
+// the same at every acquire, so a waiter must wait for its predecessor's
+// revision, not its name (a regression: queue once deadlocked here).
+func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
+	for _, kind := range lock.Names() {
+		t.Run(kind, func(t *testing.T) {
+			c := start(t)
+			rounds := 200
+			if kind == "etcd-mutex" {
+				rounds = 30 // ~100 ms a hand-off
+			}
+			var wg sync.WaitGroup
+			for i := range 2 {
+				_, l := locker(t, c, kind, fmt.Sprintf("c%d", i+1), "hammer")
+				wg.Go(func() {
+					for range rounds {
+						g, err := l.Acquire(ctx(t))
+						if !assert.NoError(t, err) {
+							return
+						}
+						if !assert.NoError(t, l.Release(ctx(t), g)) {
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func TestCancelledWaiterLeavesNoKey(t *testing.T) {
+	for _, kind := range lock.Names() {
+		t.Run(kind, func(t *testing.T) {
+			c := start(t)
+			_, l1 := locker(t, c, kind, "c1", "cancel")
+			_, l2 := locker(t, c, kind, "c2", "cancel")
+			g, err := l1.Acquire(ctx(t))
+			require.NoError(t, err)
+			short, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			_, err = l2.Acquire(short)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Equal(t, int64(1), keys(t, c, "cancel"), "only the holder's key remains")
+			require.NoError(t, l1.Release(ctx(t), g))
+			g2, err := l2.Acquire(ctx(t))
+			require.NoError(t, err, "the cancelled waiter can try again")
+			require.NoError(t, l2.Release(ctx(t), g2))
+		})
+	}
+}
+
+func TestWaiterWhoseSessionExpiresGetsNoGrant(t *testing.T) {
+	for _, kind := range []string{"queue", "etcd-mutex"} {
+		t.Run(kind, func(t *testing.T) {
+			c := start(t)
+			_, l1 := locker(t, c, kind, "c1", "expire")
+			_, l2 := locker(t, c, kind, "c2", "expire")
+			g1, err := l1.Acquire(ctx(t))
+			require.NoError(t, err)
+			got := make(chan error, 1)
+			go func() {
+				g, err := l2.Acquire(ctx(t))
+				if err == nil {
+					err = fmt.Errorf("granted token %d", g.Token)
+				}
+				got <- err
+			}()
+			require.Eventually(t, func() bool { return keys(t, c, "expire") == 2 }, wait, 10*time.Millisecond, "c2 queues")
+			_, err = c.Admin().Revoke(ctx(t), l2.Lease())
+			require.NoError(t, err)
+			require.NoError(t, c.WaitLeaseGone(ctx(t), l2.Lease()))
+			require.NoError(t, l1.Release(ctx(t), g1))
+			assert.ErrorIs(t, <-got, lock.ErrSessionExpired)
+		})
+	}
+}
+
+// The paused-holder bug: c1 reads, is frozen before its write past its lease;
+// c2 is granted the lock and writes; c1 wakes and writes with its old grant.
+func TestPausedHolderStaleWrite(t *testing.T) {
+	want := map[string]bool{"unfenced": true, "fenced": false, "etcd-guarded": false}
+	for _, kind := range lock.Names() {
+		for _, resName := range lock.ResourceNames() {
+			t.Run(kind+"/"+resName, func(t *testing.T) {
+				t.Parallel() // each waits ~1.5 s for a lease to lapse
+				c := start(t)
+				res, err := lock.NewResource(resName, "locklab/counter")
+				require.NoError(t, err)
+				c1, l1 := locker(t, c, kind, "c1", "pause")
+				c2, l2 := locker(t, c, kind, "c2", "pause")
+
+				g1, err := l1.Acquire(ctx(t))
+				require.NoError(t, err)
+				done := make(chan lock.Section, 1)
+				go func() {
+					s, err := lock.CriticalSection(ctx(t), res, c1.Etcd(), g1, c1)
+					assert.NoError(t, err)
+					done <- s
+				}()
+				_, err = c1.Pause(ctx(t), lock.BeforeWrite)
+				require.NoError(t, err)
+				require.NoError(t, c.WaitLeaseGone(ctx(t), l1.Lease()))
+
+				g2, err := l2.Acquire(ctx(t))
+				require.NoError(t, err)
+				assert.Greater(t, g2.Token, g1.Token)
+				s2, err := lock.CriticalSection(ctx(t), res, c2.Etcd(), g2, c2)
+				require.NoError(t, err)
+				require.True(t, s2.Accepted)
+				require.NoError(t, l2.Release(ctx(t), g2))
+
+				c1.Resume()
+				s1 := <-done
+				assert.Equal(t, want[resName], s1.Accepted, "c1's stale write accepted? reason: %q", s1.Reason)
+				assert.Equal(t, s2.Read, s1.Read, "both read the same value")
+				if !s1.Accepted {
+					assert.NotEmpty(t, s1.Reason)
+				}
+				v, err := res.Read(ctx(t), c2.Etcd())
+				require.NoError(t, err)
+				assert.Equal(t, int64(1), v, "two sections, one increment: lost update (unfenced) or rejected write (fenced)")
+				assert.ErrorIs(t, l1.Release(ctx(t), g1), releaseErr(kind), "the lost grant cannot be released")
+			})
+		}
+	}
+}
+
+// releaseErr is what releasing a lost grant gives: etcd-mutex deletes
+// blindly and succeeds; the others refuse.
+func releaseErr(kind string) error {
+	if kind == "etcd-mutex" {
+		return nil
+	}
+	return lock.ErrNotHeld
+}
+
+func TestLostClosesOnceTheClientLearns(t *testing.T) {
+	c := start(t)
+	c1, l1 := locker(t, c, "queue", "c1", "lost")
+	g, err := l1.Acquire(ctx(t))
+	require.NoError(t, err)
+	require.NotNil(t, g.Lost)
+	c1.Cut()
+	require.NoError(t, c.WaitLeaseGone(ctx(t), l1.Lease()))
+	c1.Heal()
+	select {
+	case <-g.Lost:
+	case <-ctx(t).Done():
+		t.Fatal("Lost must close after the client learns its lease is gone")
+	}
+	_, err = l1.Acquire(ctx(t))
+	assert.ErrorIs(t, err, lock.ErrSessionExpired)
+}
+
+func TestStaleReleaseKeepsNewerLock(t *testing.T) {
+	for _, kind := range []string{"queue", "ttl-poll", "single-key-watch"} {
+		t.Run(kind, func(t *testing.T) {
+			c := start(t)
+			_, l1 := locker(t, c, kind, "c1", "late")
+			_, l2 := locker(t, c, kind, "c2", "late")
+			g1, err := l1.Acquire(ctx(t))
+			require.NoError(t, err)
+			require.NoError(t, l1.Release(ctx(t), g1))
+			g2, err := l2.Acquire(ctx(t))
+			require.NoError(t, err)
+			assert.ErrorIs(t, l1.Release(ctx(t), g1), lock.ErrNotHeld, "a second release is refused")
+			assert.Equal(t, int64(1), keys(t, c, "late"), "c2's lock survives c1's late release")
+			require.NoError(t, l2.Release(ctx(t), g2))
+		})
+	}
+}
+
+func TestOptionsAndLookup(t *testing.T) {
+	_, err := lock.Lookup("redlock")
+	assert.ErrorIs(t, err, lock.ErrUnknownLock)
+	assert.ErrorContains(t, err, "etcd-mutex, queue, ttl-poll, single-key-watch")
+	for _, kind := range lock.Names() {
+		f, err := lock.Lookup(kind)
+		require.NoError(t, err)
+		_, err = f(nil, "x", lock.Options{TTL: -1})
+		assert.ErrorIs(t, err, lock.ErrBadTTL, kind)
+	}
+	_, err = lock.NewResource("paper", "")
+	assert.ErrorContains(t, err, "unknown resource")
+	_, err = (&lock.Fenced{}).Write(t.Context(), nil, lock.Grant{}, 1)
+	assert.ErrorIs(t, err, lock.ErrNoToken)
+	_, err = lock.Grant{}.Guard()
+	assert.True(t, errors.Is(err, lock.ErrNoToken))
+}
