@@ -60,7 +60,13 @@ type Recorder struct {
 
 // NewRecorder starts the run's clock now.
 func NewRecorder(sink Sink) *Recorder {
-	return &Recorder{start: time.Now(), sink: sink, open: map[int]Event{}}
+	return NewRecorderAt(sink, time.Now())
+}
+
+// NewRecorderAt is NewRecorder with the run's clock started at start, so that
+// several histories of one run (one per protected resource) share a timeline.
+func NewRecorderAt(sink Sink, start time.Time) *Recorder {
+	return &Recorder{start: start, sink: sink, open: map[int]Event{}}
 }
 
 // Since converts an instant to the run's clock.

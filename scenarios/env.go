@@ -1,0 +1,489 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+)
+
+// DefaultOpTimeout bounds one acquire, critical section or release; past it
+// the operation is recorded as info (unknown outcome).
+const DefaultOpTimeout = 5 * time.Second
+
+// leasePoll is how often the lease monitor asks the server about each lease.
+const leasePoll = 20 * time.Millisecond
+
+// Env is one run of a scenario: one lock implementation, its clients, the
+// three protected resources and one history per resource, all on one clock.
+// Every critical section writes to all three resources, so one run gives a
+// verdict for each. Methods are safe for concurrent use by different clients;
+// one client does one thing at a time.
+type Env struct {
+	c         *cluster.Cluster
+	nemesis   *faults.Nemesis
+	lockKind  string
+	factory   lock.Factory
+	opts      lock.Options
+	opTimeout time.Duration
+	start     time.Time
+	runs      []*resourceRun
+
+	mu      sync.Mutex
+	clients map[string]*worker
+	order   []string        // client names in creation order
+	tokens  map[int64]int   // token → its label number (t1, t2…)
+	lost    map[int64]bool  // leases already recorded as lost
+	alive   map[int64]int64 // lease → last time (run clock) it was seen alive
+
+	stopMonitor context.CancelFunc
+	monitorDone chan struct{}
+}
+
+// resourceRun is one protected resource and its history.
+type resourceRun struct {
+	res lock.Resource
+	mem *history.Memory
+	rec *history.Recorder
+}
+
+// worker is one client's state in a run.
+type worker struct {
+	name   string
+	cl     *cluster.Client
+	locker lock.Locker
+	grant  lock.Grant
+	held   bool
+	paused *faults.Injection
+	async  chan string // result of the client's background step
+}
+
+// EnvConfig describes a run.
+type EnvConfig struct {
+	Cluster  *cluster.Cluster
+	Lock     string // built-in lock name
+	Factory  lock.Factory
+	TTL      int
+	RunID    string // unique per run within the cluster: keys live under it
+	Sinks    []history.Sink
+	Resource []string // resource names; empty means all three
+}
+
+// NewEnv prepares a run. It starts a lease monitor that records, on every
+// history, when the server stops knowing a client's lease.
+func NewEnv(cfg EnvConfig) (*Env, error) {
+	names := cfg.Resource
+	if len(names) == 0 {
+		names = lock.ResourceNames()
+	}
+	prefix := "locklab/runs/" + cfg.RunID + "/"
+	e := &Env{
+		c:         cfg.Cluster,
+		lockKind:  cfg.Lock,
+		factory:   cfg.Factory,
+		opts:      lock.Options{TTL: cfg.TTL, Prefix: prefix},
+		opTimeout: DefaultOpTimeout,
+		start:     time.Now(),
+		clients:   map[string]*worker{},
+		tokens:    map[int64]int{},
+		lost:      map[int64]bool{},
+		alive:     map[int64]int64{},
+	}
+	for i, name := range names {
+		res, err := lock.NewResource(name, prefix+"counter")
+		if err != nil {
+			return nil, err
+		}
+		mem := &history.Memory{}
+		var sink history.Sink = mem
+		if i < len(cfg.Sinks) && cfg.Sinks[i] != nil {
+			sink = history.Tee{mem, cfg.Sinks[i]}
+		}
+		e.runs = append(e.runs, &resourceRun{res: res, mem: mem, rec: history.NewRecorderAt(sink, e.start)})
+	}
+	e.nemesis = faults.New(cfg.Cluster, faults.RecorderFunc(func(ev faults.Event) {
+		for _, r := range e.runs {
+			r.rec.Fault(ev.ID, ev.Phase == faults.Start, ev.Fault.String(), ev.Target, ev.Err)
+		}
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stopMonitor, e.monitorDone = cancel, make(chan struct{})
+	go e.monitorLeases(ctx)
+	return e, nil
+}
+
+// Nemesis is the run's nemesis; its faults land on every history.
+func (e *Env) Nemesis() *faults.Nemesis { return e.nemesis }
+
+// Cluster is the cluster the run uses.
+func (e *Env) Cluster() *cluster.Cluster { return e.c }
+
+// Resources names the run's resources, in history order.
+func (e *Env) Resources() []string {
+	out := make([]string, len(e.runs))
+	for i, r := range e.runs {
+		out[i] = r.res.Name()
+	}
+	return out
+}
+
+// Events returns the history of resource i so far.
+func (e *Env) Events(i int) []history.Event { return e.runs[i].mem.Events() }
+
+// Close undoes active faults, closes the run's lockers and clients and stops
+// the lease monitor.
+func (e *Env) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	errs := []error{e.nemesis.UndoAll(ctx)}
+	e.stopMonitor()
+	<-e.monitorDone
+	e.mu.Lock()
+	ws := make([]*worker, 0, len(e.clients))
+	for _, name := range e.order {
+		ws = append(ws, e.clients[name])
+	}
+	e.mu.Unlock()
+	for _, w := range ws {
+		if w.locker != nil {
+			w.locker.Close()
+		}
+		errs = append(errs, e.c.CloseClient(w.cl.Name()))
+	}
+	return errors.Join(errs...)
+}
+
+// AddClient creates a lab client called name on member, with a fresh Locker.
+func (e *Env) AddClient(ctx context.Context, name, member string) error {
+	cl, err := e.c.NewClient(e.clientName(name), member)
+	if err != nil {
+		return err
+	}
+	w := &worker{name: name, cl: cl}
+	if err := e.renew(w); err != nil {
+		e.c.CloseClient(cl.Name())
+		return err
+	}
+	e.mu.Lock()
+	e.clients[name] = w
+	e.order = append(e.order, name)
+	e.mu.Unlock()
+	return nil
+}
+
+// clientName makes the cluster-wide client name; runs share a cluster.
+func (e *Env) clientName(name string) string {
+	return e.opts.Prefix + name
+}
+
+// renew gives w a new Locker (and lease), as a client does after losing its
+// session.
+func (e *Env) renew(w *worker) error {
+	if w.locker != nil {
+		w.locker.Close()
+	}
+	l, err := e.factory(w.cl.Etcd(), "lock", e.opts)
+	if err != nil {
+		return fmt.Errorf("client %s: %w", w.name, err)
+	}
+	w.locker, w.held = l, false
+	w.cl.SetLease(l.Lease())
+	return nil
+}
+
+func (e *Env) worker(name string) (*worker, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, ok := e.clients[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown client %q (clients: %s)", name, strings.Join(e.order, ", "))
+	}
+	return w, nil
+}
+
+// classify marks the lock errors that certainly changed nothing.
+func classify(err error) error {
+	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) {
+		return history.Definite(err)
+	}
+	return err
+}
+
+// token labels a token t1, t2… in order of first appearance, so output is
+// the same run after run.
+func (e *Env) token(t int64) string {
+	if t == 0 {
+		return "none"
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n, ok := e.tokens[t]
+	if !ok {
+		n = len(e.tokens) + 1
+		e.tokens[t] = n
+	}
+	return fmt.Sprintf("t%d", n)
+}
+
+// Acquire has client acquire the lock, recorded on every history.
+func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]int, len(e.runs))
+	for i, r := range e.runs {
+		ids[i] = r.rec.Invoke(client, history.Acquire, history.Event{Lock: "lock"})
+	}
+	actx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	g, err := w.locker.Acquire(actx)
+	cancel()
+	for i, r := range e.runs {
+		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
+	}
+	if err != nil {
+		if errors.Is(err, lock.ErrSessionExpired) {
+			err = errors.Join(err, e.renew(w))
+		}
+		return fmt.Sprintf("%s: %s", client, describeErr(err)), err
+	}
+	w.grant, w.held = g, true
+	return fmt.Sprintf("%s: granted token=%s", client, e.token(g.Token)), nil
+}
+
+// CS runs client's critical section on every resource at once: read each
+// counter, pass the before-write pause point, write each counter+1 with the
+// grant's token. Each resource's history records it as one operation.
+func (e *Env) CS(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	cctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	defer cancel()
+	// An operation blocked by a pause may outlive the timeout; that is the point.
+	ids := make([]int, len(e.runs))
+	reads := make([]*int64, len(e.runs))
+	errs := make([]error, len(e.runs))
+	for i, r := range e.runs {
+		ids[i] = r.rec.Invoke(client, history.CS, history.Event{Lock: "lock"})
+		v, err := r.res.Read(cctx, w.cl.Etcd())
+		if err == nil {
+			reads[i] = &v
+		}
+		errs[i] = err
+	}
+	pauseErr := w.cl.PausePoint(ctx, lock.BeforeWrite)
+	var parts []string
+	for i, r := range e.runs {
+		out := history.Event{Token: w.grant.Token, Value: reads[i]}
+		err := errs[i]
+		if err == nil && pauseErr != nil {
+			err = pauseErr
+		}
+		var wr lock.Written
+		if err == nil {
+			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
+			wr, err = r.res.Write(wctx, w.cl.Etcd(), w.grant, *reads[i]+1)
+			wcancel()
+		}
+		if err == nil {
+			out.Accepted, out.Reason = &wr.Accepted, wr.Reason
+		}
+		r.rec.Complete(ids[i], classify(err), out)
+		parts = append(parts, e.describeWrite(r.res.Name(), reads[i], wr, err))
+	}
+	return fmt.Sprintf("%s: %s", client, strings.Join(parts, "; ")), errors.Join(errs...)
+}
+
+func (e *Env) describeWrite(res string, read *int64, wr lock.Written, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s %s", res, describeErr(err))
+	case wr.Accepted:
+		return fmt.Sprintf("%s read %d wrote %d", res, *read, *read+1)
+	}
+	reason := "rejected"
+	if strings.HasPrefix(wr.Reason, "stale token") {
+		reason = "rejected: stale token"
+	} else if strings.Contains(wr.Reason, "lock was lost") {
+		reason = "rejected: lock lost"
+	}
+	return fmt.Sprintf("%s read %d %s", res, *read, reason)
+}
+
+// Release has client release its grant, recorded on every history.
+func (e *Env) Release(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	ids := make([]int, len(e.runs))
+	for i, r := range e.runs {
+		ids[i] = r.rec.Invoke(client, history.Release, history.Event{Lock: "lock"})
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	err = w.locker.Release(rctx, w.grant)
+	cancel()
+	for i, r := range e.runs {
+		r.rec.Complete(ids[i], classify(err), history.Event{})
+	}
+	w.held = false
+	if err != nil {
+		return fmt.Sprintf("%s: release %s", client, describeErr(err)), err
+	}
+	return fmt.Sprintf("%s: released", client), nil
+}
+
+// describeErr names an error without anything that changes run to run.
+func describeErr(err error) string {
+	switch {
+	case errors.Is(err, lock.ErrSessionExpired):
+		return "error: session expired"
+	case errors.Is(err, lock.ErrNotHeld):
+		return "error: not held"
+	case errors.Is(err, lock.ErrNoToken):
+		return "error: no fencing token"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "error: timed out"
+	case errors.Is(err, context.Canceled):
+		return "error: cancelled"
+	}
+	return "error: " + err.Error()
+}
+
+// Pause freezes client at point (see cluster.Client.Pause) through the nemesis.
+func (e *Env) Pause(ctx context.Context, client, point string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	in, err := e.nemesis.Apply(ctx, faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
+	if err != nil {
+		return "", err
+	}
+	w.paused = in
+	return fmt.Sprintf("%s: paused at %s, link cut", client, in.Target()), nil
+}
+
+// Resume undoes Pause.
+func (e *Env) Resume(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if w.paused == nil {
+		return "", fmt.Errorf("%s is not paused", client)
+	}
+	err = w.paused.Undo(ctx)
+	w.paused = nil
+	return fmt.Sprintf("%s: resumed", client), err
+}
+
+// Fault applies a fault whose client names are the run's (c1), not the
+// cluster's.
+func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, error) {
+	if f.Client != "" {
+		w, err := e.worker(f.Client)
+		if err != nil {
+			return nil, err
+		}
+		f.Client = w.cl.Name()
+	}
+	return e.nemesis.Apply(ctx, f)
+}
+
+// WaitLeaseGone waits until the server no longer has client's lease and
+// records it on every history.
+func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	defer cancel()
+	lease := w.locker.Lease()
+	for {
+		if gone, err := e.checkLease(ctx, client, lease); err == nil && gone {
+			return fmt.Sprintf("server: %s's lease is gone", client), nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("waiting for the server to drop %s's lease: %w", client, ctx.Err())
+		case <-time.After(leasePoll):
+		}
+	}
+}
+
+// checkLease asks the server about one lease; the first time it is gone, a
+// lease-lost event is recorded with the last time it was seen alive.
+func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.LeaseID) (bool, error) {
+	sent := time.Since(e.start)
+	alive, err := e.c.LeaseAlive(ctx, lease)
+	if err != nil {
+		return false, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if alive {
+		e.alive[int64(lease)] = max(e.alive[int64(lease)], int64(sent))
+		return false, nil
+	}
+	if !e.lost[int64(lease)] {
+		e.lost[int64(lease)] = true
+		lastAlive := e.start.Add(time.Duration(e.alive[int64(lease)]))
+		for _, r := range e.runs {
+			r.rec.LeaseLost(client, lastAlive)
+		}
+	}
+	return true, nil
+}
+
+// monitorLeases watches every client's current lease until ctx ends, so that
+// a lease that lapses during a fault is on the timeline even when no step
+// waited for it. Validity windows depend on it.
+func (e *Env) monitorLeases(ctx context.Context) {
+	defer close(e.monitorDone)
+	t := time.NewTicker(leasePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		type pair struct {
+			client string
+			lease  clientv3.LeaseID
+		}
+		var leases []pair
+		for _, name := range e.order {
+			w := e.clients[name]
+			if l := w.cl.Lease(); l != 0 && !e.lost[int64(l)] {
+				leases = append(leases, pair{name, l})
+			}
+		}
+		e.mu.Unlock()
+		for _, p := range leases {
+			e.checkLease(ctx, p.client, p.lease)
+		}
+	}
+}
+
+// Clients lists the run's clients in creation order.
+func (e *Env) Clients() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.order)
+}

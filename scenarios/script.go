@@ -1,0 +1,290 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/models"
+)
+
+// Step is one command of a scenario script, in the datadriven format: `#`
+// lines narrate, a command line follows, then `----` and the expected output
+// up to a blank line.
+type Step struct {
+	Line      int
+	Narration []string
+	Cmd       string
+	Args      []datadriven.CmdArg
+	Expected  string
+}
+
+// ParseScript reads a script. name is used in errors ("name:line: …").
+func ParseScript(name, text string) ([]Step, error) {
+	var steps []Step
+	var narration []string
+	sc := bufio.NewScanner(strings.NewReader(text))
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		switch {
+		case s == "":
+			continue
+		case strings.HasPrefix(s, "#"):
+			narration = append(narration, strings.TrimSpace(strings.TrimPrefix(s, "#")))
+			continue
+		}
+		cmd, args, err := datadriven.ParseLine(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", name, line, err)
+		}
+		st := Step{Line: line, Narration: narration, Cmd: cmd, Args: args}
+		narration = nil
+		if !sc.Scan() || strings.TrimSpace(sc.Text()) != "----" {
+			return nil, fmt.Errorf("%s:%d: %s: want a line \"----\" after the command", name, line, cmd)
+		}
+		line++
+		var out []string
+		for sc.Scan() {
+			line++
+			if strings.TrimSpace(sc.Text()) == "" {
+				break
+			}
+			out = append(out, sc.Text())
+		}
+		st.Expected = strings.Join(out, "\n")
+		if _, ok := handlers[cmd]; !ok {
+			return nil, fmt.Errorf("%s:%d: unknown command %q (commands: %s)", name, st.Line, cmd, strings.Join(commandNames(), ", "))
+		}
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// Do runs one script command on the run and returns its output: stable
+// text, with symbolic names and relative tokens only.
+func (e *Env) Do(ctx context.Context, cmd string, args []datadriven.CmdArg) string {
+	h, ok := handlers[cmd]
+	if !ok {
+		return fmt.Sprintf("error: unknown command %q", cmd)
+	}
+	a := argMap(args)
+	out, err := h(ctx, e, a)
+	if err != nil && out == "" {
+		return "error: " + err.Error()
+	}
+	return out
+}
+
+type args struct {
+	pos  []string
+	kv   map[string]string
+	flag map[string]bool
+}
+
+func argMap(in []datadriven.CmdArg) args {
+	a := args{kv: map[string]string{}, flag: map[string]bool{}}
+	for _, x := range in {
+		switch {
+		case len(x.Vals) == 0:
+			a.pos = append(a.pos, x.Key)
+			a.flag[x.Key] = true
+		default:
+			a.kv[x.Key] = x.Vals[0]
+		}
+	}
+	return a
+}
+
+// client is the first positional argument.
+func (a args) client() string {
+	if len(a.pos) == 0 {
+		return ""
+	}
+	return a.pos[0]
+}
+
+type handler func(ctx context.Context, e *Env, a args) (string, error)
+
+// handlers: one per command, each a thin call into Env.
+var handlers = map[string]handler{
+	"client": func(ctx context.Context, e *Env, a args) (string, error) {
+		if err := e.AddClient(ctx, a.client(), a.kv["member"]); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%s: connected to %s", a.client(), a.kv["member"]), nil
+	},
+	"acquire": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.maybeAsync(ctx, a, e.Acquire, "acquiring")
+	},
+	"cs": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.maybeAsync(ctx, a, e.CS, "in critical section")
+	},
+	"release": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.Release(ctx, a.client())
+	},
+	"await": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.Await(ctx, a.client())
+	},
+	"pause": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.Pause(ctx, a.client(), a.kv["at"])
+	},
+	"resume": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.Resume(ctx, a.client())
+	},
+	"cut": func(ctx context.Context, e *Env, a args) (string, error) {
+		if _, err := e.Fault(ctx, faults.Fault{Kind: faults.CutClient, Client: a.client()}); err != nil {
+			return "", err
+		}
+		return a.client() + ": link cut", nil
+	},
+	"heal": func(ctx context.Context, e *Env, a args) (string, error) {
+		if err := e.nemesis.UndoAll(ctx); err != nil {
+			return "", err
+		}
+		return "all faults undone", nil
+	},
+	"expire": func(ctx context.Context, e *Env, a args) (string, error) {
+		mode := a.kv["mode"]
+		if mode == "" {
+			mode = faults.ModeRevoke
+		}
+		if _, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: a.client(), Mode: mode}); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("server: %s's lease ended (%s)", a.client(), mode), nil
+	},
+	"wait-lease-gone": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.WaitLeaseGone(ctx, a.client())
+	},
+	"wait-queued": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.WaitQueued(ctx, a.client())
+	},
+	"check": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.CheckSummary()
+	},
+}
+
+func commandNames() []string {
+	var names []string
+	for n := range handlers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// maybeAsync runs step now, or in the background with the `async` flag (the
+// result is read with `await`).
+func (e *Env) maybeAsync(ctx context.Context, a args, step func(context.Context, string) (string, error), doing string) (string, error) {
+	client := a.client()
+	if !a.flag["async"] {
+		return step(ctx, client)
+	}
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	w.async = make(chan string, 1)
+	go func() {
+		out, err := step(ctx, client)
+		if out == "" && err != nil {
+			out = "error: " + err.Error()
+		}
+		w.async <- out
+	}()
+	return fmt.Sprintf("%s: %s", client, doing), nil
+}
+
+// Await waits for client's background step and returns its output.
+func (e *Env) Await(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if w.async == nil {
+		return "", fmt.Errorf("%s has no background step", client)
+	}
+	select {
+	case out := <-w.async:
+		w.async = nil
+		return out, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// WaitQueued waits until client's pending acquire is visible in etcd: its
+// queue key exists (locks that queue keys). Locks without a queue have
+// nothing to see; their waiters are waiting as soon as they asked.
+func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
+	if e.lockKind != "queue" && e.lockKind != "etcd-mutex" {
+		return client + ": waiting", nil
+	}
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	key := fmt.Sprintf("%slock/%x", e.opts.Prefix, w.locker.Lease())
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	defer cancel()
+	for {
+		resp, err := e.c.Admin().Get(ctx, key)
+		if err == nil && len(resp.Kvs) > 0 {
+			return client + ": waiting", nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("waiting for %s to queue: %w", client, ctx.Err())
+		case <-time.After(leasePoll):
+		}
+	}
+}
+
+// Reports checks every resource's history.
+func (e *Env) Reports() ([]models.Report, error) {
+	out := make([]models.Report, len(e.runs))
+	for i := range e.runs {
+		r, err := models.Check(e.Events(i), models.DefaultTimeout)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// CheckSummary is the check command's output: one line per resource and the
+// belief finding.
+func (e *Env) CheckSummary() (string, error) {
+	reports, err := e.Reports()
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for i, r := range reports {
+		line := fmt.Sprintf("%s: %s", e.runs[i].res.Name(), r.Result())
+		var failed []string
+		for _, v := range r.Safety {
+			if v.Result == models.Fail || v.Result == models.Unknown {
+				failed = append(failed, fmt.Sprintf("%s %s", v.Check, v.Result))
+			}
+		}
+		if len(failed) > 0 {
+			line += " (" + strings.Join(failed, ", ") + ")"
+		}
+		lines = append(lines, line)
+	}
+	belief := "belief: one holder at a time"
+	if reports[0].Belief.Result == models.Fail {
+		belief = "belief: two clients believed they held the lock at once"
+	}
+	return strings.Join(append(lines, belief), "\n"), nil
+}
