@@ -1,0 +1,353 @@
+package scenarios
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+)
+
+// Version is written into every history header and results file.
+const Version = "0.1.0"
+
+// Config is what to run.
+type Config struct {
+	Scenarios []string // scenario names; the runner checks them
+	Locks     []string
+	Resources []string
+	Seed      uint64
+	Runs      int // runs per scenario × lock, with seeds Seed, Seed+1, …
+	Members   int
+	// External, if set, runs on that cluster instead of an embedded one;
+	// scenarios that need member faults are skipped.
+	External *cluster.External
+	// ExpectPass treats every configuration as expected to pass (CI gate).
+	ExpectPass bool
+	// Out is the directory for results; empty writes nothing.
+	Out string
+	// Factories maps lock names to factories; nil means lock.Builtin.
+	Factories map[string]lock.Factory
+	Logger    *zap.Logger
+	Progress  io.Writer
+}
+
+// Result is one scenario × lock × resource × run.
+type Result struct {
+	Scenario string        `json:"scenario"`
+	Lock     string        `json:"lock"`
+	Resource string        `json:"resource"`
+	Seed     uint64        `json:"seed"`
+	Expected Expect        `json:"expected"`
+	Verdict  models.Result `json:"verdict"`
+	// Belief: did two clients believe they held the lock at once (FAIL)?
+	Belief  models.Result    `json:"belief"`
+	Matches bool             `json:"matches_expectation"`
+	Checks  []models.Verdict `json:"checks,omitempty"`
+	// LostFraction is the share of acknowledged increments the counter lost
+	// (random scenario, unfenced resource).
+	LostFraction *float64 `json:"lost_fraction,omitempty"`
+	Skipped      string   `json:"skipped,omitempty"`
+	Error        string   `json:"error,omitempty"`
+	Seconds      float64  `json:"seconds"`
+	History      string   `json:"history,omitempty"`
+}
+
+// Summary is a whole run of the runner.
+type Summary struct {
+	Version  string   `json:"locklab_version"`
+	Complete bool     `json:"complete"`
+	Seconds  float64  `json:"seconds"`
+	Results  []Result `json:"results"`
+}
+
+// ExitCode is the command's exit status for s: 0 when every verdict equals
+// its expectation, 1 when one does not, 3 when a checker could not decide.
+func (s Summary) ExitCode() int {
+	code := 0
+	for _, r := range s.Results {
+		switch {
+		case r.Skipped != "":
+		case !r.Matches && r.Verdict != models.Unknown:
+			return 1
+		case r.Verdict == models.Unknown:
+			code = 3
+		}
+	}
+	return code
+}
+
+// Run runs every configuration and returns the results. ctx ending stops it
+// between steps: the cluster is closed and the summary says incomplete.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	began := time.Now()
+	sum := Summary{Version: Version}
+	if cfg.Factories == nil {
+		cfg.Factories = lock.Builtin
+	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	var scens []Scenario
+	for _, name := range cfg.Scenarios {
+		s, err := Lookup(name)
+		if err != nil {
+			return sum, err
+		}
+		scens = append(scens, s)
+	}
+	c, err := openCluster(ctx, cfg)
+	if err != nil {
+		return sum, err
+	}
+	defer c.Close()
+	for _, s := range scens {
+		for _, lk := range cfg.Locks {
+			f, ok := cfg.Factories[lk]
+			if !ok {
+				return sum, fmt.Errorf("unknown lock %q", lk)
+			}
+			for run := range cfg.Runs {
+				if ctx.Err() != nil {
+					sum.Seconds = time.Since(began).Seconds()
+					return sum, writeSummary(cfg.Out, sum)
+				}
+				rs := runOne(ctx, cfg, c, s, lk, f, cfg.Seed+uint64(run))
+				sum.Results = append(sum.Results, rs...)
+				progress(cfg.Progress, rs)
+			}
+		}
+	}
+	sum.Complete = ctx.Err() == nil
+	sum.Seconds = time.Since(began).Seconds()
+	return sum, writeSummary(cfg.Out, sum)
+}
+
+func openCluster(ctx context.Context, cfg Config) (*cluster.Cluster, error) {
+	if cfg.External != nil {
+		x := *cfg.External
+		x.Logger = cfg.Logger
+		return cluster.Connect(ctx, x)
+	}
+	return cluster.Start(ctx, cluster.Config{Members: cfg.Members, Logger: cfg.Logger})
+}
+
+// runOne runs one scenario × lock with one seed on every resource.
+func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk string, f lock.Factory, seed uint64) []Result {
+	began := time.Now()
+	resources := cfg.Resources
+	base := Result{Scenario: s.Name, Lock: lk, Seed: seed}
+	fail := func(msg string) []Result {
+		var out []Result
+		for _, r := range resources {
+			x := base
+			x.Resource, x.Error, x.Verdict = r, msg, models.Unknown
+			x.Expected = expectation(cfg, s, r)
+			out = append(out, x)
+		}
+		return out
+	}
+	if s.MemberFaults && c.IsExternal() {
+		var out []Result
+		for _, r := range resources {
+			x := base
+			x.Resource, x.Skipped = r, "needs member faults, not available on an external cluster"
+			out = append(out, x)
+		}
+		return out
+	}
+	if s.Members > len(c.Members()) {
+		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, len(c.Members())))
+	}
+	plan, err := s.Plan(seed)
+	if err != nil {
+		return fail(err.Error())
+	}
+	dir := ""
+	if cfg.Out != "" {
+		dir = filepath.Join(cfg.Out, s.Name, lk, fmt.Sprint(seed))
+		if err := writeJSON(filepath.Join(dir, "schedule.json"), plan); err != nil {
+			return fail(err.Error())
+		}
+	}
+	var writers []*history.Writer
+	var sinks []history.Sink
+	for _, r := range resources {
+		if dir == "" {
+			sinks = append(sinks, nil)
+			continue
+		}
+		w, err := history.Create(filepath.Join(dir, r+".history.jsonl"), history.Header{
+			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version})
+		if err != nil {
+			return fail(err.Error())
+		}
+		writers = append(writers, w)
+		sinks = append(sinks, w)
+	}
+	env, err := NewEnv(EnvConfig{Cluster: c, Lock: lk, Factory: f, TTL: s.TTL,
+		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, lk, seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
+	if err != nil {
+		return fail(err.Error())
+	}
+	execErr := s.Execute(ctx, env, plan)
+	execErr = errors.Join(execErr, env.Close(), restore(context.WithoutCancel(ctx), c))
+	for _, w := range writers {
+		if ctx.Err() != nil {
+			w.Abort() // an interrupted run leaves no history that looks complete
+		} else if err := w.Commit(); err != nil {
+			execErr = errors.Join(execErr, err)
+		}
+	}
+	reports, err := env.Reports()
+	if err != nil {
+		return fail(errors.Join(execErr, err).Error())
+	}
+	var out []Result
+	for i, r := range resources {
+		rep := reports[i]
+		x := base
+		x.Resource = r
+		x.Expected = expectation(cfg, s, r)
+		x.Checks = append(rep.Safety, rep.Belief)
+		verdicts := []models.Result{rep.Result()}
+		if s.Extra != nil {
+			extra := s.Extra(env.Events(i))
+			x.Checks = append(x.Checks, extra...)
+			for _, v := range extra {
+				verdicts = append(verdicts, v.Result)
+			}
+		}
+		x.Verdict = models.Worst(verdicts...)
+		x.Belief = rep.Belief.Result
+		x.Matches = x.Expected == ExpectAny || string(x.Expected) == string(x.Verdict)
+		if execErr != nil {
+			x.Error = execErr.Error()
+		}
+		if s.Name == "random" && r == "unfenced" {
+			x.LostFraction = lostFraction(env.Events(i))
+		}
+		if dir != "" && ctx.Err() == nil {
+			x.History = filepath.Join(dir, r+".history.jsonl")
+		}
+		x.Seconds = time.Since(began).Seconds()
+		out = append(out, x)
+	}
+	return out
+}
+
+func expectation(cfg Config, s Scenario, resource string) Expect {
+	if cfg.ExpectPass {
+		return ExpectPass
+	}
+	return s.Expect(resource)
+}
+
+// restore brings an embedded cluster back to health between runs: faults
+// undone by the run, every member up and answering linearizable reads.
+func restore(ctx context.Context, c *cluster.Cluster) error {
+	if c.IsExternal() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var errs []error
+	errs = append(errs, c.Heal())
+	for _, m := range c.Members() {
+		if !c.Running(m) {
+			errs = append(errs, c.Restart(ctx, m))
+		}
+	}
+	for _, m := range c.Members() {
+		errs = append(errs, c.WaitLinearizableRead(ctx, m))
+	}
+	return errors.Join(errs...)
+}
+
+// lostFraction is the share of acknowledged (accepted, completed) increments
+// missing from the counter's final value: the last value any acknowledged
+// critical section wrote.
+func lostFraction(events []history.Event) *float64 {
+	acked, final := 0, int64(0)
+	for _, op := range history.Pair(events) {
+		if op.Op == history.CS && op.Type == history.Ok && op.Value != nil && (op.Accepted == nil || *op.Accepted) {
+			acked++
+			final = max(final, *op.Value+1)
+		}
+	}
+	if acked == 0 {
+		return nil
+	}
+	f := float64(acked-int(final)) / float64(acked)
+	return &f
+}
+
+func progress(w io.Writer, rs []Result) {
+	if len(rs) == 0 {
+		return
+	}
+	line := fmt.Sprintf("%-21s %-17s", rs[0].Scenario, rs[0].Lock)
+	for _, r := range rs {
+		mark := "ok"
+		switch {
+		case r.Skipped != "":
+			mark = "skipped"
+		case !r.Matches:
+			mark = "UNEXPECTED"
+		}
+		line += fmt.Sprintf("  %s %s (%s)", r.Resource, r.Verdict, mark)
+	}
+	fmt.Fprintf(w, "%s  %.1fs\n", line, rs[len(rs)-1].Seconds)
+	for _, r := range rs[:1] {
+		if r.Error != "" {
+			fmt.Fprintf(w, "    note: %s\n", r.Error)
+		}
+	}
+}
+
+func writeSummary(dir string, s Summary) error {
+	if dir == "" {
+		return nil
+	}
+	return writeJSON(filepath.Join(dir, "results.json"), s)
+}
+
+// writeJSON writes v as indented JSON to path, atomically.
+func writeJSON(path string, v any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
