@@ -31,6 +31,11 @@ func Create(path string, h Header) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("history: %w", err)
+	}
 	w := &Writer{path: path, f: f, bw: bufio.NewWriterSize(f, 64<<10)}
 	w.enc = json.NewEncoder(w.bw)
 	h.Format = FormatVersion

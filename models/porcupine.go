@@ -132,6 +132,10 @@ func (v Verdict) WriteVisualization(path string) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := v.visualize(tmp); err != nil {
 		tmp.Close()
 		return err

@@ -42,8 +42,8 @@ type Scenario struct {
 	Members      int
 	MemberFaults bool
 	TTL          int
-	// Script is the file in scripts/ for a deterministic scenario.
-	Script string
+	// script is the file in scripts/ for a deterministic scenario.
+	script string
 	// Plan derives the scenario's schedule from the seed (the script's
 	// commands, or a fault schedule); Run executes it on an Env.
 	run func(ctx context.Context, e *Env, p Plan) error
@@ -73,21 +73,21 @@ var Catalog = []Scenario{
 			"and writes too, with the grant it still believes in. Unfenced, one increment is lost; a fenced store rejects " +
 			"c1's older token, and an etcd write guarded by c1's lock key finds the key gone. A lease is not a lock; a " +
 			"fencing token makes it one.",
-		Members: 3, TTL: 1, Script: "paused-holder.txt", Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "paused-holder.txt", Expect: unfencedFails,
 	},
 	{
 		Name: "isolated-holder",
 		Lesson: "c1 holds the lock when the network between it and the cluster fails. Its keep-alives stop arriving; " +
 			"the lease lapses; c2 is granted the lock and writes. The partition heals and c1, which noticed nothing, " +
 			"writes with its old grant. An unfenced store takes the stale write; fenced and guarded stores refuse it.",
-		Members: 3, TTL: 1, Script: "isolated-holder.txt", Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "isolated-holder.txt", Expect: unfencedFails,
 	},
 	{
 		Name: "expire-while-waiting",
 		Lesson: "c2 waits in the queue behind c1 when its own session dies. Its place in the queue went with its lease, " +
 			"so when c1 releases, c2 must be told its session expired — never that it acquired the lock (the etcd v3.4 " +
 			"bug Jepsen found, fixed in v3.5).",
-		Members: 3, TTL: 1, Script: "expire-while-waiting.txt", Expect: alwaysPass,
+		Members: 3, TTL: 1, script: "expire-while-waiting.txt", Expect: alwaysPass,
 		Extra: func(events []history.Event) []models.Verdict { return []models.Verdict{expiredWaiter(events)} },
 	},
 	{
@@ -183,7 +183,7 @@ var (
 )
 
 // RandomDuration is how long the random scenario's fault schedule runs.
-const RandomDuration = 6 * time.Second
+const RandomDuration = 5 * time.Second
 
 // Plan derives the schedule for seed.
 func (s Scenario) Plan(seed uint64) (Plan, error) {
@@ -193,7 +193,7 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 		members[i] = fmt.Sprintf("m%d", i+1)
 	}
 	switch {
-	case s.Script != "":
+	case s.script != "":
 		steps, err := s.steps()
 		if err != nil {
 			return p, err
@@ -219,11 +219,20 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 }
 
 func (s Scenario) steps() ([]Step, error) {
-	text, err := scripts.ReadFile("scripts/" + s.Script)
+	text, err := scripts.ReadFile("scripts/" + s.script)
 	if err != nil {
 		return nil, err
 	}
-	return ParseScript(s.Script, string(text))
+	return ParseScript(s.script, string(text))
+}
+
+// Script returns a deterministic scenario's steps, or nil for one driven
+// by a workload.
+func (s Scenario) Script() ([]Step, error) {
+	if s.script == "" {
+		return nil, nil
+	}
+	return s.steps()
 }
 
 // Raw is the step's command line as written.
@@ -255,7 +264,7 @@ func (s Scenario) Execute(ctx context.Context, e *Env, p Plan) error {
 			return err
 		}
 		if out := e.Do(ctx, st.Cmd, st.Args); out != st.Expected && e.lockKind == "queue" {
-			diffs = append(diffs, fmt.Sprintf("%s:%d: %s: got %q, script says %q", s.Script, st.Line, st.Raw(), out, st.Expected))
+			diffs = append(diffs, fmt.Sprintf("%s:%d: %s: got %q, script says %q", s.script, st.Line, st.Raw(), out, st.Expected))
 		}
 	}
 	if len(diffs) > 0 {
@@ -342,12 +351,12 @@ func (e *Env) contend(ctx context.Context, n, sections int, f faults.Fault, afte
 // `undoAfter` more (or after the stall timeout).
 func (e *Env) duringContention(ctx context.Context, f faults.Fault, done *atomic.Int64, progress <-chan struct{}, after, undoAfter int64) error {
 	waitFor := func(target int64) {
-		stall := time.NewTimer(3 * time.Second)
+		stall := time.NewTimer(stallWait)
 		defer stall.Stop()
 		for done.Load() < target {
 			select {
 			case <-progress:
-				stall.Reset(3 * time.Second)
+				stall.Reset(stallWait)
 			case <-stall.C:
 				return
 			case <-ctx.Done():
@@ -424,3 +433,7 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 	}
 	return errors.Join(err, uerr)
 }
+
+// stallWait is how long a contention scenario waits for progress before it
+// moves on to its next fault step anyway.
+const stallWait = 2 * time.Second

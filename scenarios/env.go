@@ -19,7 +19,7 @@ import (
 
 // DefaultOpTimeout bounds one acquire, critical section or release; past it
 // the operation is recorded as info (unknown outcome).
-const DefaultOpTimeout = 5 * time.Second
+const DefaultOpTimeout = 2 * time.Second
 
 // leasePoll is how often the lease monitor asks the server about each lease.
 const leasePoll = 20 * time.Millisecond
@@ -43,8 +43,9 @@ type Env struct {
 	clients map[string]*worker
 	order   []string        // client names in creation order
 	tokens  map[int64]int   // token → its label number (t1, t2…)
-	lost    map[int64]bool  // leases already recorded as lost
-	alive   map[int64]int64 // lease → last time (run clock) it was seen alive
+	lost    map[int64]bool   // leases already recorded as lost
+	alive   map[int64]int64  // lease → last time (run clock) it was seen alive
+	leases  map[int64]string // every lease a client has had and not yet lost → client
 
 	stopMonitor context.CancelFunc
 	monitorDone chan struct{}
@@ -98,6 +99,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		tokens:    map[int64]int{},
 		lost:      map[int64]bool{},
 		alive:     map[int64]int64{},
+		leases:    map[int64]string{},
 	}
 	for i, name := range names {
 		res, err := lock.NewResource(name, prefix+"counter")
@@ -198,6 +200,9 @@ func (e *Env) renew(w *worker) error {
 	}
 	w.locker, w.held = l, false
 	w.cl.SetLease(l.Lease())
+	e.mu.Lock()
+	e.leases[int64(l.Lease())] = w.name
+	e.mu.Unlock()
 	return nil
 }
 
@@ -441,6 +446,7 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 	}
 	if !e.lost[int64(lease)] {
 		e.lost[int64(lease)] = true
+		delete(e.leases, int64(lease))
 		lastAlive := e.start.Add(time.Duration(e.alive[int64(lease)]))
 		for _, r := range e.runs {
 			r.rec.LeaseLost(client, lastAlive)
@@ -449,9 +455,11 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 	return true, nil
 }
 
-// monitorLeases watches every client's current lease until ctx ends, so that
-// a lease that lapses during a fault is on the timeline even when no step
-// waited for it. Validity windows depend on it.
+// monitorLeases watches every lease any client has had, until the server
+// drops it or ctx ends, so that a lease that lapses during a fault is on the
+// timeline even when no step waited for it — including one a client has
+// already replaced after learning its session expired. Validity windows
+// depend on it.
 func (e *Env) monitorLeases(ctx context.Context) {
 	defer close(e.monitorDone)
 	t := time.NewTicker(leasePoll)
@@ -468,13 +476,11 @@ func (e *Env) monitorLeases(ctx context.Context) {
 			lease  clientv3.LeaseID
 		}
 		var leases []pair
-		for _, name := range e.order {
-			w := e.clients[name]
-			if l := w.cl.Lease(); l != 0 && !e.lost[int64(l)] {
-				leases = append(leases, pair{name, l})
-			}
+		for l, client := range e.leases {
+			leases = append(leases, pair{client, clientv3.LeaseID(l)})
 		}
 		e.mu.Unlock()
+		slices.SortFunc(leases, func(a, b pair) int { return int(a.lease - b.lease) })
 		for _, p := range leases {
 			e.checkLease(ctx, p.client, p.lease)
 		}

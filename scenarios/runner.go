@@ -36,6 +36,8 @@ type Config struct {
 	ExpectPass bool
 	// Out is the directory for results; empty writes nothing.
 	Out string
+	// Replay, if set, is run instead of the plan derived from the seed.
+	Replay *Plan
 	// Factories maps lock names to factories; nil means lock.Builtin.
 	Factories map[string]lock.Factory
 	Logger    *zap.Logger
@@ -176,6 +178,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, len(c.Members())))
 	}
 	plan, err := s.Plan(seed)
+	if cfg.Replay != nil {
+		plan, err = *cfg.Replay, nil
+	}
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -342,6 +347,10 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if _, err := tmp.Write(append(b, '\n')); err != nil {
 		tmp.Close()
 		return err

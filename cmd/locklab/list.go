@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/scenarios"
+)
+
+var lockLines = map[string]string{
+	"etcd-mutex":       "etcd's own concurrency.Mutex: queue of keys, ~100 ms per contended hand-off (watch resync)",
+	"queue":            "locklab's revision queue: the same queue, hand-off in about one Raft commit",
+	"ttl-poll":         "Redis SET NX PX on etcd: one key with a lease, retried every 50 ms, no fairness",
+	"single-key-watch": "one key, every waiter watches it and races on delete: the thundering herd",
+}
+
+var resourceLines = map[string]string{
+	"unfenced":     "an in-memory counter that accepts every write",
+	"fenced":       "Kleppmann's fenced storage: rejects a token smaller than the largest seen",
+	"etcd-guarded": "a counter in etcd, written only if the writer's lock key is unchanged",
+}
+
+func cmdList(args []string, w io.Writer) (int, error) {
+	if len(args) > 0 {
+		return exitUsage, usagef("list: unexpected argument %q", args[0])
+	}
+	fmt.Fprintln(w, "scenarios:")
+	for _, s := range scenarios.Catalog {
+		fmt.Fprintf(w, "  %-21s %s\n", s.Name, firstSentence(s.Lesson))
+	}
+	fmt.Fprintln(w, "locks:")
+	for _, name := range []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch"} {
+		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
+	}
+	fmt.Fprintln(w, "resources:")
+	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {
+		fmt.Fprintf(w, "  %-21s %s\n", name, resourceLines[name])
+	}
+	fmt.Fprintln(w, "faults:")
+	for _, k := range faults.Kinds {
+		fmt.Fprintf(w, "  %s\n", k)
+	}
+	return exitOK, nil
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+func cmdExplain(args []string, w io.Writer) (int, error) {
+	if len(args) != 1 {
+		return exitUsage, usagef("explain: want one scenario (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
+	}
+	s, err := scenarios.Lookup(args[0])
+	if err != nil {
+		return exitUsage, usagef("%v", err)
+	}
+	fmt.Fprintf(w, "%s\n\n%s\n", s.Name, wrap(s.Lesson, 78))
+	steps, err := s.Script()
+	if err != nil || steps == nil {
+		return exitOK, nil
+	}
+	fmt.Fprintln(w, "\nStep by step (the scenario's script; each step's output is what the queue lock shows):")
+	for _, st := range steps {
+		if len(st.Narration) > 0 {
+			fmt.Fprintf(w, "\n%s\n", wrap(strings.Join(st.Narration, " "), 78))
+		}
+		fmt.Fprintf(w, "  > %s\n", st.Raw())
+		for _, line := range strings.Split(st.Expected, "\n") {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	return exitOK, nil
+}
+
+func wrap(s string, width int) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	return strings.Join(append(lines, line), "\n")
+}

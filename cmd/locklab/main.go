@@ -1,0 +1,88 @@
+// Command locklab runs locks against real etcd clusters under faults and
+// checks what happened. Run `locklab help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit statuses.
+const (
+	exitOK        = 0 // every verdict equals its expectation
+	exitMismatch  = 1 // a verdict differs from its expectation
+	exitUsage     = 2 // bad usage or bad input
+	exitUndecided = 3 // a checker could not decide
+)
+
+// usageError is bad usage or input: one line, exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+const usage = `locklab — distributed locks on etcd, under faults, checked.
+
+Usage:
+  locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K]
+                  [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
+                  [--expect pass] [--out DIR] [--verbose]
+  locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline
+  locklab replay  RUN_DIR                     re-run a recorded schedule, compare verdicts
+  locklab list                                scenarios, locks, resources, faults
+  locklab explain SCENARIO                    the lesson, step by step
+
+Exit status: 0 every verdict as expected; 1 one is not; 2 bad usage or input;
+3 a checker could not decide.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var code int
+	var err error
+	switch args[0] {
+	case "run":
+		code, err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "check":
+		code, err = cmdCheck(args[1:], stdout)
+	case "replay":
+		code, err = cmdReplay(ctx, args[1:], stdout, stderr)
+	case "list":
+		code, err = cmdList(args[1:], stdout)
+	case "explain":
+		code, err = cmdExplain(args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	default:
+		err = usagef("unknown command %q (commands: run, check, replay, list, explain)", args[0])
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "locklab:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return exitUsage
+		}
+		if code == 0 {
+			code = exitUsage
+		}
+	}
+	return code
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// runFlags are the flags of run (and replay, which takes a subset).
+type runFlags struct {
+	scenario, lock, resource string
+	seed                     uint64
+	runs, members            int
+	endpoints                string
+	cacert, cert, key        string
+	user, password           string
+	expect, out              string
+	verbose                  bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.scenario, "scenario", "all", "scenario name, comma list, or all")
+	fs.StringVar(&f.lock, "lock", "all", "lock name, comma list, or all")
+	fs.StringVar(&f.resource, "resource", "all", "resource name, comma list, or all")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the schedules")
+	fs.IntVar(&f.runs, "runs", 1, "runs per scenario × lock (seeds seed, seed+1, …)")
+	fs.IntVar(&f.members, "members", 3, "members of the embedded cluster")
+	fs.StringVar(&f.endpoints, "endpoints", "", "client URLs of your own cluster (instead of an embedded one)")
+	fs.StringVar(&f.cacert, "cacert", "", "CA file for --endpoints over TLS")
+	fs.StringVar(&f.cert, "cert", "", "client certificate for --endpoints")
+	fs.StringVar(&f.key, "key", "", "client key for --endpoints")
+	fs.StringVar(&f.user, "user", "", "user name for --endpoints")
+	fs.StringVar(&f.password, "password", "", "password for --endpoints")
+	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
+	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
+	fs.BoolVar(&f.verbose, "verbose", false, "show etcd's and the clients' logs")
+}
+
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// parse parses args, flags before or after the positional arguments,
+// turning flag errors into one-line usage errors. The positional arguments
+// are left in fs.Args().
+func parse(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return usagef("%s: %v", fs.Name(), err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// pick resolves a name / comma list / all against the valid names.
+func pick(flagName, value string, valid []string) ([]string, error) {
+	if value == "" || value == "all" {
+		return valid, nil
+	}
+	var out []string
+	for _, v := range strings.Split(value, ",") {
+		v = strings.TrimSpace(v)
+		if !slices.Contains(valid, v) {
+			return nil, usagef("--%s: unknown %s %q (valid: %s, all)", flagName, flagName, v, strings.Join(valid, ", "))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// config turns flags into a runner configuration.
+func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
+	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass"}
+	var err error
+	if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names()); err != nil {
+		return cfg, err
+	}
+	if cfg.Locks, err = pick("lock", f.lock, lock.Names()); err != nil {
+		return cfg, err
+	}
+	if cfg.Resources, err = pick("resource", f.resource, lock.ResourceNames()); err != nil {
+		return cfg, err
+	}
+	switch {
+	case f.expect != "catalog" && f.expect != "pass":
+		return cfg, usagef("--expect: want catalog or pass, got %q", f.expect)
+	case f.runs < 1:
+		return cfg, usagef("--runs: want at least 1, got %d", f.runs)
+	case f.members < 1:
+		return cfg, usagef("--members: want at least 1, got %d", f.members)
+	}
+	if f.endpoints != "" {
+		cfg.External = &cluster.External{Endpoints: strings.Split(f.endpoints, ","),
+			CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key, Username: f.user, Password: f.password}
+	}
+	if f.verbose {
+		lg, err := zap.NewDevelopment()
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Logger = lg
+	}
+	return cfg, nil
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	var f runFlags
+	fs := newFlagSet("run")
+	f.register(fs)
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usagef("run: unexpected argument %q", fs.Arg(0))
+	}
+	cfg, err := f.config(stdout)
+	if err != nil {
+		return exitUsage, err
+	}
+	out, err := outDir(f.out)
+	if err != nil {
+		return exitUsage, err
+	}
+	cfg.Out = out
+	fmt.Fprintf(stdout, "locklab %s: %d scenario(s) × %d lock(s) × %d resource(s), seed %d, results in %s\n",
+		scenarios.Version, len(cfg.Scenarios), len(cfg.Locks), len(cfg.Resources), cfg.Seed, out)
+	sum, err := scenarios.Run(ctx, cfg)
+	if err != nil {
+		return exitUsage, err
+	}
+	printSummary(stdout, sum)
+	if !sum.Complete {
+		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json says so)")
+		return exitUndecided, nil
+	}
+	if f.out == "" {
+		linkLatest(out)
+	}
+	return sum.ExitCode(), nil
+}
+
+// outDir picks the results directory: the flag, or reports/<time>.
+func outDir(flagValue string) (string, error) {
+	dir := flagValue
+	if dir == "" {
+		dir = filepath.Join("reports", time.Now().Format("20060102-150405.000"))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", usagef("--out: %v", err)
+	}
+	return dir, nil
+}
+
+// linkLatest points reports/latest at dir (best effort).
+func linkLatest(dir string) {
+	latest := filepath.Join(filepath.Dir(dir), "latest")
+	tmp := latest + ".tmp"
+	os.Remove(tmp)
+	if os.Symlink(filepath.Base(dir), tmp) == nil {
+		os.Rename(tmp, latest)
+	}
+}
+
+func printSummary(w io.Writer, sum scenarios.Summary) {
+	expected, unexpected, skipped := 0, 0, 0
+	for _, r := range sum.Results {
+		switch {
+		case r.Skipped != "":
+			skipped++
+		case r.Matches:
+			expected++
+		default:
+			unexpected++
+		}
+	}
+	fmt.Fprintf(w, "\n%d configuration(s) in %.1fs: %d as expected, %d not, %d skipped\n",
+		len(sum.Results), sum.Seconds, expected, unexpected, skipped)
+	for _, r := range sum.Results {
+		if r.Skipped == "" && !r.Matches {
+			fmt.Fprintf(w, "  UNEXPECTED %s × %s × %s: %s, expected %s\n", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected)
+			for _, c := range r.Checks {
+				if c.Result == "FAIL" || c.Result == "UNKNOWN" {
+					fmt.Fprintf(w, "    %s %s: %s\n", c.Check, c.Result, c.Explanation)
+					for _, ev := range c.Evidence {
+						fmt.Fprintf(w, "      %s\n", ev)
+					}
+				}
+			}
+			if r.History != "" {
+				fmt.Fprintf(w, "    history: %s\n", r.History)
+			}
+		}
+		if r.LostFraction != nil {
+			fmt.Fprintf(w, "  %s × %s × %s: %.1f%% of acknowledged increments lost\n", r.Scenario, r.Lock, r.Resource, 100**r.LostFraction)
+		}
+	}
+}
