@@ -64,6 +64,22 @@ func unfencedFails(resource string) Expect {
 
 func alwaysPass(string) Expect { return ExpectPass }
 
+// unfencedAny is the expectation of the scenarios that can cut a holder off
+// from the cluster without meaning to: if the holder's own member dies or is
+// isolated, its lease can lapse while it is inside its critical section, and
+// its late write to an unfenced store may lose an update — or not, by timing.
+// Reported, never gated; fenced and guarded stores must pass.
+func unfencedAny(resource string) Expect {
+	if resource == "unfenced" {
+		return ExpectAny
+	}
+	return ExpectPass
+}
+
+// holderCutOff ends the lessons of the scenarios that use unfencedAny.
+const holderCutOff = " If the lock holder's own member is the one cut off, its lease can lapse in the middle of its critical " +
+	"section and its late write can hit an unfenced store after the next holder's — so that case is reported, not gated."
+
 // Catalog lists every scenario in a fixed order.
 var Catalog = []Scenario{
 	{
@@ -94,8 +110,8 @@ var Catalog = []Scenario{
 		Name: "leader-failover",
 		Lesson: "Three clients contend while the etcd leader is killed. A new leader is elected in about an election " +
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +
-			"writes keep every lock safe: nothing should break.",
-		Members: 3, TTL: 1, MemberFaults: true, Expect: alwaysPass,
+			"writes keep every fenced or guarded resource safe." + holderCutOff,
+		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		run: func(ctx context.Context, e *Env, p Plan) error {
 			return e.contend(ctx, 3, 12, faults.Fault{Kind: faults.KillLeader}, 4, 8)
 		},
@@ -104,8 +120,8 @@ var Catalog = []Scenario{
 		Name: "minority-partition",
 		Lesson: "The members split one against two while clients on all of them contend. The isolated member cannot " +
 			"serve linearizable requests, so its client's lease lapses and the majority side carries on; after the heal " +
-			"everyone rejoins. A quorum system partitioned this way stays safe.",
-		Members: 3, TTL: 1, MemberFaults: true, Expect: alwaysPass,
+			"everyone rejoins. A quorum system partitioned this way stays safe." + holderCutOff,
+		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		run: func(ctx context.Context, e *Env, p Plan) error {
 			return e.contend(ctx, 3, 12, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, 4, 8)
 		},
@@ -113,8 +129,8 @@ var Catalog = []Scenario{
 	{
 		Name: "member-restart",
 		Lesson: "A member is killed mid-run and restarted on its own data directory. It comes back with every key it " +
-			"had and catches up; its clients reconnect. No lock should notice more than a pause.",
-		Members: 3, TTL: 1, MemberFaults: true, Expect: alwaysPass,
+			"had and catches up; its clients reconnect." + holderCutOff,
+		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		run: func(ctx context.Context, e *Env, p Plan) error {
 			return e.contend(ctx, 3, 12, faults.Fault{Kind: faults.KillMember, Member: p.Member}, 4, 8)
 		},
@@ -135,13 +151,8 @@ var Catalog = []Scenario{
 			"lose updates (how often depends on timing, so it is reported, not gated); fenced and guarded resources " +
 			"must stay correct. The schedule is a pure function of the seed.",
 		Members: 3, TTL: 1, MemberFaults: true,
-		Expect: func(resource string) Expect {
-			if resource == "unfenced" {
-				return ExpectAny
-			}
-			return ExpectPass
-		},
-		run: func(ctx context.Context, e *Env, p Plan) error { return e.random(ctx, p) },
+		Expect: unfencedAny,
+		run:    func(ctx context.Context, e *Env, p Plan) error { return e.random(ctx, p) },
 	},
 }
 

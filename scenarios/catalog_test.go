@@ -1,6 +1,8 @@
 package scenarios_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,4 +39,40 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 	assert.Equal(t, 0, sum.ExitCode())
 	_, err = os.Stat(filepath.Join(out, "results.json"))
 	assert.NoError(t, err)
+}
+
+// The same seed gives the same schedule, byte for byte, and the same verdicts.
+func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
+	for _, s := range scenarios.Catalog {
+		first, err := s.Plan(7)
+		require.NoError(t, err)
+		want, err := json.Marshal(first)
+		require.NoError(t, err)
+		for range 4 {
+			p, err := s.Plan(7)
+			require.NoError(t, err)
+			got, _ := json.Marshal(p)
+			require.Equal(t, string(want), string(got), s.Name)
+		}
+		other, _ := s.Plan(8)
+		if s.Name == "random" {
+			assert.NotEqual(t, first.Faults, other.Faults, "another seed, another schedule")
+		}
+	}
+	var verdicts []string
+	for range 5 {
+		sum, err := scenarios.Run(t.Context(), scenarios.Config{
+			Scenarios: []string{"paused-holder"}, Locks: []string{"queue"}, Resources: lock.ResourceNames(), Seed: 7,
+		})
+		require.NoError(t, err)
+		var v []string
+		for _, r := range sum.Results {
+			v = append(v, fmt.Sprintf("%s=%s/%s", r.Resource, r.Verdict, r.Belief))
+		}
+		verdicts = append(verdicts, strings.Join(v, " "))
+	}
+	for _, v := range verdicts[1:] {
+		assert.Equal(t, verdicts[0], v)
+	}
+	assert.Equal(t, "unfenced=FAIL/FAIL fenced=PASS/FAIL etcd-guarded=PASS/FAIL", verdicts[0])
 }

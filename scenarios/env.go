@@ -41,8 +41,8 @@ type Env struct {
 
 	mu      sync.Mutex
 	clients map[string]*worker
-	order   []string        // client names in creation order
-	tokens  map[int64]int   // token → its label number (t1, t2…)
+	order   []string         // client names in creation order
+	tokens  map[int64]int    // token → its label number (t1, t2…)
 	lost    map[int64]bool   // leases already recorded as lost
 	alive   map[int64]int64  // lease → last time (run clock) it was seen alive
 	leases  map[int64]string // every lease a client has had and not yet lost → client

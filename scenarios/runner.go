@@ -116,6 +116,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	c, err := openCluster(ctx, cfg)
 	if err != nil {
+		if ctx.Err() != nil { // interrupted while starting: incomplete, not broken
+			return sum, writeSummary(cfg.Out, sum)
+		}
 		return sum, err
 	}
 	defer c.Close()

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"

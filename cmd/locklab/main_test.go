@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func locklab(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// oneLine checks that an error is a single line naming what is wrong.
+func oneLine(t *testing.T, stderr string, want ...string) {
+	t.Helper()
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	for _, w := range want {
+		assert.Contains(t, stderr, w)
+	}
+}
+
+func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"locklab_history":1}`+"\n"+`{"t":1,"type":"invoke",`+"\n"), 0o644))
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"check", bad}, []string{"bad.jsonl:2: malformed event"}},
+		{[]string{"check", filepath.Join(dir, "none.jsonl")}, []string{"none.jsonl", "no such file"}},
+		{[]string{"check"}, []string{"want one history file"}},
+		{[]string{"run", "--scenario", "nope"}, []string{`--scenario: unknown scenario "nope"`, "paused-holder", "random"}},
+		{[]string{"run", "--lock", "redlock"}, []string{`unknown lock "redlock"`, "etcd-mutex"}},
+		{[]string{"run", "--resource", "paper"}, []string{`unknown resource "paper"`, "fenced"}},
+		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
+		{[]string{"run", "--expect", "sometimes"}, []string{"--expect"}},
+		{[]string{"explain", "nope"}, []string{`unknown scenario "nope"`}},
+		{[]string{"replay", dir}, []string{"schedule.json"}},
+		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
+	}
+	for _, tc := range cases {
+		code, _, stderr := locklab(t, t.Context(), tc.args...)
+		assert.Equal(t, exitUsage, code, "%v", tc.args)
+		oneLine(t, stderr, tc.want...)
+	}
+}
+
+func TestUnreachableEndpoint(t *testing.T) {
+	code, _, stderr := locklab(t, t.Context(), "run", "--scenario", "contention", "--lock", "queue",
+		"--endpoints", "127.0.0.1:1", "--out", t.TempDir())
+	assert.Equal(t, exitUsage, code)
+	oneLine(t, stderr, "cannot reach etcd at http://127.0.0.1:1")
+}
+
+func TestListAndExplain(t *testing.T) {
+	code, out, _ := locklab(t, t.Context(), "list")
+	assert.Equal(t, exitOK, code)
+	for _, name := range scenarios.Names() {
+		assert.Contains(t, out, name)
+	}
+	for _, s := range []string{"etcd-mutex", "queue", "fenced", "pause-client"} {
+		assert.Contains(t, out, s)
+	}
+	code, out, _ = locklab(t, t.Context(), "explain", "paused-holder")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "A lease is not a lock")
+	assert.Contains(t, out, "> pause c1 at=before-write")
+}
+
+func TestRunCheckReplay(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "queue",
+		"--resource", "unfenced,fenced", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "unfenced FAIL (ok)")
+	assert.Contains(t, stdout, "2 as expected, 0 not")
+
+	var sum scenarios.Summary
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &sum))
+	assert.True(t, sum.Complete)
+	require.Len(t, sum.Results, 2)
+
+	runDir := filepath.Join(out, "paused-holder", "queue", "1")
+	code, stdout, _ = locklab(t, t.Context(), "check", filepath.Join(runDir, "unfenced.history.jsonl"), "--out", filepath.Join(out, "viz"))
+	assert.Equal(t, exitMismatch, code, "a failing history exits 1")
+	assert.Contains(t, stdout, "c1 and c2 both read 0 and both wrote 1")
+	_, err = os.Stat(filepath.Join(out, "viz", "counter.html"))
+	assert.NoError(t, err)
+	code, _, _ = locklab(t, t.Context(), "check", filepath.Join(runDir, "fenced.history.jsonl"))
+	assert.Equal(t, exitOK, code)
+
+	code, stdout, _ = locklab(t, t.Context(), "replay", runDir)
+	assert.Equal(t, exitOK, code, stdout)
+	assert.Contains(t, stdout, "unfenced      recorded FAIL    replayed FAIL    same")
+}
+
+// The CI gate: with --expect pass, a configuration documented to fail fails
+// the command.
+func TestExpectPassGates(t *testing.T) {
+	code, stdout, _ := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "etcd-mutex",
+		"--resource", "unfenced", "--expect", "pass", "--out", t.TempDir())
+	assert.Equal(t, exitMismatch, code)
+	assert.Contains(t, stdout, "UNEXPECTED paused-holder × etcd-mutex × unfenced: FAIL, expected PASS")
+}
+
+func TestInterruptedRunSaysIncomplete(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	code, _, stderr := locklab(t, ctx, "run", "--scenario", "contention", "--lock", "queue", "--out", out)
+	assert.Equal(t, exitUndecided, code)
+	assert.Contains(t, stderr, "incomplete")
+	var sum scenarios.Summary
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err == nil {
+		require.NoError(t, json.Unmarshal(b, &sum))
+		assert.False(t, sum.Complete, "partial results are marked incomplete")
+	}
+}
