@@ -139,6 +139,11 @@ func (e *Env) Resources() []string {
 	return out
 }
 
+// Value reads resource i's counter now, through the lab's admin client.
+func (e *Env) Value(ctx context.Context, i int) (int64, error) {
+	return e.runs[i].res.Read(ctx, e.c.Admin())
+}
+
 // Events returns the history of resource i so far.
 func (e *Env) Events(i int) []history.Event { return e.runs[i].mem.Events() }
 

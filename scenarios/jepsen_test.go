@@ -13,10 +13,15 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
 )
 
-var jepsen = flag.Duration("jepsen", 0, "run the Jepsen comparison for this long (e.g. 60s); off by default")
+var (
+	jepsen      = flag.Duration("jepsen", 0, "run the Jepsen comparison for this long (e.g. 60s); off by default")
+	jepsenPoint = flag.String("jepsen-point", cluster.AnyPoint, "where pauses freeze a client: any, or a pause point such as before-write")
+)
 
 // TestJepsenComparison runs the configuration Jepsen measured on etcd 3.4.3
 // (2 s TTL, 5 clients, a process paused every 5 s; about 18% of acknowledged
@@ -24,6 +29,7 @@ var jepsen = flag.Duration("jepsen", 0, "run the Jepsen comparison for this long
 // fraction of acknowledged increments lost. It is a soak, off by default:
 //
 //	go test ./scenarios -run JepsenComparison -jepsen 60s -v
+//	go test ./scenarios -run JepsenComparison -jepsen 60s -jepsen-point before-write -v
 func TestJepsenComparison(t *testing.T) {
 	if *jepsen == 0 {
 		t.Skip("pass -jepsen DURATION to run")
@@ -57,7 +63,7 @@ func TestJepsenComparison(t *testing.T) {
 		}
 		name := clients[r.IntN(len(clients))]
 		pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
-		in, err := env.Fault(pctx, faults.Fault{Kind: faults.PauseClient, Client: name, Point: cluster.AnyPoint})
+		in, err := env.Fault(pctx, faults.Fault{Kind: faults.PauseClient, Client: name, Point: *jepsenPoint})
 		pcancel()
 		if err != nil {
 			continue
@@ -69,12 +75,28 @@ func TestJepsenComparison(t *testing.T) {
 	env.nemesis.UndoAll(context.Background())
 	wg.Wait()
 	events := env.Events(0)
-	lost := lostFraction(events)
+	final, err := env.Value(context.Background(), 0)
+	require.NoError(t, err)
+	lost := lostFraction(events, final)
 	require.NotNil(t, lost)
 	report, err := env.Reports()
 	require.NoError(t, err)
-	t.Logf("%v, %d pauses: %.1f%% of acknowledged increments lost; counter %s, belief %s",
-		*jepsen, pauses, 100**lost, report[0].Result(), report[0].Belief.Result)
+	acked, info := 0, 0
+	for _, op := range history.Pair(events) {
+		if op.Op == history.CS && op.Type == history.Ok && (op.Accepted == nil || *op.Accepted) {
+			acked++
+		}
+		if op.Op == history.CS && op.Type == history.Info {
+			info++
+		}
+	}
+	t.Logf("%v, %d pauses at %s: %d acknowledged increments, %d unknown, final counter %d: %.1f%% lost; safety %s, belief %s",
+		*jepsen, pauses, *jepsenPoint, acked, info, final, 100**lost, report[0].Result(), report[0].Belief.Result)
+	for _, v := range report[0].Safety {
+		if v.Result == models.Fail {
+			t.Logf("%s: %s %v", v.Check, v.Explanation, v.Evidence)
+		}
+	}
 	fmt.Printf("jepsen-comparison lost=%.3f\n", *lost)
 }
 

@@ -249,7 +249,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 			x.Error = execErr.Error()
 		}
 		if s.Name == "random" && r == "unfenced" {
-			x.LostFraction = lostFraction(env.Events(i))
+			if final, err := env.Value(context.WithoutCancel(ctx), i); err == nil {
+				x.LostFraction = lostFraction(env.Events(i), final)
+			}
 		}
 		if dir != "" && ctx.Err() == nil {
 			x.History = filepath.Join(dir, r+".history.jsonl")
@@ -288,21 +290,22 @@ func restore(ctx context.Context, c *cluster.Cluster) error {
 	return errors.Join(errs...)
 }
 
-// lostFraction is the share of acknowledged (accepted, completed) increments
-// missing from the counter's final value: the last value any acknowledged
-// critical section wrote.
-func lostFraction(events []history.Event) *float64 {
-	acked, final := 0, int64(0)
+// lostFraction is the share of acknowledged increments (critical sections
+// whose write was accepted and confirmed) missing from the counter's final
+// value, as Jepsen counts acknowledged writes missing from the final read. A
+// stale write rolls the counter back, so the final value, not the largest
+// value ever written, is what counts.
+func lostFraction(events []history.Event, final int64) *float64 {
+	acked := 0
 	for _, op := range history.Pair(events) {
-		if op.Op == history.CS && op.Type == history.Ok && op.Value != nil && (op.Accepted == nil || *op.Accepted) {
+		if op.Op == history.CS && op.Type == history.Ok && (op.Accepted == nil || *op.Accepted) {
 			acked++
-			final = max(final, *op.Value+1)
 		}
 	}
 	if acked == 0 {
 		return nil
 	}
-	f := float64(acked-int(final)) / float64(acked)
+	f := max(float64(acked)-float64(final), 0) / float64(acked)
 	return &f
 }
 
