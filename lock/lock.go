@@ -122,14 +122,37 @@ func Lookup(name string) (Factory, error) {
 	return f, nil
 }
 
-// session starts the lease every built-in lock keeps alive, the way a real
-// client does (concurrency.Session: keep-alives every TTL/3).
-func session(client *clientv3.Client, opts Options) (*concurrency.Session, error) {
+// session checks opts and starts the lease every built-in lock keeps alive,
+// the way a real client does (concurrency.Session: keep-alives every TTL/3).
+func session(client *clientv3.Client, opts Options) (*concurrency.Session, Options, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, opts, err
+	}
 	s, err := concurrency.NewSession(client, concurrency.WithTTL(opts.TTL))
 	if err != nil {
-		return nil, fmt.Errorf("lock: session: %w", err)
+		return nil, opts, fmt.Errorf("lock: session: %w", err)
 	}
-	return s, nil
+	return s, opts, nil
+}
+
+// leased is what the lab's own locks share: a session, a release that
+// deletes the grant's key only if it is still the grant's, and Close.
+type leased struct {
+	s *concurrency.Session
+}
+
+func (l leased) Release(ctx context.Context, g Grant) error {
+	return releaseIfOwner(ctx, l.s.Client(), g)
+}
+
+func (l leased) Lease() clientv3.LeaseID { return l.s.Lease() }
+
+func (l leased) Close() error { return closeSession(l.s) }
+
+// grant is a Grant of key at revision rev under this session.
+func (l leased) grant(key string, rev int64) Grant {
+	return Grant{Token: rev, Key: key, Lost: l.s.Done()}
 }
 
 // isExpired reports whether the session's lease is known to be gone.

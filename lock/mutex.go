@@ -37,11 +37,7 @@ type etcdMutex struct {
 
 // NewMutex returns the etcd-mutex lock: etcd's concurrency.Mutex.
 func NewMutex(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	s, err := session(client, opts)
+	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
 	}

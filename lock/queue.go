@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // queue is the lab's revision-queue lock: the same queue as etcd's Mutex
@@ -33,23 +32,19 @@ import (
 // Weaknesses: like every lease lock it cannot stop a holder that is paused
 // past its lease from acting; fence what it protects.
 type queue struct {
-	s   *concurrency.Session
+	leased
 	pfx string
 	key string
 }
 
 // NewQueue returns the queue lock.
 func NewQueue(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	s, err := session(client, opts)
+	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
 	}
 	pfx := opts.Prefix + name + "/"
-	return &queue{s: s, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
+	return &queue{leased: leased{s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
 }
 
 func (q *queue) Acquire(ctx context.Context) (Grant, error) {
@@ -69,7 +64,7 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 		return Grant{}, fmt.Errorf("lock: %s is already queued or held by this Locker", q.key)
 	}
 	rev := resp.Header.Revision // our put's revision: the key's create revision
-	grant := Grant{Token: rev, Key: q.key, Lost: q.s.Done()}
+	grant := q.grant(q.key, rev)
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
 		if err := q.wait(ctx, string(kvs[0].Key), kvs[0].CreateRevision, rev); err != nil {
 			q.dequeue(rev)
@@ -198,10 +193,6 @@ func (q *queue) dequeue(rev int64) {
 		Commit()
 }
 
-func (q *queue) Release(ctx context.Context, g Grant) error {
-	return releaseIfOwner(ctx, q.s.Client(), g)
-}
-
 // releaseIfOwner deletes the grant's key only if it still has the grant's
 // revision: one Txn, and a release of a lost grant cannot delete a newer one.
 func releaseIfOwner(ctx context.Context, cli *clientv3.Client, g Grant) error {
@@ -218,7 +209,3 @@ func releaseIfOwner(ctx context.Context, cli *clientv3.Client, g Grant) error {
 	}
 	return nil
 }
-
-func (q *queue) Lease() clientv3.LeaseID { return q.s.Lease() }
-
-func (q *queue) Close() error { return closeSession(q.s) }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // singleKeyWatch is the herd-prone design many first locks use: one key, put
@@ -19,21 +18,17 @@ import (
 // but one of their Txns fail; no fairness; its catch-up watches are
 // "unsynced" under load, so each wake-up waits for etcd's 100 ms resync.
 type singleKeyWatch struct {
-	s   *concurrency.Session
+	leased
 	key string
 }
 
 // NewSingleKeyWatch returns the single-key-watch lock.
 func NewSingleKeyWatch(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
+	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
 	}
-	s, err := session(client, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &singleKeyWatch{s: s, key: opts.Prefix + name}, nil
+	return &singleKeyWatch{leased: leased{s}, key: opts.Prefix + name}, nil
 }
 
 func (l *singleKeyWatch) Acquire(ctx context.Context) (Grant, error) {
@@ -50,7 +45,7 @@ func (l *singleKeyWatch) Acquire(ctx context.Context) (Grant, error) {
 			return Grant{}, err
 		}
 		if resp.Succeeded {
-			return Grant{Token: resp.Header.Revision, Key: l.key, Lost: l.s.Done()}, nil
+			return l.grant(l.key, resp.Header.Revision), nil
 		}
 		if err := l.waitDelete(ctx, resp.Header.Revision+1); err != nil {
 			return Grant{}, err
@@ -79,11 +74,3 @@ func (l *singleKeyWatch) waitDelete(ctx context.Context, rev int64) error {
 		}
 	}
 }
-
-func (l *singleKeyWatch) Release(ctx context.Context, g Grant) error {
-	return releaseIfOwner(ctx, l.s.Client(), g)
-}
-
-func (l *singleKeyWatch) Lease() clientv3.LeaseID { return l.s.Lease() }
-
-func (l *singleKeyWatch) Close() error { return closeSession(l.s) }

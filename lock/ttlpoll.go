@@ -7,7 +7,6 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // PollInterval is how often ttl-poll retries a held lock.
@@ -26,22 +25,18 @@ const PollInterval = 50 * time.Millisecond
 // to 50 ms), no queue, no fairness: a newcomer can overtake a client that has
 // waited long.
 type ttlPoll struct {
-	s     *concurrency.Session
+	leased
 	key   string
 	count atomic.Int64
 }
 
 // NewTTLPoll returns the ttl-poll lock.
 func NewTTLPoll(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
+	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
 	}
-	s, err := session(client, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &ttlPoll{s: s, key: opts.Prefix + name}, nil
+	return &ttlPoll{leased: leased{s}, key: opts.Prefix + name}, nil
 }
 
 func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
@@ -60,7 +55,7 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 			return Grant{}, err
 		}
 		if resp.Succeeded {
-			return Grant{Token: resp.Header.Revision, Key: l.key, Lost: l.s.Done()}, nil
+			return l.grant(l.key, resp.Header.Revision), nil
 		}
 		select {
 		case <-tick.C: // the algorithm's own polling interval
@@ -69,11 +64,3 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 		}
 	}
 }
-
-func (l *ttlPoll) Release(ctx context.Context, g Grant) error {
-	return releaseIfOwner(ctx, l.s.Client(), g)
-}
-
-func (l *ttlPoll) Lease() clientv3.LeaseID { return l.s.Lease() }
-
-func (l *ttlPoll) Close() error { return closeSession(l.s) }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-
 	"github.com/locklab/locklab/history"
 )
 
@@ -44,27 +42,18 @@ func CheckCounter(ops []history.Operation, faults []history.Event, timeout time.
 		return v
 	}
 	res, viz := linearize(counterModel, ops, faults, timeout)
-	v.viz = viz
-	switch res {
-	case porcupine.Ok:
-		v.Result = Pass
-		v.Explanation = fmt.Sprintf("The %d critical sections behave as atomic increments of the counter, one after another: no update was lost.", len(ops))
-	case porcupine.Illegal:
-		v.Result = Fail
-		v.Explanation = "The critical sections do not behave as atomic increments: an update was lost. " +
-			"Two clients were inside the critical section at once and the resource accepted both writes."
-		if a, b, ok := lostUpdate(ops); ok {
-			v.Evidence = evidence(a, b)
-			v.Explanation += fmt.Sprintf(" %s and %s both read %d and both wrote %d.", a.Client, b.Client, *a.Value, *a.Value+1)
-		} else {
-			v.Evidence = evidence(viz.stuck()...)
-			v.Explanation = "The critical sections do not behave as atomic increments: some section read a value that no " +
-				"order of the sections before it could have left. The evidence shows the last section that fits and the one that cannot follow it."
-		}
-	default:
-		v.Result = Unknown
-		v.Explanation = fmt.Sprintf("The counter checker ran out of time (%v) on %d critical sections: not decided.", timeout, len(ops))
-	}
+	porcupineVerdict(&v, res, viz, timeout,
+		fmt.Sprintf("The %d critical sections behave as atomic increments of the counter, one after another: no update was lost.", len(ops)),
+		"The critical sections do not behave as atomic increments.",
+		func() (string, []history.Operation) {
+			if a, b, ok := lostUpdate(ops); ok {
+				return fmt.Sprintf("An update was lost: two clients were inside the critical section at once and the resource "+
+						"accepted both writes. %s and %s both read %d and both wrote %d.", a.Client, b.Client, *a.Value, *a.Value+1),
+					[]history.Operation{a, b}
+			}
+			return "Some section read a value that no order of the sections before it could have left; the evidence " +
+				"shows the last section that fits and the one that cannot follow it.", nil
+		})
 	return v
 }
 

@@ -5,8 +5,6 @@ import (
 	"hash/fnv"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-
 	"github.com/locklab/locklab/history"
 )
 
@@ -65,27 +63,20 @@ func CheckMutex(ops []history.Operation, faults []history.Event, timeout time.Du
 		return v
 	}
 	res, viz := linearize(mutexModel, ops, faults, timeout)
-	v.viz = viz
-	switch res {
-	case porcupine.Ok:
-		v.Result = Pass
-		v.Explanation = "Every grant and release fits one holder at a time: no two clients ever believed they held the lock at once."
-	case porcupine.Illegal:
-		v.Result = Fail
-		v.Explanation = "Two clients believed they held the lock at the same time: no order of these acquires and releases " +
-			"lets one client hold at a time. Each acted on a grant it had been given — a lease can end while its holder " +
-			"is paused or cut off and still believes it holds the lock. Whether that harmed the resource is the safety " +
-			"checks' question."
-		if a, b, ok := firstOverlap(windows(ops, nil)); ok {
-			v.Evidence = evidence(a.grant, b.grant)
-			v.Explanation += fmt.Sprintf(" For example, %s was granted the lock while %s still believed it held it.", b.grant.Client, a.grant.Client)
-		} else {
-			v.Evidence = evidence(viz.stuck()...)
-		}
-	default:
-		v.Result = Unknown
-		v.Explanation = fmt.Sprintf("The mutex checker ran out of time (%v) on %d operations: not decided.", timeout, len(ops))
-	}
+	porcupineVerdict(&v, res, viz, timeout,
+		"Every grant and release fits one holder at a time: no two clients ever believed they held the lock at once.",
+		"Two clients believed they held the lock at the same time: no order of these acquires and releases "+
+			"lets one client hold at a time. Each acted on a grant it had been given — a lease can end while its holder "+
+			"is paused or cut off and still believes it holds the lock. Whether that harmed the resource is the safety "+
+			"checks' question.",
+		func() (string, []history.Operation) {
+			a, b, ok := firstOverlap(windows(ops, nil))
+			if !ok {
+				return "", nil
+			}
+			return fmt.Sprintf("For example, %s was granted the lock while %s still believed it held it.", b.grant.Client, a.grant.Client),
+				[]history.Operation{a.grant, b.grant}
+		})
 	return v
 }
 

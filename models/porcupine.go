@@ -3,14 +3,13 @@ package models
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/atomicfile"
 )
 
 // model is a typed nondeterministic sequential specification: step returns
@@ -127,23 +126,7 @@ func (v Verdict) WriteVisualization(path string) error {
 	if v.viz == nil {
 		return fmt.Errorf("check %s has no Porcupine visualization", v.Check)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := v.visualize(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, v.visualize)
 }
 
 func (v Verdict) visualize(w io.Writer) error {
@@ -267,4 +250,34 @@ func value(v *int64) string {
 		return "?"
 	}
 	return fmt.Sprint(*v)
+}
+
+// porcupineVerdict fills v from a Porcupine result: the explanation for a
+// pass, the one for a failure (with evidence found by evidenceFor, or, if it
+// finds none, the operations where the longest legal order got stuck), and
+// UNKNOWN — never PASS — when the checker ran out of time.
+func porcupineVerdict(v *Verdict, res porcupine.CheckResult, viz *visualization, timeout time.Duration,
+	pass, fail string, evidenceFor func() (string, []history.Operation)) {
+	v.viz = viz
+	switch res {
+	case porcupine.Ok:
+		v.Result, v.Explanation = Pass, pass
+	case porcupine.Illegal:
+		v.Result, v.Explanation = Fail, fail
+		var extra string
+		var ops []history.Operation
+		if evidenceFor != nil {
+			extra, ops = evidenceFor()
+		}
+		if len(ops) == 0 {
+			ops = viz.stuck()
+		}
+		if extra != "" {
+			v.Explanation += " " + extra
+		}
+		v.Evidence = evidence(ops...)
+	default:
+		v.Result = Unknown
+		v.Explanation = fmt.Sprintf("The %s checker ran out of time (%v) on %d operations: not decided.", v.Check, timeout, v.Operations)
+	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/anishathalye/porcupine"
-
 	"github.com/locklab/locklab/history"
 )
 
@@ -63,19 +61,12 @@ func CheckRegister(ops []history.Operation, faults []history.Event, timeout time
 		return v
 	}
 	res, viz := linearize(registerModel, ops, faults, timeout)
-	v.viz = viz
-	switch res {
-	case porcupine.Ok:
-		v.Result = Pass
-		v.Explanation = "The fenced store behaved as it must: it took every write whose token was at least the largest it had seen, refused every older one, and reads saw the last accepted value."
-	case porcupine.Illegal:
-		v.Result = Fail
-		v.Explanation = "The fenced store's reads and writes fit no order in which it accepts exactly the writes with a token at least the largest seen: a stale write got through, a current one was refused, or a read saw a value never kept. " +
-			"The evidence shows the last operation that fits and the one that cannot follow it."
-		v.Evidence = evidence(viz.stuck()...)
-	default:
-		v.Result = Unknown
-		v.Explanation = fmt.Sprintf("The register checker ran out of time (%v) on %d operations: not decided.", timeout, len(ops))
-	}
+	porcupineVerdict(&v, res, viz, timeout,
+		"The fenced store behaved as it must: it took every write whose token was at least the largest it had seen, "+
+			"refused every older one, and reads saw the last accepted value.",
+		"The fenced store's reads and writes fit no order in which it accepts exactly the writes with a token at least "+
+			"the largest seen: a stale write got through, a current one was refused, or a read saw a value never kept. "+
+			"The evidence shows the last operation that fits and the one that cannot follow it.",
+		nil)
 	return v
 }

@@ -1,0 +1,31 @@
+// Package atomicfile writes a file so that it appears whole or not at all:
+// into a temporary file beside it, then renamed into place.
+package atomicfile
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// Write creates path's directory if needed and writes path through write,
+// atomically, with mode 0644. If write fails, nothing appears under path.
+func Write(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := errors.Join(tmp.Chmod(0o644), write(tmp)); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
