@@ -181,7 +181,55 @@ func linkLatest(dir string) {
 	}
 }
 
+// printTable prints the verdict matrix: a row per scenario × lock, a column
+// per resource; "!" marks a verdict that is not the expected one, "*" a
+// finding that two clients believed they held the lock at once.
+func printTable(w io.Writer, sum scenarios.Summary) {
+	type row struct{ scenario, lock string }
+	var rows []row
+	var resources []string
+	cells := map[row]map[string]string{}
+	for _, r := range sum.Results {
+		k := row{r.Scenario, r.Lock}
+		if cells[k] == nil {
+			cells[k] = map[string]string{}
+			rows = append(rows, k)
+		}
+		if !slices.Contains(resources, r.Resource) {
+			resources = append(resources, r.Resource)
+		}
+		cell := string(r.Verdict)
+		switch {
+		case r.Skipped != "":
+			cell = "skipped"
+		case !r.Matches:
+			cell += "!"
+		}
+		if r.Belief == "FAIL" {
+			cell += "*"
+		}
+		cells[k][r.Resource] = cell
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%-21s %-17s", "scenario", "lock")
+	for _, r := range resources {
+		fmt.Fprintf(w, " %-13s", r)
+	}
+	fmt.Fprintln(w)
+	for _, k := range rows {
+		fmt.Fprintf(w, "%-21s %-17s", k.scenario, k.lock)
+		for _, r := range resources {
+			fmt.Fprintf(w, " %-13s", cells[k][r])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w, "! not the expected verdict   * two clients believed they held the lock at once (a finding, not a failure)")
+}
+
 func printSummary(w io.Writer, sum scenarios.Summary) {
+	printTable(w, sum)
 	expected, unexpected, skipped := 0, 0, 0
 	for _, r := range sum.Results {
 		switch {
