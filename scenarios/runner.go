@@ -223,6 +223,15 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 			execErr = errors.Join(execErr, err)
 		}
 	}
+	if ctx.Err() != nil { // a cut-short history proves nothing either way
+		var out []Result
+		for _, r := range resources {
+			x := base
+			x.Resource, x.Skipped, x.Expected = r, "interrupted", expectation(cfg, s, r)
+			out = append(out, x)
+		}
+		return out
+	}
 	reports, err := env.Reports()
 	if err != nil {
 		return fail(errors.Join(execErr, err).Error())
