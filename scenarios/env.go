@@ -155,6 +155,10 @@ func (e *Env) Close() error {
 	errs := []error{e.nemesis.UndoAll(ctx)}
 	e.stopMonitor()
 	<-e.monitorDone
+	// One last look at every lease not yet seen gone, before the lockers
+	// revoke theirs: a lease that lapsed just before the run ended must be on
+	// the timeline, or its holder's validity would seem to run on.
+	e.sweepLeases(ctx)
 	e.mu.Lock()
 	ws := make([]*worker, 0, len(e.clients))
 	for _, name := range e.order {
@@ -475,20 +479,25 @@ func (e *Env) monitorLeases(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		e.mu.Lock()
-		type pair struct {
-			client string
-			lease  clientv3.LeaseID
-		}
-		var leases []pair
-		for l, client := range e.leases {
-			leases = append(leases, pair{client, clientv3.LeaseID(l)})
-		}
-		e.mu.Unlock()
-		slices.SortFunc(leases, func(a, b pair) int { return int(a.lease - b.lease) })
-		for _, p := range leases {
-			e.checkLease(ctx, p.client, p.lease)
-		}
+		e.sweepLeases(ctx)
+	}
+}
+
+// sweepLeases asks the server once about every lease not yet seen gone.
+func (e *Env) sweepLeases(ctx context.Context) {
+	type pair struct {
+		client string
+		lease  clientv3.LeaseID
+	}
+	e.mu.Lock()
+	var leases []pair
+	for l, client := range e.leases {
+		leases = append(leases, pair{client, clientv3.LeaseID(l)})
+	}
+	e.mu.Unlock()
+	slices.SortFunc(leases, func(a, b pair) int { return int(a.lease - b.lease) })
+	for _, p := range leases {
+		e.checkLease(ctx, p.client, p.lease)
 	}
 }
 
