@@ -237,6 +237,7 @@ func TestPauseStopsWorkerAndCutsLink(t *testing.T) {
 	c := start(t, 1)
 	cl, err := c.NewClient("c1", "m1")
 	require.NoError(t, err)
+	require.NoError(t, cl.Arm("before-write"), "armed before the worker starts, so it cannot slip past")
 	passed := make(chan string, 10)
 	done := make(chan struct{})
 	go func() { // a worker passing two pause points
@@ -248,7 +249,7 @@ func TestPauseStopsWorkerAndCutsLink(t *testing.T) {
 			passed <- p
 		}
 	}()
-	at, err := cl.Pause(ctx(t), "before-write")
+	at, err := cl.Pause(ctx(t), "before-write") // arming again at the same point is fine
 	require.NoError(t, err)
 	assert.Equal(t, "before-write", at)
 	assert.Equal(t, "before-write", cl.Paused())

@@ -57,18 +57,44 @@ func (cl *Client) PausePoint(ctx context.Context, point string) error {
 // point, with AnyPoint), and at that moment the client's link is cut so its
 // lease keep-alives stop too. Pause returns once the worker has stopped, with
 // the point it stopped at; if it does not get there before ctx ends, the pause
-// is withdrawn and the error says where it was waited for.
+// is withdrawn and the error says where it was waited for. Pause is Arm then
+// WaitPaused.
 func (cl *Client) Pause(ctx context.Context, point string) (string, error) {
+	if err := cl.Arm(point); err != nil {
+		return "", err
+	}
+	return cl.WaitPaused(ctx)
+}
+
+// Arm sets a pause at point and returns at once: the worker stops when it
+// next reaches it. Arm before starting the work that passes the point, so the
+// worker cannot slip past it. Arming again at the same point is allowed.
+func (cl *Client) Arm(point string) error {
 	g := &cl.pause
 	g.mu.Lock()
-	if g.armed != "" {
-		g.mu.Unlock()
-		return "", fmt.Errorf("pause %s: already paused", cl.name)
+	defer g.mu.Unlock()
+	switch {
+	case g.armed == point && g.at == "":
+		return nil
+	case g.armed != "":
+		return fmt.Errorf("pause %s: already paused", cl.name)
 	}
 	g.armed = point
 	g.parked = make(chan struct{})
 	g.release = make(chan struct{})
-	parked := g.parked
+	return nil
+}
+
+// WaitPaused waits until an armed pause has stopped the worker and returns
+// the point it stopped at. If ctx ends first, the pause is withdrawn.
+func (cl *Client) WaitPaused(ctx context.Context) (string, error) {
+	g := &cl.pause
+	g.mu.Lock()
+	if g.armed == "" {
+		g.mu.Unlock()
+		return "", fmt.Errorf("pause %s: no pause armed", cl.name)
+	}
+	parked, point := g.parked, g.armed
 	g.mu.Unlock()
 	select {
 	case <-parked:

@@ -227,7 +227,9 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 		in.undo = func(context.Context) error { cl.SetDelay(0); return nil }
 		return nil
 	case PauseClient:
-		at, err := cl.Pause(ctx, f.Point)
+		pctx, cancel := context.WithTimeout(ctx, DefaultWait) // a worker that never gets there must not hang a run
+		at, err := cl.Pause(pctx, f.Point)
+		cancel()
 		if err != nil {
 			return err
 		}

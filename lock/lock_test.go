@@ -193,13 +193,14 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 
 				g1, err := l1.Acquire(ctx(t))
 				require.NoError(t, err)
+				require.NoError(t, c1.Arm(lock.BeforeWrite)) // before the section starts: no slipping past
 				done := make(chan lock.Section, 1)
 				go func() {
 					s, err := lock.CriticalSection(ctx(t), res, c1.Etcd(), g1, c1)
 					assert.NoError(t, err)
 					done <- s
 				}()
-				_, err = c1.Pause(ctx(t), lock.BeforeWrite)
+				_, err = c1.WaitPaused(ctx(t))
 				require.NoError(t, err)
 				require.NoError(t, c.WaitLeaseGone(ctx(t), l1.Lease()))
 

@@ -60,13 +60,14 @@ type resourceRun struct {
 
 // worker is one client's state in a run.
 type worker struct {
-	name   string
-	cl     *cluster.Client
-	locker lock.Locker
-	grant  lock.Grant
-	held   bool
-	paused *faults.Injection
-	async  chan string // result of the client's background step
+	name    string
+	cl      *cluster.Client
+	locker  lock.Locker
+	grant   lock.Grant
+	held    bool
+	paused  *faults.Injection
+	pausing chan pauseResult // the pause being applied, until WaitPaused
+	async   chan string      // result of the client's background step
 }
 
 // EnvConfig describes a run.
@@ -376,18 +377,51 @@ func describeErr(err error) string {
 	return "error: " + err.Error()
 }
 
-// Pause freezes client at point (see cluster.Client.Pause) through the nemesis.
+// Pause arms a pause of client at point and returns at once; the fault is
+// applied through the nemesis (so it is on the timeline) and WaitPaused
+// waits for it. Arming first is what makes a script deterministic: start the
+// work that passes the point after this, and the worker cannot slip past.
 func (e *Env) Pause(ctx context.Context, client, point string) (string, error) {
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
 	}
-	in, err := e.nemesis.Apply(ctx, faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
+	if err := w.cl.Arm(point); err != nil {
+		return "", err
+	}
+	w.pausing = make(chan pauseResult, 1)
+	go func() {
+		in, err := e.nemesis.Apply(ctx, faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
+		w.pausing <- pauseResult{in, err}
+	}()
+	return fmt.Sprintf("%s: will pause at %s", client, point), nil
+}
+
+type pauseResult struct {
+	in  *faults.Injection
+	err error
+}
+
+// WaitPaused waits until client's armed pause has stopped it.
+func (e *Env) WaitPaused(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
 	if err != nil {
 		return "", err
 	}
-	w.paused = in
-	return fmt.Sprintf("%s: paused at %s, link cut", client, in.Target()), nil
+	if w.pausing == nil {
+		return "", fmt.Errorf("%s has no pause armed", client)
+	}
+	select {
+	case r := <-w.pausing:
+		w.pausing = nil
+		if r.err != nil {
+			return "", r.err
+		}
+		w.paused = r.in
+		return fmt.Sprintf("%s: paused at %s, link cut", client, r.in.Target()), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // Resume undoes Pause.

@@ -136,6 +136,9 @@ var handlers = map[string]handler{
 	"pause": func(ctx context.Context, e *Env, a args) (string, error) {
 		return e.Pause(ctx, a.client(), a.kv["at"])
 	},
+	"wait-paused": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.WaitPaused(ctx, a.client())
+	},
 	"resume": func(ctx context.Context, e *Env, a args) (string, error) {
 		return e.Resume(ctx, a.client())
 	},
