@@ -249,10 +249,15 @@ func TestPauseStopsWorkerAndCutsLink(t *testing.T) {
 			passed <- p
 		}
 	}()
-	at, err := cl.Pause(ctx(t), "before-write") // arming again at the same point is fine
+	at, err := cl.WaitPaused(ctx(t))
 	require.NoError(t, err)
 	assert.Equal(t, "before-write", at)
 	assert.Equal(t, "before-write", cl.Paused())
+	at, err = cl.Pause(ctx(t), "before-write")
+	require.NoError(t, err, "pausing again where it already stopped changes nothing")
+	assert.Equal(t, "before-write", at)
+	_, err = cl.Pause(ctx(t), "after-acquire")
+	assert.ErrorContains(t, err, "already paused")
 	assert.True(t, cl.IsCut(), "a paused client's link is cut")
 	assert.Equal(t, "after-acquire", <-passed)
 	select {

@@ -68,13 +68,14 @@ func (cl *Client) Pause(ctx context.Context, point string) (string, error) {
 
 // Arm sets a pause at point and returns at once: the worker stops when it
 // next reaches it. Arm before starting the work that passes the point, so the
-// worker cannot slip past it. Arming again at the same point is allowed.
+// worker cannot slip past it. Arming again at the same point — before or
+// after the worker stopped there — is allowed and changes nothing.
 func (cl *Client) Arm(point string) error {
 	g := &cl.pause
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
-	case g.armed == point && g.at == "":
+	case g.armed == point:
 		return nil
 	case g.armed != "":
 		return fmt.Errorf("pause %s: already paused", cl.name)

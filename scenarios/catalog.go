@@ -274,7 +274,10 @@ func (s Scenario) Execute(ctx context.Context, e *Env, p Plan) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if out := e.Do(ctx, st.Cmd, st.Args); out != st.Expected && e.lockKind == "queue" {
+		sctx, cancel := context.WithTimeout(ctx, stepTimeout) // no step may hang a run
+		out := e.Do(sctx, st.Cmd, st.Args)
+		cancel()
+		if out != st.Expected && e.lockKind == "queue" {
 			diffs = append(diffs, fmt.Sprintf("%s:%d: %s: got %q, script says %q", s.script, st.Line, st.Raw(), out, st.Expected))
 		}
 	}
@@ -444,6 +447,10 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 	}
 	return errors.Join(err, uerr)
 }
+
+// stepTimeout bounds one script step; the slowest (waiting for a lease to
+// lapse) takes about 1.5 s.
+const stepTimeout = 30 * time.Second
 
 // stallWait is how long a contention scenario waits for progress before it
 // moves on to its next fault step anyway.
