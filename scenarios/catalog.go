@@ -266,6 +266,7 @@ func (s Scenario) Execute(ctx context.Context, e *Env, p Plan) error {
 	if err != nil {
 		return err
 	}
+	e.bg = ctx
 	var diffs []string
 	for _, st := range steps {
 		if st.Cmd == "check" {

@@ -49,6 +49,18 @@ type Env struct {
 
 	stopMonitor context.CancelFunc
 	monitorDone chan struct{}
+
+	// bg, when set, is the run's context: background steps (async ones, a
+	// pause being applied) outlive the step that started them, not the run.
+	bg context.Context
+}
+
+// background is the context for work that outlives the step starting it.
+func (e *Env) background(step context.Context) context.Context {
+	if e.bg != nil {
+		return e.bg
+	}
+	return step
 }
 
 // resourceRun is one protected resource and its history.
@@ -391,7 +403,7 @@ func (e *Env) Pause(ctx context.Context, client, point string) (string, error) {
 	}
 	w.pausing = make(chan pauseResult, 1)
 	go func() {
-		in, err := e.nemesis.Apply(ctx, faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
+		in, err := e.nemesis.Apply(e.background(ctx), faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
 		w.pausing <- pauseResult{in, err}
 	}()
 	return fmt.Sprintf("%s: will pause at %s", client, point), nil

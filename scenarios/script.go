@@ -196,8 +196,9 @@ func (e *Env) maybeAsync(ctx context.Context, a args, step func(context.Context,
 		return "", err
 	}
 	w.async = make(chan string, 1)
+	bg := e.background(ctx)
 	go func() {
-		out, err := step(ctx, client)
+		out, err := step(bg, client)
 		if out == "" && err != nil {
 			out = "error: " + err.Error()
 		}
