@@ -124,12 +124,6 @@ func (c *Cluster) Endpoints() []string {
 	return eps
 }
 
-// ElectionTimeout is the cluster's election timeout (for an external cluster,
-// the etcd default of one second).
-func (c *Cluster) ElectionTimeout() time.Duration {
-	return time.Duration(c.cfg.ElectionMs) * time.Millisecond
-}
-
 func (c *Cluster) member(name string) (*member, error) {
 	for _, m := range c.members {
 		if m.name == name {
