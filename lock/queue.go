@@ -10,20 +10,27 @@ import (
 
 // queue is the lab's revision-queue lock: the same queue as etcd's Mutex
 // (keys prefix/<lease>, the oldest holds the lock, each waiter watches only
-// its predecessor), with a hand-off in about one Raft commit instead of
-// 100 ms.
+// its predecessor), with a hand-off of one Raft commit and one linearizable
+// read instead of 100 ms.
 //
 // Algorithm. One Txn reads the newest key of the queue and then puts the
 // client's own key if absent: the key read is the predecessor, and if there
 // is none the lock is granted at once. Otherwise the waiter watches the
 // predecessor's key and its own key *from now* (no start revision, so the
 // watch is synced and its events are sent as they commit), waits until etcd
-// confirms both watches exist, and only then reads whether the predecessor is
-// still there: a delete before that read is seen by the read, a delete after
-// it by the watch, so none is missed. When the predecessor goes, one Txn reads
-// the client's own key and the newest key older than it: own key gone means
-// the session expired (never a grant); no older key means granted; else the
-// new predecessor (one that died while queued) is waited for in turn.
+// confirms both watches exist — each confirmation carries the revision after
+// which the watch sees every event — and only then reads whether the
+// predecessor is still there: a delete up to the read's revision is seen by
+// the read, a later one by the watch, so none is missed. That read may be
+// serializable (no quorum round) because it only decides whether to keep
+// waiting; if the member that answers is behind the watches' revision, it
+// is read again linearizably. When the predecessor goes, one linearizable
+// Txn reads the client's own key and the newest key older than it: own key
+// gone means the session expired (never a grant); no older key means
+// granted; else the new predecessor (one that died while queued) is waited
+// for in turn. That confirmation stays linearizable: a read served by a
+// lagging or cut-off member could show a key whose lease the majority has
+// already ended, and grant the lock after a newer waiter got it.
 //
 // Token: the create revision of the client's key. Requests per uncontended
 // acquire+release: 2 (Txn, Txn). Release deletes the key only if it still
@@ -113,12 +120,23 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) erro
 		cli.Watch(wctx, pred, clientv3.WithCreatedNotify(), clientv3.WithFilterPut()),
 		cli.Watch(wctx, q.key, clientv3.WithCreatedNotify(), clientv3.WithFilterPut()),
 	}
+	var from int64 // every event after this revision reaches the watches
 	for _, w := range watches {
-		if err := created(ctx, w); err != nil {
+		rev, err := created(ctx, w)
+		if err != nil {
 			return err
 		}
+		from = max(from, rev)
 	}
-	resp, err := cli.Txn(ctx).Then(clientv3.OpGet(pred, clientv3.WithKeysOnly()), clientv3.OpGet(q.key, clientv3.WithCountOnly())).Commit()
+	// A serializable read is enough here if it is no older than the
+	// watches: what it cannot see, they will. (This read decides only when
+	// to stop waiting; the grant itself is confirmed linearizably in wait.)
+	// A member behind the watches answers with an older revision: read
+	// again linearizably.
+	resp, err := q.check(ctx, pred, clientv3.WithSerializable())
+	if err == nil && resp.Header.Revision < from {
+		resp, err = q.check(ctx, pred)
+	}
 	if err != nil {
 		return err
 	}
@@ -152,19 +170,28 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) erro
 	}
 }
 
-// created waits for a watch's creation notice.
-func created(ctx context.Context, w clientv3.WatchChan) error {
+// check reads whether pred exists and whether the client's own key does.
+func (q *queue) check(ctx context.Context, pred string, opts ...clientv3.OpOption) (*clientv3.TxnResponse, error) {
+	return q.s.Client().Txn(ctx).Then(
+		clientv3.OpGet(pred, append(opts, clientv3.WithKeysOnly())...),
+		clientv3.OpGet(q.key, append(opts, clientv3.WithCountOnly())...),
+	).Commit()
+}
+
+// created waits for a watch's creation notice and returns its revision:
+// the watch receives every event after it.
+func created(ctx context.Context, w clientv3.WatchChan) (int64, error) {
 	select {
 	case wr, ok := <-w:
 		if err := watchErr(ctx, wr, ok); err != nil {
-			return err
+			return 0, err
 		}
 		if !wr.Created {
-			return errors.New("lock: watch answered before it was created")
+			return 0, errors.New("lock: watch answered before it was created")
 		}
-		return nil
+		return wr.Header.Revision, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 

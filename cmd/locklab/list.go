@@ -11,7 +11,7 @@ import (
 
 var lockLines = map[string]string{
 	"etcd-mutex":       "etcd's own concurrency.Mutex: queue of keys, ~100 ms per contended hand-off (watch resync)",
-	"queue":            "locklab's revision queue: the same queue, hand-off in about one Raft commit",
+	"queue":            "locklab's revision queue: the same queue, hand-off in one commit and one read",
 	"ttl-poll":         "Redis SET NX PX on etcd: one key with a lease, retried every 50 ms, no fairness",
 	"single-key-watch": "one key, every waiter watches it and races on delete: the thundering herd",
 }
