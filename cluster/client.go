@@ -27,6 +27,7 @@ type Client struct {
 	etcd   *clientv3.Client
 	lease  atomic.Int64
 	pause  gate
+	reqs   atomic.Int64
 }
 
 // NewClient connects a new lab client called name to member through a new
@@ -59,12 +60,12 @@ func (c *Cluster) NewClient(name, member string) (*Client, error) {
 		p.Close()
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
-	ec, err := clientv3.New(cfg)
-	if err != nil {
+	cl := &Client{name: name, member: member, proxy: p}
+	cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(cl.count))
+	if cl.etcd, err = clientv3.New(cfg); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
-	cl := &Client{name: name, member: member, proxy: p, etcd: ec}
 	cl.pause.onPark = p.Cut
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -151,6 +152,16 @@ func (cl *Client) Member() string { return cl.member }
 
 // Etcd is the client's etcd connection. Locks under test use it.
 func (cl *Client) Etcd() *clientv3.Client { return cl.etcd }
+
+// Requests is how many unary etcd requests (Put, Txn, Range, LeaseGrant, …)
+// the client has sent. Lease keep-alives and watches are streams, not
+// counted.
+func (cl *Client) Requests() int64 { return cl.reqs.Load() }
+
+func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	cl.reqs.Add(1)
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
 
 // SetLease records the lease the client's lock session uses, so that faults
 // such as lease expiry can find it. Zero clears it.

@@ -120,6 +120,8 @@ func TestKillLeaderAndRestart(t *testing.T) {
 	require.NoError(t, err)
 	_, err = c.Admin().Put(ctx, "before", "1")
 	require.NoError(t, err)
+	term, err := c.Term(ctx)
+	require.NoError(t, err)
 
 	killed := time.Now()
 	require.NoError(t, c.Kill(leader))
@@ -127,6 +129,9 @@ func TestKillLeaderAndRestart(t *testing.T) {
 	newLeader, err := c.WaitLeader(ctx, leader)
 	require.NoError(t, err)
 	t.Logf("new leader %s %v after killing %s", newLeader, time.Since(killed), leader)
+	after, err := c.Term(ctx)
+	require.NoError(t, err)
+	assert.Greater(t, after, term, "an election raises the term")
 
 	cl, err := c.NewClient("c1", newLeader)
 	require.NoError(t, err)

@@ -143,3 +143,34 @@ func waitFor(ctx context.Context, what string, interval time.Duration, cond func
 		}
 	}
 }
+
+// Term is the highest Raft term any reachable member reports. It grows by
+// at least one with every election, so comparing it before and after some
+// work tells whether leadership changed meanwhile.
+func (c *Cluster) Term(ctx context.Context) (uint64, error) {
+	if err := c.checkOpen(); err != nil {
+		return 0, err
+	}
+	var term uint64
+	seen := false
+	for _, m := range c.members {
+		if !c.IsExternal() {
+			e, err := m.server()
+			if err != nil {
+				continue
+			}
+			term, seen = max(term, e.Server.Term()), true
+			continue
+		}
+		sctx, cancel := context.WithTimeout(ctx, statusTimeout)
+		st, err := m.admin.Status(sctx, m.extEndpoint)
+		cancel()
+		if err == nil {
+			term, seen = max(term, st.RaftTerm), true
+		}
+	}
+	if !seen {
+		return 0, fmt.Errorf("cluster: term: %w", ErrNoLeader)
+	}
+	return term, nil
+}

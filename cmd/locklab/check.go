@@ -124,7 +124,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, usagef("replay: %s holds no history", dir)
 	}
 	f := runFlags{scenario: plan.Scenario, lock: lockName, resource: strings.Join(resources, ","),
-		seed: plan.Seed, runs: 1, members: 3, expect: "catalog", verbose: *verbose}
+		seed: plan.Seed, runs: 1, expect: "catalog", clusterFlags: clusterFlags{members: 3, verbose: *verbose}}
 	cfg, err := f.config(io.Discard)
 	if err != nil {
 		return exitUsage, err

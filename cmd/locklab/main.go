@@ -35,6 +35,8 @@ Usage:
                   [--expect pass] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline
   locklab replay  RUN_DIR                     re-run a recorded schedule, compare verdicts
+  locklab bench   [--lock L|all] [--clients 1,2,10,30] [--duration 3s] [--ttl 5]
+                  [--members 3 | --endpoints …] [--out DIR]   locks/s and hand-off latency
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO                    the lesson, step by step
 
@@ -64,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdCheck(args[1:], stdout)
 	case "replay":
 		code, err = cmdReplay(ctx, args[1:], stdout, stderr)
+	case "bench":
+		code, err = cmdBench(ctx, args[1:], stdout, stderr)
 	case "list":
 		code, err = cmdList(args[1:], stdout)
 	case "explain":
@@ -72,7 +76,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (commands: run, check, replay, list, explain)", args[0])
+		err = usagef("unknown command %q (commands: run, check, replay, bench, list, explain)", args[0])
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "locklab:", err)

@@ -53,6 +53,10 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"explain", "nope"}, []string{`unknown scenario "nope"`}},
 		{[]string{"replay", dir}, []string{"schedule.json"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
+		{[]string{"bench", "--lock", "redlock"}, []string{`unknown lock "redlock"`}},
+		{[]string{"bench", "--clients", "2,0"}, []string{"--clients", `"2,0"`}},
+		{[]string{"bench", "--duration", "-1s"}, []string{"--duration"}},
+		{[]string{"bench", "--ttl", "0"}, []string{"--ttl"}},
 	}
 	for _, tc := range cases {
 		code, _, stderr := locklab(t, t.Context(), tc.args...)
@@ -134,4 +138,34 @@ func TestInterruptedRunSaysIncomplete(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &sum))
 		assert.False(t, sum.Complete, "partial results are marked incomplete")
 	}
+}
+
+func TestBench(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := locklab(t, t.Context(), "bench", "--lock", "etcd-mutex,queue", "--clients", "2",
+		"--duration", "300ms", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "locks/s")
+	var report benchReport
+	b, err := os.ReadFile(filepath.Join(out, "bench.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &report))
+	require.Len(t, report.Results, 2)
+	for i, name := range []string{"etcd-mutex", "queue"} {
+		r := report.Results[i]
+		assert.Equal(t, name, r.Lock)
+		assert.Equal(t, 2, r.Clients)
+		assert.Empty(t, r.Error)
+		assert.Positive(t, r.Acquires)
+	}
+}
+
+func TestBenchInterrupted(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	code, _, stderr := locklab(t, ctx, "bench", "--lock", "queue", "--clients", "1", "--out", out)
+	assert.Equal(t, exitUndecided, code)
+	assert.Contains(t, stderr, "interrupted")
+	assert.NoFileExists(t, filepath.Join(out, "bench.json"))
 }

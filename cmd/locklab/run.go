@@ -18,16 +18,51 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
+// clusterFlags choose the cluster: an embedded one, or the user's own.
+type clusterFlags struct {
+	members           int
+	endpoints         string
+	cacert, cert, key string
+	user, password    string
+	verbose           bool
+}
+
+func (f *clusterFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&f.members, "members", 3, "members of the embedded cluster")
+	fs.StringVar(&f.endpoints, "endpoints", "", "client URLs of your own cluster (instead of an embedded one)")
+	fs.StringVar(&f.cacert, "cacert", "", "CA file for --endpoints over TLS")
+	fs.StringVar(&f.cert, "cert", "", "client certificate for --endpoints")
+	fs.StringVar(&f.key, "key", "", "client key for --endpoints")
+	fs.StringVar(&f.user, "user", "", "user name for --endpoints")
+	fs.StringVar(&f.password, "password", "", "password for --endpoints")
+	fs.BoolVar(&f.verbose, "verbose", false, "show etcd's and the clients' logs")
+}
+
+// check validates the flags and returns the external cluster they name
+// (nil: embedded) and the logger (nil: silent).
+func (f *clusterFlags) check() (*cluster.External, *zap.Logger, error) {
+	if f.members < 1 {
+		return nil, nil, usagef("--members: want at least 1, got %d", f.members)
+	}
+	var x *cluster.External
+	if f.endpoints != "" {
+		x = &cluster.External{Endpoints: strings.Split(f.endpoints, ","),
+			CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key, Username: f.user, Password: f.password}
+	}
+	if !f.verbose {
+		return x, nil, nil
+	}
+	lg, err := zap.NewDevelopment()
+	return x, lg, err
+}
+
 // runFlags are the flags of run (and replay, which takes a subset).
 type runFlags struct {
+	clusterFlags
 	scenario, lock, resource string
 	seed                     uint64
-	runs, members            int
-	endpoints                string
-	cacert, cert, key        string
-	user, password           string
+	runs                     int
 	expect, out              string
-	verbose                  bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -36,16 +71,9 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.resource, "resource", "all", "resource name, comma list, or all")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the schedules")
 	fs.IntVar(&f.runs, "runs", 1, "runs per scenario × lock (seeds seed, seed+1, …)")
-	fs.IntVar(&f.members, "members", 3, "members of the embedded cluster")
-	fs.StringVar(&f.endpoints, "endpoints", "", "client URLs of your own cluster (instead of an embedded one)")
-	fs.StringVar(&f.cacert, "cacert", "", "CA file for --endpoints over TLS")
-	fs.StringVar(&f.cert, "cert", "", "client certificate for --endpoints")
-	fs.StringVar(&f.key, "key", "", "client key for --endpoints")
-	fs.StringVar(&f.user, "user", "", "user name for --endpoints")
-	fs.StringVar(&f.password, "password", "", "password for --endpoints")
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
-	fs.BoolVar(&f.verbose, "verbose", false, "show etcd's and the clients' logs")
+	f.clusterFlags.register(fs)
 }
 
 func newFlagSet(name string) *flag.FlagSet {
@@ -106,19 +134,10 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 		return cfg, usagef("--expect: want catalog or pass, got %q", f.expect)
 	case f.runs < 1:
 		return cfg, usagef("--runs: want at least 1, got %d", f.runs)
-	case f.members < 1:
-		return cfg, usagef("--members: want at least 1, got %d", f.members)
 	}
-	if f.endpoints != "" {
-		cfg.External = &cluster.External{Endpoints: strings.Split(f.endpoints, ","),
-			CAFile: f.cacert, CertFile: f.cert, KeyFile: f.key, Username: f.user, Password: f.password}
-	}
-	if f.verbose {
-		lg, err := zap.NewDevelopment()
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Logger = lg
+	cfg.External, cfg.Logger, err = f.clusterFlags.check()
+	if err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -1,0 +1,292 @@
+// Package bench measures a lock under contention on a cluster: locks per
+// second, how long an acquire waits, how long the lock takes to pass from one
+// holder to the next, how often it goes back to the client that just
+// released it, and how many etcd requests each acquire+release costs.
+//
+// Every client acquires and releases in a loop with an empty critical
+// section unless told otherwise, so the numbers are the lock's own cost. Clients are lab clients
+// (cluster.Client), spread over the members in turn, each with its own lease.
+// A measurement also checks mutual exclusion the cheap way (two clients
+// inside at once is an error): a benchmark that silently measured a broken
+// lock would be worse than none.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+)
+
+// Config is one measurement.
+type Config struct {
+	// Lock is the name the lock is known by, used in results and errors.
+	Lock string
+	// Factory makes one Locker per client.
+	Factory lock.Factory
+	// Clients is how many clients contend (at least 1).
+	Clients int
+	// Duration ends the measurement once it has run that long, and Acquires
+	// once that many grants were made; at least one must be set. Whichever
+	// comes first ends it.
+	Duration time.Duration
+	Acquires int
+	// TTL is each client's lease in seconds (default 5: long enough that no
+	// lease lapses on a loaded machine, which would measure recovery
+	// instead of hand-off).
+	TTL int
+	// Section runs while the lock is held (default: nothing, so that the
+	// lock's own cost is measured).
+	Section func()
+	// Prefix is where the lock's keys go (default "locklab/bench/"). Each
+	// measurement uses a lock name of its own under it.
+	Prefix string
+}
+
+// Result is what one measurement saw.
+type Result struct {
+	Lock     string        `json:"lock"`
+	Clients  int           `json:"clients"`
+	Acquires int           `json:"acquires"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	// LocksPerSec is Acquires / Elapsed.
+	LocksPerSec float64 `json:"locks_per_sec"`
+	// Acquire is how long Acquire took, call to return.
+	Acquire Distribution `json:"acquire"`
+	// Handoff is the time from a holder's Release call to the next grant,
+	// to whichever client (with one client: to its own next grant).
+	Handoff Distribution `json:"handoff"`
+	// SameClient is the fraction of grants that went to the client that
+	// made the previous one: about 1/Clients for a fair lock, near 1 for a
+	// lock whose releasing client usually wins the race again.
+	SameClient float64 `json:"same_client"`
+	// Elections is how many times leadership changed during the
+	// measurement (the Raft term's growth). Nothing is faulted, so any is
+	// the machine being too loaded for the cluster's election timeout, and
+	// the numbers include its stalls.
+	Elections uint64 `json:"elections"`
+	// Requests is unary etcd requests per acquire+release, all clients
+	// together (keep-alives and watches are streams and are not counted).
+	Requests float64 `json:"requests_per_lock"`
+}
+
+// Distribution summarises latencies.
+type Distribution struct {
+	Mean time.Duration `json:"mean_ns"`
+	P50  time.Duration `json:"p50_ns"`
+	P90  time.Duration `json:"p90_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+	// Samples are every latency, in the order observed; kept for plots.
+	Samples []time.Duration `json:"-"`
+}
+
+// ErrMutualExclusion means two clients were inside the lock at once while
+// nothing was faulted.
+var ErrMutualExclusion = errors.New("bench: two clients held the lock at once")
+
+// runs numbers measurements so that each has its own client names and lock.
+var runs atomic.Int64
+
+// Run makes one measurement on c. It creates cfg.Clients lab clients and
+// Lockers, and closes them all before it returns. An error from any
+// Acquire or Release ends the measurement with that error.
+func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	run := runs.Add(1)
+	members := c.Members()
+	type worker struct {
+		client *cluster.Client
+		locker lock.Locker
+	}
+	workers := make([]worker, 0, cfg.Clients)
+	defer func() {
+		for _, w := range workers {
+			if w.locker != nil {
+				w.locker.Close()
+			}
+			c.CloseClient(w.client.Name())
+		}
+	}()
+	name := fmt.Sprintf("%s-%d", cfg.Lock, run)
+	for i := range cfg.Clients {
+		cl, err := c.NewClient(fmt.Sprintf("bench%d-c%d", run, i+1), members[i%len(members)])
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: %w", err)
+		}
+		workers = append(workers, worker{client: cl})
+		l, err := cfg.Factory(cl.Etcd(), name, lock.Options{TTL: cfg.TTL, Prefix: cfg.Prefix})
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
+		}
+		workers[i].locker = l
+	}
+
+	var (
+		left     atomic.Int64 // grants still to make; < 0 once Acquires is reached
+		inside   atomic.Int32
+		lastRel  atomic.Int64 // when the last holder called Release, ns since start; -1 before any
+		lastWho  atomic.Int32 // which worker made the last grant; -1 before any
+		same     atomic.Int64
+		mu       sync.Mutex
+		acquires []time.Duration
+		handoffs []time.Duration
+		firstErr error
+	)
+	left.Store(int64(cfg.Acquires))
+	lastRel.Store(-1)
+	lastWho.Store(-1)
+	fail := func(err error) {
+		mu.Lock()
+		if firstErr == nil {
+			firstErr = err
+		}
+		mu.Unlock()
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if cfg.Duration > 0 {
+		var stop context.CancelFunc
+		mctx, stop = context.WithTimeout(mctx, cfg.Duration)
+		defer stop()
+	}
+	requests := func() (n int64) {
+		for _, w := range workers {
+			n += w.client.Requests()
+		}
+		return n
+	}
+	reqs0 := requests()
+	term0, err := c.Term(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("bench: %w", err)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Go(func() {
+			var acq, hand []time.Duration
+			defer func() {
+				mu.Lock()
+				acquires = append(acquires, acq...)
+				handoffs = append(handoffs, hand...)
+				mu.Unlock()
+			}()
+			for mctx.Err() == nil && (cfg.Acquires == 0 || left.Add(-1) >= 0) {
+				t0 := time.Now()
+				g, err := w.locker.Acquire(mctx)
+				if err != nil {
+					if mctx.Err() == nil {
+						fail(fmt.Errorf("bench: %s: acquire: %w", cfg.Lock, err))
+						cancel()
+					}
+					return
+				}
+				got := time.Now()
+				if inside.Add(1) != 1 {
+					fail(fmt.Errorf("%w (%s, %d clients)", ErrMutualExclusion, cfg.Lock, cfg.Clients))
+					cancel()
+				}
+				acq = append(acq, got.Sub(t0))
+				if cfg.Section != nil {
+					cfg.Section()
+				}
+				if r := lastRel.Load(); r >= 0 {
+					hand = append(hand, got.Sub(start)-time.Duration(r))
+				}
+				if lastWho.Swap(int32(i)) == int32(i) {
+					same.Add(1)
+				}
+				inside.Add(-1)
+				lastRel.Store(int64(time.Since(start)))
+				// Release is not cut short by the end of the measurement: a
+				// lock left held would only slow the cleanup.
+				if err := w.locker.Release(context.WithoutCancel(mctx), g); err != nil {
+					fail(fmt.Errorf("bench: %s: release: %w", cfg.Lock, err))
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return Result{}, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	n := len(acquires)
+	res := Result{
+		Lock:     cfg.Lock,
+		Clients:  cfg.Clients,
+		Acquires: n,
+		Elapsed:  elapsed,
+		Acquire:  summarise(acquires),
+		Handoff:  summarise(handoffs),
+	}
+	if n > 0 {
+		res.LocksPerSec = float64(n) / elapsed.Seconds()
+		res.Requests = float64(requests()-reqs0) / float64(n)
+	}
+	if term, err := c.Term(ctx); err == nil {
+		res.Elections = term - term0
+	}
+	if n > 1 {
+		res.SameClient = float64(same.Load()) / float64(n-1)
+	}
+	return res, nil
+}
+
+func (cfg Config) withDefaults() (Config, error) {
+	switch {
+	case cfg.Factory == nil:
+		return cfg, errors.New("bench: no lock factory")
+	case cfg.Clients < 1:
+		return cfg, fmt.Errorf("bench: clients: want at least 1, got %d", cfg.Clients)
+	case cfg.Duration <= 0 && cfg.Acquires <= 0:
+		return cfg, errors.New("bench: set a duration or a number of acquires")
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = 5
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = "locklab/bench/"
+	}
+	if cfg.Lock == "" {
+		cfg.Lock = "lock"
+	}
+	return cfg, nil
+}
+
+// summarise computes a Distribution of ds (which it sorts a copy of).
+func summarise(ds []time.Duration) Distribution {
+	if len(ds) == 0 {
+		return Distribution{}
+	}
+	sorted := slices.Clone(ds)
+	slices.Sort(sorted)
+	var sum time.Duration
+	for _, d := range sorted {
+		sum += d
+	}
+	q := func(p float64) time.Duration { return sorted[min(len(sorted)-1, int(p*float64(len(sorted))))] }
+	return Distribution{
+		Mean:    sum / time.Duration(len(sorted)),
+		P50:     q(0.50),
+		P90:     q(0.90),
+		P99:     q(0.99),
+		Max:     sorted[len(sorted)-1],
+		Samples: ds,
+	}
+}

@@ -1,0 +1,121 @@
+package bench_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/bench"
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func start(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	c, err := cluster.Start(t.Context(), cluster.Config{})
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestRunCountsGrantsAndRequests(t *testing.T) {
+	c := start(t)
+	for _, name := range []string{"etcd-mutex", "queue"} {
+		f, err := lock.Lookup(name)
+		require.NoError(t, err)
+		res, err := bench.Run(t.Context(), c, bench.Config{Lock: name, Factory: f, Clients: 1, Acquires: 20})
+		require.NoError(t, err)
+		assert.Equal(t, 20, res.Acquires)
+		assert.Equal(t, 2.0, res.Requests, "%s: one request to acquire, one to release", name)
+		assert.Equal(t, 1.0, res.SameClient)
+		assert.Len(t, res.Handoff.Samples, 19)
+		assert.Positive(t, res.LocksPerSec)
+		assert.LessOrEqual(t, res.Acquire.P50, res.Acquire.P99)
+		assert.LessOrEqual(t, res.Acquire.P99, res.Acquire.Max)
+	}
+	resp, err := c.Admin().Get(t.Context(), "locklab/bench/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	require.NoError(t, err)
+	assert.Zero(t, resp.Count, "a measurement leaves no key behind")
+}
+
+func TestRunContendedQueueIsFair(t *testing.T) {
+	c := start(t)
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 4, Acquires: 80})
+	require.NoError(t, err)
+	assert.Equal(t, 80, res.Acquires)
+	// A FIFO queue with four clients always looping never hands the lock
+	// straight back, except when a releasing client re-enqueues before
+	// anyone else is queued.
+	assert.Less(t, res.SameClient, 0.5)
+}
+
+func TestRunStopsAfterDuration(t *testing.T) {
+	c := start(t)
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 3, Duration: 300 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Positive(t, res.Acquires)
+	assert.GreaterOrEqual(t, res.Elapsed, 300*time.Millisecond)
+}
+
+// noLock grants every Acquire at once: the broken lock the mutual exclusion
+// check must catch.
+type noLock struct{}
+
+func (noLock) Acquire(context.Context) (lock.Grant, error)                  { return lock.Grant{}, nil }
+func (noLock) Release(context.Context, lock.Grant) error                    { return nil }
+func (noLock) Lease() clientv3.LeaseID                                      { return 0 }
+func (noLock) Close() error                                                 { return nil }
+func newNoLock(*clientv3.Client, string, lock.Options) (lock.Locker, error) { return noLock{}, nil }
+
+func TestRunCatchesTwoHolders(t *testing.T) {
+	c := start(t)
+	// The section waits (bounded) until a second client is inside too,
+	// which only a broken lock allows.
+	var mu sync.Mutex
+	inside := 0
+	both := make(chan struct{})
+	section := func() {
+		mu.Lock()
+		inside++
+		if inside == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select {
+		case <-both:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	_, err := bench.Run(t.Context(), c, bench.Config{Lock: "none", Factory: newNoLock, Clients: 2, Acquires: 2, Section: section})
+	require.ErrorIs(t, err, bench.ErrMutualExclusion)
+}
+
+func TestRunRejectsBadConfig(t *testing.T) {
+	c := start(t)
+	for _, cfg := range []bench.Config{
+		{Factory: lock.NewQueue, Clients: 0, Acquires: 1},
+		{Factory: lock.NewQueue, Clients: 1},
+		{Clients: 1, Acquires: 1},
+	} {
+		_, err := bench.Run(t.Context(), c, cfg)
+		assert.Error(t, err)
+	}
+}
+
+func TestRunInterrupted(t *testing.T) {
+	c := start(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := bench.Run(ctx, c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Duration: time.Minute})
+	require.ErrorIs(t, err, context.Canceled)
+}
