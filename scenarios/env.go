@@ -127,8 +127,12 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		e.runs = append(e.runs, &resourceRun{res: res, mem: mem, rec: history.NewRecorderAt(sink, e.start)})
 	}
 	e.nemesis = faults.New(cfg.Cluster, faults.RecorderFunc(func(ev faults.Event) {
+		// The cluster knows clients by their run-wide names; the history
+		// by the run's own ("c1"), as every operation names them.
+		f := ev.Fault
+		f.Client = strings.TrimPrefix(f.Client, prefix)
 		for _, r := range e.runs {
-			r.rec.Fault(ev.ID, ev.Phase == faults.Start, ev.Fault.String(), ev.Target, ev.Err)
+			r.rec.Fault(ev.ID, ev.Phase == faults.Start, f.String(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
 		}
 	}))
 	ctx, cancel := context.WithCancel(context.Background())

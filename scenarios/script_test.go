@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -36,5 +38,12 @@ func TestScripts(t *testing.T) {
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			return env.Do(ctx, d.Cmd, d.CmdArgs) + "\n"
 		})
+		// Faults name clients as operations do: "pause-client c1 at …".
+		for _, ev := range env.Events(0) {
+			if ev.Type == history.FaultStart {
+				assert.NotContains(t, ev.Fault, "/", "fault %q names a client by its cluster-wide name", ev.Fault)
+				assert.NotContains(t, ev.Target, "/")
+			}
+		}
 	})
 }
