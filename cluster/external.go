@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -33,8 +34,9 @@ type External struct {
 }
 
 // Connect reaches an existing cluster and checks that every endpoint answers
-// before ctx ends (each within a few seconds). Close closes only what the lab
-// opened.
+// before ctx ends (each within a few seconds); an endpoint that refuses the
+// connection or the TLS handshake fails at once, with the reason. Close
+// closes only what the lab opened.
 func Connect(ctx context.Context, x External) (_ *Cluster, err error) {
 	if len(x.Endpoints) == 0 {
 		return nil, errors.New("cluster: no endpoints given")
@@ -73,9 +75,15 @@ func Connect(ctx context.Context, x External) (_ *Cluster, err error) {
 		if m.admin, err = c.newAdmin([]string{m.extEndpoint}); err != nil {
 			return nil, err
 		}
-		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := m.admin.Status(sctx, m.extEndpoint)
-		cancel()
+		// gRPC would wait for a connection until the deadline and then say
+		// only that; a direct connection attempt fails at once and says why
+		// (refused, a certificate not trusted, a client certificate needed).
+		err := probe(ctx, m.extEndpoint, x.tls)
+		if err == nil {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err = m.admin.Status(sctx, m.extEndpoint)
+			cancel()
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cluster: cannot reach etcd at %s: %w", m.extEndpoint, err)
 		}
@@ -93,4 +101,44 @@ func parseEndpoint(ep string) (string, error) {
 		return "", fmt.Errorf("cluster: endpoint %q: want http(s)://host:port", ep)
 	}
 	return u.Scheme + "://" + u.Host, nil
+}
+
+// probe connects to endpoint the way a client would (TCP, then TLS for
+// https) and returns why that fails, or nil if it does not.
+func probe(ctx context.Context, endpoint string, cfg *tls.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	host := hostOf(endpoint)
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if !strings.HasPrefix(endpoint, "https://") {
+		return nil
+	}
+	if cfg == nil {
+		cfg = &tls.Config{}
+	}
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		cfg.ServerName = hostname(endpoint)
+	}
+	cfg.NextProtos = []string{"h2"}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return err
+	}
+	// With TLS 1.3 a server that rejects the client's certificate says so
+	// only after the handshake, in an alert the first read receives.
+	tc.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	var b [1]byte
+	if _, err := tc.Read(b[:]); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil // the server is waiting for the client: it accepted us
+		}
+		return err
+	}
+	return nil
 }
