@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -117,7 +118,9 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 			c.CloseClient(w.client.Name())
 		}
 	}()
-	name := fmt.Sprintf("%s-%d", cfg.Lock, run)
+	// Its own lock name, so that measurements from other processes on the
+	// same (external) cluster never share a queue.
+	name := fmt.Sprintf("%s-%08x-%d", cfg.Lock, rand.Uint32(), run)
 	for i := range cfg.Clients {
 		cl, err := c.NewClient(fmt.Sprintf("bench%d-c%d", run, i+1), members[i%len(members)])
 		if err != nil {

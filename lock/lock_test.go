@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
@@ -289,4 +290,50 @@ func TestOptionsAndLookup(t *testing.T) {
 	assert.ErrorIs(t, err, lock.ErrNoToken)
 	_, err = lock.Grant{}.Guard()
 	assert.True(t, errors.Is(err, lock.ErrNoToken))
+}
+
+// Clients that know every member spread their requests over them (gRPC round
+// robin), so a waiter may write to one member and watch or read on another
+// that has not applied the write yet: a regression test for the queue, whose
+// watch on a member behind once delivered the delete of the client's
+// previous key and reported its session expired.
+func TestClientsOnEveryMember(t *testing.T) {
+	for _, kind := range lock.Names() {
+		t.Run(kind, func(t *testing.T) {
+			c := start(t)
+			const clients = 4
+			rounds := 50
+			if kind == "etcd-mutex" {
+				rounds = 5 // ~100 ms a hand-off
+			}
+			f, err := lock.Lookup(kind)
+			require.NoError(t, err)
+			var (
+				inside atomic.Int32
+				wg     sync.WaitGroup
+			)
+			for range clients {
+				cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: wait, Logger: zap.NewNop()})
+				require.NoError(t, err)
+				t.Cleanup(func() { cli.Close() })
+				l, err := f(cli, "everywhere", lock.Options{TTL: 5})
+				require.NoError(t, err)
+				t.Cleanup(func() { l.Close() })
+				wg.Go(func() {
+					for range rounds {
+						g, err := l.Acquire(ctx(t))
+						if !assert.NoError(t, err) {
+							return
+						}
+						assert.Equal(t, int32(1), inside.Add(1), "two holders at once")
+						inside.Add(-1)
+						if !assert.NoError(t, l.Release(ctx(t), g)) {
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		})
+	}
 }

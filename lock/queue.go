@@ -23,8 +23,9 @@ import (
 // predecessor is still there: a delete up to the read's revision is seen by
 // the read, a later one by the watch, so none is missed. That read may be
 // serializable (no quorum round) because it only decides whether to keep
-// waiting; if the member that answers is behind the watches' revision, it
-// is read again linearizably. When the predecessor goes, one linearizable
+// waiting; if the member that answers has not yet applied the client's own
+// key or the watches' revision (a client with several endpoints may read
+// from another member than it wrote to), it is read again linearizably. When the predecessor goes, one linearizable
 // Txn reads the client's own key and the newest key older than it: own key
 // gone means the session expired (never a grant); no older key means
 // granted; else the new predecessor (one that died while queued) is waited
@@ -86,7 +87,7 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 func (q *queue) wait(ctx context.Context, pred string, predRev, rev int64) error {
 	cli := q.s.Client()
 	for {
-		if err := q.waitDelete(ctx, pred, predRev); err != nil {
+		if err := q.waitDelete(ctx, pred, predRev, rev); err != nil {
 			return err
 		}
 		resp, err := cli.Txn(ctx).Then(
@@ -108,11 +109,12 @@ func (q *queue) wait(ctx context.Context, pred string, predRev, rev int64) error
 }
 
 // waitDelete returns once the predecessor — key pred as created at predRev —
-// is gone, or with ErrSessionExpired once the client's own key is. The
+// is gone, or with ErrSessionExpired once the client's own key (created at
+// rev) is. The
 // revision matters: a client's key name is the same at every acquire, so the
 // predecessor's name may already stand for its next place in the queue,
 // behind this one.
-func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) error {
+func (q *queue) waitDelete(ctx context.Context, pred string, predRev, rev int64) error {
 	cli := q.s.Client()
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
@@ -120,7 +122,9 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) erro
 		cli.Watch(wctx, pred, clientv3.WithCreatedNotify(), clientv3.WithFilterPut()),
 		cli.Watch(wctx, q.key, clientv3.WithCreatedNotify(), clientv3.WithFilterPut()),
 	}
-	var from int64 // every event after this revision reaches the watches
+	// The read below must be at least as new as the client's own key and
+	// as every watch: what it cannot see, the watches will.
+	from := rev
 	for _, w := range watches {
 		rev, err := created(ctx, w)
 		if err != nil {
@@ -128,11 +132,10 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) erro
 		}
 		from = max(from, rev)
 	}
-	// A serializable read is enough here if it is no older than the
-	// watches: what it cannot see, they will. (This read decides only when
-	// to stop waiting; the grant itself is confirmed linearizably in wait.)
-	// A member behind the watches answers with an older revision: read
-	// again linearizably.
+	// So a serializable read is enough if its revision is at least from.
+	// (It decides only whether to keep waiting; the grant itself is
+	// confirmed linearizably in wait.) A member further behind answers
+	// with an older revision: read again linearizably.
 	resp, err := q.check(ctx, pred, clientv3.WithSerializable())
 	if err == nil && resp.Header.Revision < from {
 		resp, err = q.check(ctx, pred)
@@ -152,14 +155,14 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) erro
 			if err := watchErr(ctx, wr, ok); err != nil {
 				return err
 			}
-			if len(wr.Events) > 0 {
+			if deletedAfter(wr, predRev) {
 				return nil
 			}
 		case wr, ok := <-watches[1]:
 			if err := watchErr(ctx, wr, ok); err != nil {
 				return err
 			}
-			if len(wr.Events) > 0 {
+			if deletedAfter(wr, rev) {
 				return ErrSessionExpired
 			}
 		case <-q.s.Done():
@@ -168,6 +171,20 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev int64) erro
 			return ctx.Err()
 		}
 	}
+}
+
+// deletedAfter reports whether wr holds a delete after revision rev. An
+// older delete is of an earlier key of the same name (a client's key name is
+// the same at every acquire): a watch created on a member that is behind the
+// one the client wrote to still delivers it. (Only with a client that has
+// several endpoints; found by TestQueueWithClientsOnEveryMember.)
+func deletedAfter(wr clientv3.WatchResponse, rev int64) bool {
+	for _, ev := range wr.Events {
+		if ev.Type == clientv3.EventTypeDelete && ev.Kv.ModRevision > rev {
+			return true
+		}
+	}
+	return false
 }
 
 // check reads whether pred exists and whether the client's own key does.
