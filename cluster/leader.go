@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/types"
+
+	"github.com/locklab/locklab/internal/poll"
 )
 
 // statusTimeout bounds one member status query of an external cluster.
@@ -65,7 +67,7 @@ func (c *Cluster) WaitLeader(ctx context.Context, except ...string) (string, err
 	if len(except) > 0 {
 		what = fmt.Sprintf("a leader other than %v", except)
 	}
-	err := waitFor(ctx, what, c.tick(), func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, what, c.tick(), func(ctx context.Context) (bool, error) {
 		l, err := c.Leader(ctx)
 		if err != nil {
 			return false, err
@@ -105,7 +107,7 @@ func (c *Cluster) MoveLeader(ctx context.Context, to string) error {
 	if err := le.Server.MoveLeader(ctx, uint64(le.Server.MemberID()), uint64(te.Server.MemberID())); err != nil {
 		return fmt.Errorf("move leader from %s to %s: %w", from, to, err)
 	}
-	return waitFor(ctx, "leader "+to, c.tick(), func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, "leader "+to, c.tick(), func(ctx context.Context) (bool, error) {
 		l, err := c.Leader(ctx)
 		return l == to, err
 	})
@@ -117,31 +119,6 @@ func (c *Cluster) tick() time.Duration {
 		return 10 * time.Millisecond
 	}
 	return time.Duration(c.cfg.TickMs) * time.Millisecond
-}
-
-// waitFor checks cond every interval until it holds or ctx ends. The error
-// names what it waited for and the last reason the condition did not hold.
-func waitFor(ctx context.Context, what string, interval time.Duration, cond func(context.Context) (bool, error)) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return nil
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-ctx.Done():
-			if last != nil {
-				return fmt.Errorf("waiting for %s: %w (last: %v)", what, ctx.Err(), last)
-			}
-			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
-		case <-t.C:
-		}
-	}
 }
 
 // Term is the highest Raft term any reachable member reports. It grows by

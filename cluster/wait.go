@@ -8,6 +8,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/internal/poll"
 )
 
 // attemptTimeout bounds one request of a condition wait, so that a request
@@ -37,7 +39,7 @@ func (c *Cluster) LeaseAlive(ctx context.Context, id clientv3.LeaseID) (bool, er
 // WaitLeaseGone waits until the cluster itself reports lease id gone
 // (expired or revoked). A client's own view (Session.Done) lags behind it.
 func (c *Cluster) WaitLeaseGone(ctx context.Context, id clientv3.LeaseID) error {
-	return waitFor(ctx, fmt.Sprintf("the server to drop lease %x", int64(id)), c.tick(), func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, fmt.Sprintf("the server to drop lease %x", int64(id)), c.tick(), func(ctx context.Context) (bool, error) {
 		alive, err := c.LeaseAlive(ctx, id)
 		return !alive && err == nil, err
 	})
@@ -60,7 +62,7 @@ func (c *Cluster) LinearizableRead(ctx context.Context, name string) (*clientv3.
 
 // WaitLinearizableRead waits until member name answers a linearizable read.
 func (c *Cluster) WaitLinearizableRead(ctx context.Context, name string) error {
-	return waitFor(ctx, name+" to answer a linearizable read", c.tick(), func(ctx context.Context) (bool, error) {
+	return poll.Until(ctx, name+" to answer a linearizable read", c.tick(), func(ctx context.Context) (bool, error) {
 		_, err := c.LinearizableRead(ctx, name)
 		return err == nil, err
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -477,16 +478,13 @@ func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) 
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
 	lease := w.locker.Lease()
-	for {
-		if gone, err := e.checkLease(ctx, client, lease); err == nil && gone {
-			return fmt.Sprintf("server: %s's lease is gone", client), nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("waiting for the server to drop %s's lease: %w", client, ctx.Err())
-		case <-time.After(leasePoll):
-		}
+	err = poll.Until(ctx, "the server to drop "+client+"'s lease", leasePoll, func(ctx context.Context) (bool, error) {
+		return e.checkLease(ctx, client, lease)
+	})
+	if err != nil {
+		return "", err
 	}
+	return fmt.Sprintf("server: %s's lease is gone", client), nil
 }
 
 // checkLease asks the server about one lease; the first time it is gone, a

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/models"
 )
 
@@ -239,17 +239,14 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 	key := fmt.Sprintf("%slock/%x", e.opts.Prefix, w.locker.Lease())
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
-	for {
+	err = poll.Until(ctx, client+" to queue", leasePoll, func(ctx context.Context) (bool, error) {
 		resp, err := e.c.Admin().Get(ctx, key)
-		if err == nil && len(resp.Kvs) > 0 {
-			return client + ": waiting", nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("waiting for %s to queue: %w", client, ctx.Err())
-		case <-time.After(leasePoll):
-		}
+		return err == nil && len(resp.Kvs) > 0, err
+	})
+	if err != nil {
+		return "", err
 	}
+	return client + ": waiting", nil
 }
 
 // Reports checks every resource's history.
