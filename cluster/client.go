@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -28,6 +31,16 @@ type Client struct {
 	lease  atomic.Int64
 	pause  gate
 	reqs   atomic.Int64
+
+	grantsMu sync.Mutex
+	grants   []LeaseGrant // every lease granted through this client
+}
+
+// LeaseGrant is a lease the server granted to a client, and when the answer
+// arrived: the lease was alive then.
+type LeaseGrant struct {
+	ID clientv3.LeaseID
+	At time.Time
 }
 
 // NewClient connects a new lab client called name to member through a new
@@ -158,9 +171,26 @@ func (cl *Client) Etcd() *clientv3.Client { return cl.etcd }
 // counted.
 func (cl *Client) Requests() int64 { return cl.reqs.Load() }
 
+// count counts every unary request and notes every lease the server grants
+// the client: a lock may take a new lease for each acquire, and the lab must
+// know each one to tell when the server ends it.
 func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	cl.reqs.Add(1)
-	return invoker(ctx, method, req, reply, cc, opts...)
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if r, ok := reply.(*etcdserverpb.LeaseGrantResponse); ok && err == nil && r.ID != 0 {
+		cl.grantsMu.Lock()
+		cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(r.ID), At: time.Now()})
+		cl.grantsMu.Unlock()
+	}
+	return err
+}
+
+// LeaseGrants lists, in order, every lease the server granted through this
+// client.
+func (cl *Client) LeaseGrants() []LeaseGrant {
+	cl.grantsMu.Lock()
+	defer cl.grantsMu.Unlock()
+	return slices.Clone(cl.grants)
 }
 
 // SetLease records the lease the client's lock session uses, so that faults

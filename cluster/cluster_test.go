@@ -200,6 +200,9 @@ func TestCutClientLosesLeaseOtherSurvives(t *testing.T) {
 	s2, err := concurrency.NewSession(c2.Etcd(), concurrency.WithTTL(1))
 	require.NoError(t, err)
 	defer s2.Close()
+	grants := c1.LeaseGrants()
+	require.Len(t, grants, 1, "the client notes every lease granted through it")
+	assert.Equal(t, s1.Lease(), grants[0].ID)
 
 	cut := time.Now()
 	c1.Cut()

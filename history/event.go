@@ -15,6 +15,27 @@ type Header struct {
 	Resource string `json:"resource,omitempty"`
 	Members  int    `json:"members,omitempty"`
 	Version  string `json:"locklab_version,omitempty"`
+	// Minimum is the least the run had to achieve to count as a test of the
+	// lock at all; models.Check judges it, so an offline check of the file
+	// gives the verdict the run gave. Nil: no minimum stated.
+	Minimum *Minimum `json:"minimum,omitempty"`
+}
+
+// Minimum is the progress a scenario must see before its verdict can be a
+// PASS: a lock that grants nothing, or whose every guarded write is refused,
+// has proved nothing (etcd's robustness tests fail a run below a minimal QPS
+// for the same reason).
+type Minimum struct {
+	// Grants is the least number of acquires that returned ok.
+	Grants int `json:"grants,omitempty"`
+	// Sections is the least number of critical sections that completed ok.
+	Sections int `json:"sections,omitempty"`
+	// Accepted is the least number of writes the resource accepted.
+	Accepted int `json:"accepted,omitempty"`
+	// RegrantWithin, if set, bounds liveness: after the last fault of the
+	// history ended, an acquire must return ok within this many
+	// nanoseconds.
+	RegrantWithin int64 `json:"regrant_within_ns,omitempty"`
 }
 
 // Type says what an event is.
@@ -32,9 +53,15 @@ const (
 	FaultEnd   Type = "fault-end"
 	// LeaseLost records that a client's lease ended on the server. Its
 	// AliveUntil is the last moment the lease was known to be alive (a lower
-	// bound), so a holder's validity is never stretched past what the server
-	// granted.
+	// bound), its Time the first moment it was known gone (an upper bound),
+	// so a holder's validity is never stretched past what the server
+	// granted. Lease names the lease (zero in files that predate it: the
+	// loss is then matched by client).
 	LeaseLost Type = "lease-lost"
+	// Final records the resource's value when the run ended (Value), read
+	// by the lab after every client stopped. It lets an offline check count
+	// the acknowledged increments the resource lost.
+	Final Type = "final"
 )
 
 // Op names an operation.
@@ -45,12 +72,11 @@ const (
 	Acquire Op = "acquire" // output: Token
 	Release Op = "release"
 	// CS is one critical section as a single operation: read the protected
-	// counter (output Read), then write Read+1 with Token (output Accepted;
-	// Reason says why a write was rejected).
+	// counter (output Value), then write Value+1 with Token (output
+	// Accepted; Reason says why a write was rejected; WriteAt when the write
+	// was sent). An ok CS without Value or Accepted cannot be judged and is
+	// invalid.
 	CS Op = "cs"
-	// Read and Write are single resource accesses, for the fenced register.
-	Read  Op = "read"  // output: Value
-	Write Op = "write" // input: Token, Value; output: Accepted
 )
 
 // Event is one line of a history after the header.
@@ -66,7 +92,8 @@ type Event struct {
 	Lock string `json:"lock,omitempty"`
 
 	Token    int64  `json:"token,omitempty"`    // fencing token granted or written with
-	Value    *int64 `json:"value,omitempty"`    // value read (cs, read) or written (write)
+	Lease    int64  `json:"lease,omitempty"`    // acquire ok, lease-lost: the lease a grant rests on
+	Value    *int64 `json:"value,omitempty"`    // value read (cs) or final value (final)
 	Accepted *bool  `json:"accepted,omitempty"` // whether the resource took the write
 	Reason   string `json:"reason,omitempty"`   // why a write was rejected
 	Error    string `json:"error,omitempty"`    // the error of a fail or info
@@ -75,6 +102,9 @@ type Event struct {
 	Target string `json:"target,omitempty"` // fault events: resolved target, "m2"
 
 	AliveUntil int64 `json:"alive_until,omitempty"` // lease-lost: last time known alive
+	// WriteAt is when a critical section sent its write (run clock); zero
+	// when it sent none or the file predates it.
+	WriteAt int64 `json:"write_at,omitempty"`
 }
 
 // IsCompletion reports whether e ends an operation.

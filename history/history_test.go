@@ -48,15 +48,16 @@ func TestRecorderWritesAFileThatReadsBack(t *testing.T) {
 				rec.Complete(id, nil, history.Event{Token: 5})
 				id = rec.Invoke(client, history.CS, history.Event{Lock: "l"})
 				rec.Complete(id, errors.New("timeout"), history.Event{Value: i64(1)})
-				id = rec.Invoke(client, history.Write, history.Event{Token: 5, Value: i64(2)})
-				rec.Complete(id, history.Definite(errors.New("stale")), history.Event{})
+				id = rec.Invoke(client, history.Release, history.Event{Lock: "l"})
+				rec.Complete(id, history.Definite(errors.New("not held")), history.Event{})
 			}
 		})
 	}
 	wg.Wait()
 	rec.Fault(1, true, "kill-leader", "", nil)
 	rec.Fault(1, false, "kill-leader", "m2", nil)
-	rec.LeaseLost("c1", time.Now().Add(-time.Millisecond))
+	rec.LeaseLost("c1", 0x1a, time.Now().Add(-time.Millisecond))
+	rec.Final(20)
 	require.NoError(t, rec.Err())
 	require.NoError(t, w.Commit())
 
@@ -65,20 +66,17 @@ func TestRecorderWritesAFileThatReadsBack(t *testing.T) {
 	assert.Equal(t, history.FormatVersion, h.Format)
 	assert.Equal(t, "paused-holder", h.Scenario)
 	assert.Equal(t, uint64(7), h.Seed)
-	require.Len(t, events, 8*20*6+3)
+	require.Len(t, events, 8*20*6+4)
 	counts := map[history.Type]int{}
 	for _, e := range events {
 		counts[e.Type]++
 	}
 	assert.Equal(t, map[history.Type]int{history.Invoke: 480, history.Ok: 160, history.Info: 160, history.Fail: 160,
-		history.FaultStart: 1, history.FaultEnd: 1, history.LeaseLost: 1}, counts)
-	last := events[len(events)-1]
-	assert.Less(t, last.AliveUntil, last.Time)
-	for _, e := range events {
-		if e.Type == history.Fail {
-			assert.Equal(t, int64(5), e.Token, "a write's completion carries its token")
-		}
-	}
+		history.FaultStart: 1, history.FaultEnd: 1, history.LeaseLost: 1, history.Final: 1}, counts)
+	lost := events[len(events)-2]
+	assert.Less(t, lost.AliveUntil, lost.Time)
+	assert.Equal(t, int64(0x1a), lost.Lease)
+	assert.Equal(t, int64(20), *events[len(events)-1].Value)
 	left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".*"))
 	assert.Empty(t, left, "no temporary file is left")
 }
@@ -122,6 +120,13 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 			`{"t":4,"type":"ok","id":1,"client":"c1","op":"acquire"}`, "h.jsonl:3: time goes backwards"},
 		{"fault ends first", header + "\n" + `{"t":1,"type":"fault-end","id":1,"fault":"heal"}`, "h.jsonl:2: fault 1 ends before it starts"},
 		{"lease lost in the future", header + "\n" + `{"t":1,"type":"lease-lost","id":0,"client":"c1","alive_until":9}`, "h.jsonl:2: lease-lost: alive_until 9 is after"},
+		{"cs without its read", header + "\n" +
+			`{"t":1,"type":"invoke","id":1,"client":"c1","op":"cs"}` + "\n" +
+			`{"t":2,"type":"ok","id":1,"client":"c1","op":"cs","accepted":true}`, "h.jsonl:3: ok critical section 1 of c1 has no read value"},
+		{"cs without its write outcome", header + "\n" +
+			`{"t":1,"type":"invoke","id":1,"client":"c1","op":"cs"}` + "\n" +
+			`{"t":2,"type":"ok","id":1,"client":"c1","op":"cs","value":0}`, "h.jsonl:3: ok critical section 1 of c1 does not say whether its write was accepted"},
+		{"final without value", header + "\n" + `{"t":1,"type":"final"}`, "h.jsonl:2: final without a value"},
 		{"line too long", header + "\n" + strings.Repeat("x", history.MaxLine+1), "h.jsonl:2: line longer than"},
 	}
 	for _, tc := range cases {
@@ -146,15 +151,18 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		{Time: 2, Type: history.FaultStart, ID: 1, Fault: "pause-client c1 at before-write"},
 		{Time: 3, Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l", Token: 41},
 		{Time: 4, Type: history.Invoke, ID: 2, Client: "c1", Op: history.CS, Lock: "l"},
-		{Time: 5, Type: history.Ok, ID: 2, Client: "c1", Op: history.CS, Lock: "l", Token: 41, Value: i64(0), Accepted: &yes},
+		{Time: 5, Type: history.Ok, ID: 2, Client: "c1", Op: history.CS, Lock: "l", Token: 41, Value: i64(0), Accepted: &yes, WriteAt: 4},
 		{Time: 6, Type: history.FaultEnd, ID: 1, Fault: "pause-client c1 at before-write", Target: "before-write"},
-		{Time: 7, Type: history.LeaseLost, Client: "c1", AliveUntil: 6},
+		{Time: 7, Type: history.LeaseLost, Client: "c1", Lease: 0x2f, AliveUntil: 6},
+		{Time: 8, Type: history.Final, Value: i64(1)},
 	}
 	var buf bytes.Buffer
-	require.NoError(t, history.Encode(&buf, history.Header{Seed: 3}, events))
+	min := &history.Minimum{Grants: 2, Sections: 2, Accepted: 1, RegrantWithin: int64(time.Second)}
+	require.NoError(t, history.Encode(&buf, history.Header{Seed: 3, Minimum: min}, events))
 	h, back, err := history.Decode(&buf, "mem")
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3), h.Seed)
+	assert.Equal(t, min, h.Minimum)
 	assert.Equal(t, events, back)
 }
 
@@ -180,8 +188,29 @@ func TestPairGivesInfoInfinityAndSyntheticReleases(t *testing.T) {
 		assert.True(t, rel.Synthetic)
 		assert.Equal(t, history.Release, rel.Op)
 		assert.Equal(t, int64(history.Infinity), rel.Return)
+		assert.Equal(t, int64(9), rel.Call, "no lease ended: the holder held to the end of the history")
 	}
 	assert.Equal(t, "c1", ops[5].Client)
-	assert.Equal(t, int64(3), ops[5].Call, "invoked at c1's last event")
 	assert.Equal(t, "c3", ops[6].Client)
+}
+
+// A synthetic release is placed where the server ended the grant's lease,
+// never at the holder's last event: before that moment it still held.
+func TestSyntheticReleaseWaitsForTheLeaseOfTheGrant(t *testing.T) {
+	events := []history.Event{
+		{Time: 1, Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire},
+		{Time: 2, Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Token: 9, Lease: 0xa},
+		{Time: 50, Type: history.LeaseLost, Client: "c1", Lease: 0xb, AliveUntil: 40}, // another lease of c1
+		{Time: 80, Type: history.LeaseLost, Client: "c1", Lease: 0xa, AliveUntil: 70},
+		{Time: 90, Type: history.Invoke, ID: 2, Client: "c2", Op: history.Acquire},
+		{Time: 95, Type: history.Ok, ID: 2, Client: "c2", Op: history.Acquire, Token: 12, Lease: 0xc},
+	}
+	ops := history.Pair(events)
+	require.Len(t, ops, 4)
+	rel := ops[2]
+	require.True(t, rel.Synthetic)
+	assert.Equal(t, "c1", rel.Client)
+	assert.Equal(t, int64(70), rel.Call, "from the last moment lease a was known alive")
+	assert.Equal(t, int64(80), rel.Return, "to the moment it was known gone")
+	assert.Equal(t, int64(95), ops[3].Call, "c2 holds to the end of the history")
 }

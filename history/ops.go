@@ -20,34 +20,46 @@ type Operation struct {
 	Call, Return int64 // Return is Infinity for Info
 
 	Token    int64
+	Lease    int64 // the lease a grant rests on; zero if not recorded
 	Value    *int64
 	Accepted *bool
 	Reason   string
 	Error    string
-	// Synthetic marks a release the history did not contain: the client died
-	// holding the lock (see Pair).
+	WriteAt  int64 // when a critical section sent its write; zero if unknown
+	// Synthetic marks a release the history did not contain: the client
+	// ended the history holding the lock (see Pair).
 	Synthetic bool
 }
 
 // Pair turns events into operations in invocation order. Info operations and
 // those never completed get Return = Infinity.
 //
-// A client that dies holding the lock — its last operation after an acquire
-// is Info, or it never released — gets a synthetic Info release invoked at its
-// last event, as Jepsen does: its lease will end some time, and without the
-// release every later grant would look like a second holder. A client that
-// goes on acting after a pause is not dead, and gets none.
+// A client that ends the history holding the lock — its last acquire
+// returned ok or info and no release followed — gets a synthetic Info
+// release, as Jepsen gives a client that died holding: without it, every
+// later grant would look like a second holder. The release is placed where
+// the holder really stopped holding, never earlier: where its grant's lease
+// ended on the server (from the last moment it was known alive), or, if the
+// server never ended that lease, at the end of the history — and not before
+// the client's own last event, since a client that went on acting (a late
+// write, a release refused as "not held") believed it held until then. A
+// synthetic release is a modelling device for the mutex model only: it
+// closes no validity window.
 func Pair(events []Event) []Operation {
 	var ops []Operation
 	index := map[int]int{} // id → position in ops
-	last := map[string]int64{}
+	var end int64
+	last := map[string]int64{} // client → its last event
 	for _, e := range events {
+		end = max(end, e.Time)
+		if e.Client != "" && (e.Type == Invoke || e.IsCompletion()) {
+			last[e.Client] = e.Time
+		}
 		switch {
 		case e.Type == Invoke:
 			index[e.ID] = len(ops)
 			ops = append(ops, Operation{ID: e.ID, Client: e.Client, Op: e.Op, Lock: e.Lock, Type: Info,
-				Call: e.Time, Return: Infinity, Token: e.Token, Value: e.Value})
-			last[e.Client] = e.Time
+				Call: e.Time, Return: Infinity, Token: e.Token})
 		case e.IsCompletion():
 			i, ok := index[e.ID]
 			if !ok {
@@ -57,55 +69,90 @@ func Pair(events []Event) []Operation {
 			op.Type, op.Error = e.Type, e.Error
 			if e.Type != Info {
 				op.Return = e.Time
-				last[e.Client] = e.Time
 			}
 			if e.Token != 0 {
 				op.Token = e.Token
 			}
-			if e.Value != nil {
-				op.Value = e.Value
-			}
+			op.Lease, op.Value, op.WriteAt = e.Lease, e.Value, e.WriteAt
 			op.Accepted, op.Reason = e.Accepted, e.Reason
 		}
 	}
-	return append(ops, syntheticReleases(ops, last)...)
+	return append(ops, syntheticReleases(ops, LeaseLosses(events), last, end)...)
 }
 
-// syntheticReleases finds clients that ended holding a lock.
-func syntheticReleases(ops []Operation, last map[string]int64) []Operation {
-	type holding struct {
-		lock string
-		held bool
+// Loss is one lease-lost event: the lease ended on the server between
+// AliveUntil and Gone.
+type Loss struct {
+	Client           string
+	Lease            int64
+	AliveUntil, Gone int64
+}
+
+// LeaseLosses lists the history's lease-lost events in order.
+func LeaseLosses(events []Event) []Loss {
+	var out []Loss
+	for _, e := range events {
+		if e.Type == LeaseLost {
+			out = append(out, Loss{Client: e.Client, Lease: e.Lease, AliveUntil: e.AliveUntil, Gone: e.Time})
+		}
 	}
-	state := map[string]holding{}
+	return out
+}
+
+// LossOf finds the end of the lease a grant rests on: the loss of the
+// grant's lease if the history names leases, else the first loss of the
+// grant's client recorded after the grant was asked for.
+func LossOf(grant Operation, losses []Loss) (Loss, bool) {
+	for _, l := range losses {
+		switch {
+		case grant.Lease != 0 && l.Lease != 0:
+			if l.Lease == grant.Lease {
+				return l, true
+			}
+		case l.Client == grant.Client && l.Gone >= grant.Call:
+			return l, true
+		}
+	}
+	return Loss{}, false
+}
+
+// syntheticReleases finds clients that ended holding a lock and places
+// their release (see Pair).
+func syntheticReleases(ops []Operation, losses []Loss, last map[string]int64, end int64) []Operation {
+	holding := map[string]*Operation{} // client → the grant it still holds
 	var clients []string
-	for _, op := range ops {
-		if _, seen := state[op.Client]; !seen {
+	nextID := 0
+	for i := range ops {
+		op := &ops[i]
+		nextID = max(nextID, op.ID)
+		if _, seen := holding[op.Client]; !seen {
 			clients = append(clients, op.Client)
+			holding[op.Client] = nil
 		}
 		switch {
 		case op.Op == Acquire && op.Type != Fail:
-			state[op.Client] = holding{op.Lock, true} // Info: it may hold
+			holding[op.Client] = op // Info: it may hold
 		case op.Op == Release && op.Type == Ok:
-			state[op.Client] = holding{}
-		default:
-			if _, seen := state[op.Client]; !seen {
-				state[op.Client] = holding{}
-			}
+			holding[op.Client] = nil
 		}
 	}
 	var out []Operation
-	nextID := 0
-	for _, op := range ops {
-		nextID = max(nextID, op.ID)
-	}
 	slices.Sort(clients)
 	for _, c := range clients {
-		if h := state[c]; h.held {
-			nextID++
-			out = append(out, Operation{ID: nextID, Client: c, Op: Release, Lock: h.lock, Type: Info,
-				Call: last[c], Return: Infinity, Synthetic: true})
+		g := holding[c]
+		if g == nil {
+			continue
 		}
+		nextID++
+		rel := Operation{ID: nextID, Client: c, Op: Release, Lock: g.Lock, Type: Info,
+			Call: max(end, g.Call), Return: Infinity, Synthetic: true}
+		if l, ok := LossOf(*g, losses); ok {
+			rel.Call = max(l.AliveUntil, g.Call, last[c])
+			if rel.Call <= l.Gone {
+				rel.Return = l.Gone
+			}
+		}
+		out = append(out, rel)
 	}
 	return out
 }

@@ -83,20 +83,21 @@ func (r *Recorder) emit(e Event) {
 }
 
 // Invoke records that client starts op and returns the operation's id for
-// Complete. in carries the operation's input: Lock, and for a write Token and
-// Value; its other fields are ignored.
+// Complete. in carries the operation's input: Lock; its other fields are
+// ignored.
 func (r *Recorder) Invoke(client string, op Op, in Event) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nextID++
-	e := Event{Type: Invoke, ID: r.nextID, Client: client, Op: op, Lock: in.Lock, Token: in.Token, Value: in.Value}
+	e := Event{Type: Invoke, ID: r.nextID, Client: client, Op: op, Lock: in.Lock}
 	r.open[e.ID] = e
 	r.emit(e)
 	return e.ID
 }
 
 // Complete records the end of operation id. Its type comes from
-// Classify(err); out carries the output (Token, Value, Accepted, Reason).
+// Classify(err); out carries the output (Token, Lease, Value, Accepted,
+// Reason, WriteAt).
 func (r *Recorder) Complete(id int, err error, out Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,10 +107,8 @@ func (r *Recorder) Complete(id int, err error, out Event) {
 	}
 	delete(r.open, id)
 	e := Event{Type: Classify(err), ID: id, Client: inv.Client, Op: inv.Op, Lock: inv.Lock,
-		Token: out.Token, Value: out.Value, Accepted: out.Accepted, Reason: out.Reason}
-	if inv.Op == Write && e.Token == 0 {
-		e.Token = inv.Token
-	}
+		Token: out.Token, Lease: out.Lease, Value: out.Value, Accepted: out.Accepted, Reason: out.Reason,
+		WriteAt: out.WriteAt}
 	if err != nil {
 		e.Error = err.Error()
 	}
@@ -131,12 +130,20 @@ func (r *Recorder) Fault(id int, start bool, fault, target string, err error) {
 	r.emit(e)
 }
 
-// LeaseLost records, now, that client's lease ended on the server; lastAlive
-// is the last moment it was known to be alive.
-func (r *Recorder) LeaseLost(client string, lastAlive time.Time) {
+// LeaseLost records, now, that client's lease ended on the server: now is
+// the first moment it is known gone, lastAlive the last moment it was known
+// to be alive.
+func (r *Recorder) LeaseLost(client string, lease int64, lastAlive time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.emit(Event{Type: LeaseLost, Client: client, AliveUntil: max(r.Since(lastAlive), 0)})
+	r.emit(Event{Type: LeaseLost, Client: client, Lease: lease, AliveUntil: max(r.Since(lastAlive), 0)})
+}
+
+// Final records the resource's value at the end of the run.
+func (r *Recorder) Final(value int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Final, Value: &value})
 }
 
 // Err is the first error the sink returned, if any.

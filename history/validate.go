@@ -5,11 +5,12 @@ import (
 	"slices"
 )
 
-var knownOps = []Op{Acquire, Release, CS, Read, Write}
+var knownOps = []Op{Acquire, Release, CS}
 
 // Validate checks events the way Decode checks a file: times never go
 // backwards, every completion follows its own invocation, a client runs one
-// operation at a time, fault windows pair up. Checkers call it first, so that
+// operation at a time, fault windows pair up, an ok critical section says
+// what it read and what became of its write. Checkers call it first, so that
 // a broken history is reported as broken rather than judged.
 func Validate(events []Event) error {
 	v := newValidator()
@@ -68,6 +69,11 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("lease-lost: alive_until %d is after the event's time %d", e.AliveUntil, e.Time)
 		}
 		return ""
+	case Final:
+		if e.Value == nil {
+			return "final without a value"
+		}
+		return ""
 	}
 	return fmt.Sprintf("unknown event type %q", e.Type)
 }
@@ -103,6 +109,10 @@ func (v *validator) complete(e Event) string {
 	case inv.client != e.Client || inv.op != e.Op:
 		return fmt.Sprintf("%s of operation %d names %s %s, but it was invoked as %s %s (line %d)",
 			e.Type, e.ID, e.Client, e.Op, inv.client, inv.op, inv.line)
+	case e.Type == Ok && e.Op == CS && e.Value == nil:
+		return fmt.Sprintf("ok critical section %d of %s has no read value: it cannot be judged", e.ID, e.Client)
+	case e.Type == Ok && e.Op == CS && e.Accepted == nil:
+		return fmt.Sprintf("ok critical section %d of %s does not say whether its write was accepted: it cannot be judged", e.ID, e.Client)
 	}
 	delete(v.open, e.ID)
 	delete(v.busy, e.Client)

@@ -35,6 +35,10 @@ type Grant struct {
 	// Key is the lock key in etcd; "" for a lock that keeps none. With Token
 	// it lets an etcd write be guarded by the lock (see Guard).
 	Key string
+	// Lease is the lease the grant rests on: when the server ends it, the
+	// grant is no longer valid. Zero if the lock does not say; the lab then
+	// reads the lease of Key as it was at revision Token.
+	Lease clientv3.LeaseID
 	// Lost is closed once the lock's client learns its lease is gone. It can
 	// lag the server: another client may already hold the lock. Nil when the
 	// lock cannot tell.
@@ -152,7 +156,25 @@ func (l leased) Close() error { return closeSession(l.s) }
 
 // grant is a Grant of key at revision rev under this session.
 func (l leased) grant(key string, rev int64) Grant {
-	return Grant{Token: rev, Key: key, Lost: l.s.Done()}
+	return Grant{Token: rev, Key: key, Lease: l.s.Lease(), Lost: l.s.Done()}
+}
+
+// ownKey reads key after a put-if-absent found it present: if it is this
+// session's — left by an earlier attempt whose outcome the client never
+// learned, a Txn that committed while its response was lost — its create
+// revision is returned (0 if it is someone else's or gone). Adopting it is
+// what makes an acquire safe to retry, as etcd's Mutex does with the Else
+// branch of its Txn; a lock that ignored it would wait behind its own key
+// until its lease ended.
+func (l leased) ownKey(resp *clientv3.TxnResponse) int64 {
+	for _, r := range resp.Responses {
+		for _, kv := range r.GetResponseRange().GetKvs() {
+			if clientv3.LeaseID(kv.Lease) == l.s.Lease() {
+				return kv.CreateRevision
+			}
+		}
+	}
+	return 0
 }
 
 // isExpired reports whether the session's lease is known to be gone.

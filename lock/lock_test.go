@@ -91,7 +91,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			v, _ := res.Read(t.Context(), nil)
+			v, _ := res.Read(t.Context(), nil, lock.Grant{})
 			assert.Equal(t, int64(clients*sections), v, "every increment kept")
 			for i := 1; i < len(tokens); i++ {
 				require.Greater(t, tokens[i], tokens[i-1], "tokens grow in grant order")
@@ -220,7 +220,7 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 				if !s1.Accepted {
 					assert.NotEmpty(t, s1.Reason)
 				}
-				v, err := res.Read(ctx(t), c2.Etcd())
+				v, err := res.Read(ctx(t), c2.Etcd(), g2)
 				require.NoError(t, err)
 				assert.Equal(t, int64(1), v, "two sections, one increment: lost update (unfenced) or rejected write (fenced)")
 				assert.ErrorIs(t, l1.Release(ctx(t), g1), releaseErr(kind), "the lost grant cannot be released")
@@ -334,6 +334,55 @@ func TestClientsOnEveryMember(t *testing.T) {
 				})
 			}
 			wg.Wait()
+		})
+	}
+}
+
+// Fencing only the write loses an update under a correct lock: the stale
+// holder's write lands between the new holder's read and write. The fenced
+// store registers the reader's token, so that write is refused.
+func TestFencedRefusesAStaleWriteBetweenANewerReadAndWrite(t *testing.T) {
+	f := &lock.Fenced{}
+	old, cur := lock.Grant{Token: 10}, lock.Grant{Token: 12}
+	read1, err := f.Read(t.Context(), nil, old) // c1 reads 0, then is paused
+	require.NoError(t, err)
+	read2, err := f.Read(t.Context(), nil, cur) // c2, granted after c1's lease ended, reads 0
+	require.NoError(t, err)
+	w1, err := f.Write(t.Context(), nil, old, read1+1) // c1 wakes and writes 1
+	require.NoError(t, err)
+	assert.False(t, w1.Accepted, "c2's read registered token 12: c1's write with 10 is stale")
+	assert.Equal(t, "stale token 10 < 12", w1.Reason)
+	w2, err := f.Write(t.Context(), nil, cur, read2+1)
+	require.NoError(t, err)
+	assert.True(t, w2.Accepted)
+	v, err := f.Read(t.Context(), nil, cur)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), v, "one increment, none lost")
+	_, err = f.Read(t.Context(), nil, lock.Grant{})
+	assert.ErrorIs(t, err, lock.ErrNoToken)
+}
+
+// An acquire whose Txn committed while its answer was lost leaves the
+// client's own key behind. The next Acquire must take that key up, not wait
+// behind it until its own lease ends (the lock would wedge for a whole TTL,
+// or forever while the session keeps the lease alive).
+func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
+	c := start(t)
+	for _, kind := range lock.Names() {
+		t.Run(kind, func(t *testing.T) {
+			_, l := locker(t, c, kind, "retry-"+kind, "retry-"+kind)
+			g, err := l.Acquire(ctx(t))
+			require.NoError(t, err)
+			// Forget the grant without releasing it, as a client does whose
+			// Acquire returned an error although its Txn committed.
+			actx, cancel := context.WithTimeout(t.Context(), 3*time.Second)
+			defer cancel()
+			again, err := l.Acquire(actx)
+			require.NoError(t, err, "the retried acquire must not wait behind its own key")
+			assert.Equal(t, g.Token, again.Token, "the same key, the same token")
+			assert.Equal(t, l.Lease(), again.Lease)
+			require.NoError(t, l.Release(ctx(t), again))
+			assert.Zero(t, keys(t, c, "retry-"+kind))
 		})
 	}
 }

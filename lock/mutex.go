@@ -55,7 +55,7 @@ func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
 		return Grant{}, err
 	}
 	owner := l.m.IsOwner()
-	return Grant{Token: owner.GetCompare().GetCreateRevision(), Key: l.m.Key(), Lost: l.s.Done()}, nil
+	return Grant{Token: owner.GetCompare().GetCreateRevision(), Key: l.m.Key(), Lease: l.s.Lease(), Lost: l.s.Done()}, nil
 }
 
 func (l *etcdMutex) Release(ctx context.Context, g Grant) error {

@@ -59,53 +59,76 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 	if isExpired(q.s) {
 		return Grant{}, ErrSessionExpired
 	}
-	cli := q.s.Client()
 	newest := clientv3.OpGet(q.pfx, clientv3.WithLastCreate()...)
-	resp, err := cli.Txn(ctx).
+	resp, err := q.s.Client().Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(q.key), "=", 0)).
 		Then(newest, clientv3.OpPut(q.key, "", clientv3.WithLease(q.s.Lease()))).
+		Else(clientv3.OpGet(q.key)).
 		Commit()
 	if err != nil {
 		return Grant{}, err
 	}
-	if !resp.Succeeded {
-		return Grant{}, fmt.Errorf("lock: %s is already queued or held by this Locker", q.key)
-	}
-	rev := resp.Header.Revision // our put's revision: the key's create revision
-	grant := q.grant(q.key, rev)
-	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
-		if err := q.wait(ctx, string(kvs[0].Key), kvs[0].CreateRevision, rev); err != nil {
+	var pred string
+	var rev, predRev int64
+	if resp.Succeeded {
+		rev = resp.Header.Revision // our put's revision: the key's create revision
+		if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) > 0 {
+			pred, predRev = string(kvs[0].Key), kvs[0].CreateRevision
+		}
+	} else {
+		// Our key is already queued: an earlier Acquire's Txn committed but
+		// its answer was lost. Take up that place in the queue.
+		if rev = q.ownKey(resp); rev == 0 {
+			return Grant{}, fmt.Errorf("lock: %s is held by another lease", q.key)
+		}
+		if pred, predRev, err = q.older(ctx, rev); err != nil {
 			q.dequeue(rev)
 			return Grant{}, err
 		}
 	}
-	return grant, nil
+	if pred != "" {
+		if err := q.wait(ctx, pred, predRev, rev); err != nil {
+			q.dequeue(rev)
+			return Grant{}, err
+		}
+	}
+	return q.grant(q.key, rev), nil
 }
 
 // wait waits until every key older than rev is gone, starting with pred,
 // created at predRev.
 func (q *queue) wait(ctx context.Context, pred string, predRev, rev int64) error {
-	cli := q.s.Client()
-	for {
+	for pred != "" {
 		if err := q.waitDelete(ctx, pred, predRev, rev); err != nil {
 			return err
 		}
-		resp, err := cli.Txn(ctx).Then(
-			clientv3.OpGet(q.key),
-			clientv3.OpGet(q.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
-		).Commit()
-		if err != nil {
+		var err error
+		if pred, predRev, err = q.older(ctx, rev); err != nil {
 			return err
 		}
-		if len(resp.Responses[0].GetResponseRange().Kvs) == 0 {
-			return ErrSessionExpired
-		}
-		older := resp.Responses[1].GetResponseRange().Kvs
-		if len(older) == 0 {
-			return nil
-		}
-		pred, predRev = string(older[0].Key), older[0].CreateRevision
 	}
+	return nil
+}
+
+// older reads, linearizably, the client's own key (created at rev) and the
+// newest key older than it: ErrSessionExpired if the own key is gone, ""
+// if no older key is left (the lock is the client's), else the key to wait
+// for next.
+func (q *queue) older(ctx context.Context, rev int64) (string, int64, error) {
+	resp, err := q.s.Client().Txn(ctx).Then(
+		clientv3.OpGet(q.key),
+		clientv3.OpGet(q.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
+	).Commit()
+	if err != nil {
+		return "", 0, err
+	}
+	if own := resp.Responses[0].GetResponseRange().Kvs; len(own) == 0 || own[0].CreateRevision != rev {
+		return "", 0, ErrSessionExpired
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
+		return string(kvs[0].Key), kvs[0].CreateRevision, nil
+	}
+	return "", 0, nil
 }
 
 // waitDelete returns once the predecessor — key pred as created at predRev —

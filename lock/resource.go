@@ -31,11 +31,12 @@ type Written struct {
 
 // Resource is a counter a lock protects. Read and Write go through the
 // client's own etcd connection where the resource lives in etcd, so a cut or
-// paused client cannot reach it either. Implementations are safe for
-// concurrent use.
+// paused client cannot reach it either. Both carry the holder's grant: a
+// fenced resource fences the whole read-modify-write, not only the write.
+// Implementations are safe for concurrent use.
 type Resource interface {
 	Name() string
-	Read(ctx context.Context, client *clientv3.Client) (int64, error)
+	Read(ctx context.Context, client *clientv3.Client, g Grant) (int64, error)
 	// Write sets the counter to value with g's fencing token. A rejected
 	// write is not an error: Written says why.
 	Write(ctx context.Context, client *clientv3.Client, g Grant, value int64) (Written, error)
@@ -69,10 +70,17 @@ type Unfenced struct {
 func (*Unfenced) Name() string { return "unfenced" }
 
 // Read returns the counter.
-func (u *Unfenced) Read(context.Context, *clientv3.Client) (int64, error) {
+func (u *Unfenced) Read(context.Context, *clientv3.Client, Grant) (int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.value, nil
+}
+
+// Peek returns the counter without taking part in the workload.
+func (u *Unfenced) Peek() int64 {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.value
 }
 
 // Write always succeeds.
@@ -83,8 +91,16 @@ func (u *Unfenced) Write(_ context.Context, _ *clientv3.Client, _ Grant, value i
 	return Written{Accepted: true}, nil
 }
 
-// Fenced is the storage of Kleppmann's fencing argument: it remembers the
-// largest token it accepted and rejects a write carrying a smaller one.
+// Fenced is the storage of Kleppmann's fencing argument, fencing the whole
+// critical section: every read and write carries the holder's token, the
+// store remembers the largest token it has seen on either, and it rejects a
+// write whose token is below that.
+//
+// Why the read must count: fence only the writes, and a stale holder (token
+// 10) that read 0 can still write 1 after the new holder (token 12) read 0
+// but before it wrote — both writes are accepted, both wrote 1, and an update
+// is lost under a perfectly correct lock. Once the new holder's read has
+// registered 12, the stale write of 10 is refused.
 type Fenced struct {
 	mu           sync.Mutex
 	value, token int64
@@ -93,15 +109,29 @@ type Fenced struct {
 // Name is "fenced".
 func (*Fenced) Name() string { return "fenced" }
 
-// Read returns the counter.
-func (f *Fenced) Read(context.Context, *clientv3.Client) (int64, error) {
+// Read returns the counter and registers g's token: no write with an older
+// token is accepted after it. A grant without a token is refused with
+// ErrNoToken rather than trusted.
+func (f *Fenced) Read(_ context.Context, _ *clientv3.Client, g Grant) (int64, error) {
+	if g.Token == 0 {
+		return 0, ErrNoToken
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.token = max(f.token, g.Token)
 	return f.value, nil
 }
 
-// Write accepts value if g's token is at least the largest accepted so far.
-// A grant without a token is refused with ErrNoToken rather than trusted.
+// Peek returns the counter without registering a token: the lab's look at
+// the end of a run, not a reader's.
+func (f *Fenced) Peek() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.value
+}
+
+// Write accepts value if g's token is at least the largest seen so far by a
+// read or a write. A grant without a token is refused with ErrNoToken.
 func (f *Fenced) Write(_ context.Context, _ *clientv3.Client, g Grant, value int64) (Written, error) {
 	if g.Token == 0 {
 		return Written{}, ErrNoToken
@@ -125,8 +155,10 @@ type Guarded struct {
 // Name is "etcd-guarded".
 func (*Guarded) Name() string { return "etcd-guarded" }
 
-// Read reads the counter (zero if never written), linearizably.
-func (r *Guarded) Read(ctx context.Context, client *clientv3.Client) (int64, error) {
+// Read reads the counter (zero if never written), linearizably. The guard
+// on the write is what fences: it holds only while g's key is still the
+// lock's, so a read needs none.
+func (r *Guarded) Read(ctx context.Context, client *clientv3.Client, _ Grant) (int64, error) {
 	resp, err := client.Get(ctx, r.Key)
 	if err != nil {
 		return 0, err
@@ -166,7 +198,7 @@ type Section struct {
 // CriticalSection is the workload's critical section: read the counter,
 // pass the BeforeWrite pause point, write read+1 with the grant's token.
 func CriticalSection(ctx context.Context, r Resource, client *clientv3.Client, g Grant, p PausePoints) (Section, error) {
-	v, err := r.Read(ctx, client)
+	v, err := r.Read(ctx, client, g)
 	if err != nil {
 		return Section{}, err
 	}

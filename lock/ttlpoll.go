@@ -50,12 +50,16 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 		resp, err := l.s.Client().Txn(ctx).
 			If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
 			Then(clientv3.OpPut(l.key, value, clientv3.WithLease(l.s.Lease()))).
+			Else(clientv3.OpGet(l.key)).
 			Commit()
 		if err != nil {
 			return Grant{}, err
 		}
 		if resp.Succeeded {
 			return l.grant(l.key, resp.Header.Revision), nil
+		}
+		if rev := l.ownKey(resp); rev != 0 { // an earlier attempt's put, its answer lost
+			return l.grant(l.key, rev), nil
 		}
 		select {
 		case <-tick.C: // the algorithm's own polling interval

@@ -11,27 +11,41 @@ const DefaultTimeout = 30 * time.Second
 
 // Report is every verdict on one history.
 type Report struct {
-	// Safety verdicts decide the run: the resource stayed correct.
+	// Safety verdicts decide the run: the resource stayed correct and the
+	// lock never granted what it could not.
 	Safety []Verdict `json:"safety"`
+	// Progress says whether the run did enough to judge the lock (FAIL:
+	// too little, so no verdict of the run can count as a pass).
+	Progress Verdict `json:"progress"`
 	// Belief is the mutex model's answer: whether two clients believed they
 	// held the lock at once. Reported beside the safety verdict, never
 	// instead of it.
 	Belief Verdict `json:"belief"`
+	// LostFraction is the share of acknowledged increments missing from the
+	// resource's final value (nil: not recorded).
+	LostFraction *float64 `json:"lost_fraction,omitempty"`
 }
 
-// Result is the worst safety result.
+// Result is the worst of the safety and progress results.
 func (r Report) Result() Result {
-	rs := make([]Result, len(r.Safety))
-	for i, v := range r.Safety {
-		rs[i] = v.Result
+	rs := []Result{r.Progress.Result}
+	for _, v := range r.Safety {
+		rs = append(rs, v.Result)
 	}
 	return Worst(rs...)
 }
 
-// Check validates a history's events, then runs every check on them; timeout
-// bounds each Porcupine check (zero: DefaultTimeout). An invalid history is an
-// error, never a verdict.
-func Check(events []history.Event, timeout time.Duration) (Report, error) {
+// Verdicts lists every verdict: safety, progress, then belief.
+func (r Report) Verdicts() []Verdict {
+	return append(append(append([]Verdict(nil), r.Safety...), r.Progress), r.Belief)
+}
+
+// Check validates a history's events, then runs every check on them: the
+// same checks whether the history was just recorded or is read back from a
+// file, so `locklab check` gives every verdict the run gave. h supplies the
+// minimum progress (h.Minimum); timeout bounds each Porcupine check (zero:
+// DefaultTimeout). An invalid history is an error, never a verdict.
+func Check(h history.Header, events []history.Event, timeout time.Duration) (Report, error) {
 	if err := history.Validate(events); err != nil {
 		return Report{}, err
 	}
@@ -42,11 +56,13 @@ func Check(events []history.Event, timeout time.Duration) (Report, error) {
 	return Report{
 		Safety: []Verdict{
 			CheckCounter(ops, events, timeout),
-			CheckRegister(ops, events, timeout),
 			CheckTokens(ops),
 			CheckStaleWrites(ops),
 			CheckValidity(ops, events),
+			CheckExpiredWaiter(ops, events),
 		},
-		Belief: CheckMutex(ops, events, timeout),
+		Progress:     CheckProgress(ops, events, h.Minimum),
+		Belief:       CheckMutex(ops, events, timeout),
+		LostFraction: LostFraction(ops, events),
 	}, nil
 }

@@ -45,19 +45,28 @@ func CheckTokens(ops []history.Operation) Verdict {
 
 // CheckStaleWrites checks that no write was accepted with a token smaller than
 // that of a write accepted before it (in real time): the property fencing
-// exists to give. It looks at critical sections and fenced-store writes.
+// exists to give. It compares the writes themselves — from the moment each
+// critical section sent its write to its completion — not the whole sections,
+// so a stale write that lands after a newer one is caught even when the two
+// sections overlap (histories that predate write times fall back to the
+// section's call).
 func CheckStaleWrites(ops []history.Operation) Verdict {
-	writes := select_(ops, func(op history.Operation) bool {
-		return (op.Op == history.CS || op.Op == history.Write) && op.Type == history.Ok &&
-			op.Token != 0 && (op.Accepted == nil || *op.Accepted)
-	})
+	var writes []history.Operation
+	for _, op := range ops {
+		if op.Op == history.CS && op.Type == history.Ok && op.Token != 0 && (op.Accepted == nil || *op.Accepted) {
+			if op.WriteAt != 0 {
+				op.Call = op.WriteAt
+			}
+			writes = append(writes, op)
+		}
+	}
 	v := Verdict{Check: "stale-writes", Operations: len(writes)}
 	if len(writes) == 0 {
 		v.Result, v.Explanation = NotApplicable, "No accepted write carries a fencing token, so stale writes were not checked."
 		return v
 	}
 	if a, b, ok := realTimeInversion(writes); ok {
-		v.Result, v.Evidence = Fail, evidence(a, b)
+		v.Result, v.Evidence = Fail, []string{describeWrite(a), describeWrite(b)}
 		v.Explanation = fmt.Sprintf("A stale write got through: %s's write with token %d was accepted after %s's write with the newer token %d "+
 			"had been accepted. The writer's lock had already passed on; a fenced resource would have rejected it.",
 			b.Client, b.Token, a.Client, a.Token)
@@ -66,6 +75,11 @@ func CheckStaleWrites(ops []history.Operation) Verdict {
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("No accepted write carries a token smaller than one accepted before it (%d writes).", len(writes))
 	return v
+}
+
+// describeWrite is describe with the write's own span.
+func describeWrite(op history.Operation) string {
+	return fmt.Sprintf("%s, write sent at %v", describeSpan(op), time.Duration(op.Call))
 }
 
 // realTimeInversion finds a, b with a completed before b was called and
@@ -98,9 +112,12 @@ type window struct {
 	start, end int64
 }
 
-// windows builds a window per grant. leaseLost maps a client to the
-// AliveUntil times of its lease-lost events; nil ignores leases (belief).
-func windows(ops []history.Operation, leaseLost map[string][]int64) []window {
+// windows builds a window per ok grant. With losses (validity), a window
+// also ends where the grant's lease was last known alive, and a synthetic
+// release — the history's stand-in for a client that ended holding — closes
+// nothing: such a holder holds until its lease ends or the history does.
+// Without (belief), only releases close windows, synthetic ones included.
+func windows(ops []history.Operation, losses []history.Loss, validity bool) []window {
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
 	var out []window
@@ -109,14 +126,12 @@ func windows(ops []history.Operation, leaseLost map[string][]int64) []window {
 		switch {
 		case op.Op == history.Acquire && op.Type == history.Ok:
 			end := int64(math.MaxInt64)
-			for _, t := range leaseLost[op.Client] {
-				if t >= op.Return && t < end {
-					end = t
-				}
+			if validity {
+				end = leaseEnd(op, losses)
 			}
 			open[op.Client] = len(out)
 			out = append(out, window{grant: op, start: op.Return, end: end})
-		case op.Op == history.Release:
+		case op.Op == history.Release && !(validity && op.Synthetic):
 			if i, ok := open[op.Client]; ok {
 				out[i].end = min(out[i].end, op.Call)
 				delete(open, op.Client)
@@ -126,8 +141,27 @@ func windows(ops []history.Operation, leaseLost map[string][]int64) []window {
 	return out
 }
 
+// leaseEnd is the last moment a grant's lease is known to have been alive
+// (math.MaxInt64 if the server never ended it). Files that predate per-grant
+// leases match losses by client, taking the first after the grant.
+func leaseEnd(grant history.Operation, losses []history.Loss) int64 {
+	end := int64(math.MaxInt64)
+	for _, l := range losses {
+		switch {
+		case grant.Lease != 0 && l.Lease != 0:
+			if l.Lease == grant.Lease {
+				return l.AliveUntil
+			}
+		case l.Client == grant.Client && l.AliveUntil >= grant.Return:
+			end = min(end, l.AliveUntil)
+		}
+	}
+	return end
+}
+
 // firstOverlap finds two windows of different clients that overlap.
 func firstOverlap(ws []window) (a, b window, ok bool) {
+	ws = slices.DeleteFunc(slices.Clone(ws), func(w window) bool { return w.end <= w.start })
 	slices.SortStableFunc(ws, func(x, y window) int { return cmp64(x.start, y.start) })
 	var reach window // the window reaching furthest so far
 	for i, w := range ws {
@@ -141,31 +175,83 @@ func firstOverlap(ws []window) (a, b window, ok bool) {
 	return a, b, false
 }
 
-// CheckValidity checks that holder validity windows never overlap: from each
-// grant to its release, or to the server-side loss of the holder's lease. A
-// lock that grants while another holder's lease is still alive is broken
-// whatever the resource does.
+// CheckValidity checks that holder validity windows never overlap: each runs
+// from a grant to its release, or to the server-side end of the lease the
+// grant rests on. A client that ends the history holding holds until its
+// lease ends or the history does. It also fails a grant whose lease the
+// server had already ended before the acquire was even asked for. A lock
+// that grants while another holder is still valid is broken whatever the
+// resource does.
 func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
-	lost := map[string][]int64{}
-	for _, e := range events {
-		if e.Type == history.LeaseLost {
-			lost[e.Client] = append(lost[e.Client], e.AliveUntil)
-		}
-	}
-	ws := windows(ops, lost)
+	losses := history.LeaseLosses(events)
+	ws := windows(ops, losses, true)
 	v := Verdict{Check: "validity", Operations: len(ws)}
 	if len(ws) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
 		return v
 	}
+	for _, w := range ws {
+		if l, ok := history.LossOf(w.grant, losses); ok && w.grant.Lease != 0 && l.Gone < w.grant.Call {
+			v.Result, v.Evidence = Fail, append(evidence(w.grant), describeLoss(l))
+			v.Explanation = fmt.Sprintf("The lock granted %s on a lease the server had already ended: lease %x was gone "+
+				"%v before %s even asked for the lock. A grant resting on nothing protects nothing.",
+				w.grant.Client, l.Lease, time.Duration(w.grant.Call-l.Gone), w.grant.Client)
+			return v
+		}
+	}
 	if a, b, ok := firstOverlap(ws); ok {
 		v.Result, v.Evidence = Fail, evidence(a.grant, b.grant)
-		v.Explanation = fmt.Sprintf("The lock granted %s while %s still validly held it: %s had neither released nor lost its lease "+
-			"(on the server) when %s's grant completed, %v later than %s's.",
-			b.grant.Client, a.grant.Client, a.grant.Client, b.grant.Client, time.Duration(b.start-a.start), a.grant.Client)
+		why := "had neither released nor lost its lease (on the server)"
+		if a.end == math.MaxInt64 {
+			why = "never released, and the server never ended its lease"
+		}
+		v.Explanation = fmt.Sprintf("The lock granted %s while %s still validly held it: %s %s when %s's grant completed, %v after %s's.",
+			b.grant.Client, a.grant.Client, a.grant.Client, why, b.grant.Client, time.Duration(b.start-a.start), a.grant.Client)
 		return v
 	}
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("No two of the %d grants were valid at once: each began after the previous holder released or its lease ended on the server.", len(ws))
+	return v
+}
+
+// describeLoss renders a lease loss as evidence.
+func describeLoss(l history.Loss) string {
+	return fmt.Sprintf("server: %s's lease %x ended [alive at %v, gone at %v]", l.Client, l.Lease,
+		time.Duration(l.AliveUntil), time.Duration(l.Gone))
+}
+
+// CheckExpiredWaiter checks that no client is granted the lock on a lease
+// that ended while it waited: its place in the queue went with the lease
+// (the etcd v3.4 client bug Jepsen found, etcd issue 11456). A grant fails
+// the check when the server ended the grant's lease after the acquire was
+// asked for (the lease was seen alive after the call) and before the acquire
+// returned ok. It applies to every history: wherever a lease ends while its
+// client waits.
+func CheckExpiredWaiter(ops []history.Operation, events []history.Event) Verdict {
+	losses := history.LeaseLosses(events)
+	v := Verdict{Check: "expired-waiter"}
+	for _, op := range ops {
+		if op.Op != history.Acquire || op.Type != history.Ok {
+			continue
+		}
+		l, ok := history.LossOf(op, losses)
+		if !ok {
+			continue
+		}
+		v.Operations++
+		if l.AliveUntil >= op.Call && l.Gone <= op.Return {
+			v.Result, v.Evidence = Fail, append(evidence(op), describeLoss(l))
+			v.Explanation = fmt.Sprintf("%s was granted the lock although its lease ended while it waited: the server had "+
+				"dropped the lease (and every key on it) %v before the grant returned. A waiter whose session dies must "+
+				"be told so, never that it holds the lock.", op.Client, time.Duration(op.Return-l.Gone))
+			return v
+		}
+	}
+	if v.Operations == 0 {
+		v.Result, v.Explanation = NotApplicable, "No lease of a granted client ended during the history."
+		return v
+	}
+	v.Result = Pass
+	v.Explanation = fmt.Sprintf("No client whose lease ended while it waited was told it holds the lock (%d grants on leases that later ended).", v.Operations)
 	return v
 }

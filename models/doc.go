@@ -4,9 +4,11 @@
 // Two questions, two kinds of check (see the README):
 //   - safety — did the protected resource stay correct? The critical-section
 //     counter model (each critical section an atomic increment), fencing
-//     tokens that only grow, no accepted write with a stale token, and holder
-//     validity windows (grant → release or server-side lease loss) that never
-//     overlap. These set a run's verdict.
+//     tokens that only grow, no accepted write with a stale token (write by
+//     write), holder validity windows (grant → release or server-side loss of
+//     the grant's lease) that never overlap, no grant on an ended lease, no
+//     grant to a waiter whose lease ended while it waited. These, with the
+//     minimum-progress check, set a run's verdict.
 //   - belief — did two clients ever believe they held the lock at once? The
 //     mutex model. Under long pauses any lease-based lock says yes; that is a
 //     finding to report, not a failure.
@@ -14,9 +16,10 @@
 // Where things are:
 //   - verdict.go: Result, Verdict, Worst
 //   - porcupine.go: the one typed wrapper over Porcupine's interface{} API
-//   - mutex.go, counter.go, register.go: the three models
-//   - direct.go: token, stale-write and validity-window checks
-//   - check.go: Check, which runs them all on a history
+//   - mutex.go, counter.go: the two models
+//   - direct.go: token, stale-write, validity-window and expired-waiter checks
+//   - progress.go: minimum progress, liveness after the last fault, lost fraction
+//   - check.go: Check, which runs them all on a history and its header
 //
 // This package imports nothing of etcd.
 package models

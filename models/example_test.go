@@ -34,24 +34,24 @@ func Example() {
 		{Time: ms(2010), Type: history.Invoke, ID: 6, Client: "c1", Op: history.Release, Lock: "l"},
 		{Time: ms(2020), Type: history.Ok, ID: 6, Client: "c1", Op: history.Release, Lock: "l"},
 	}
-	report, err := models.Check(events, time.Second)
+	report, err := models.Check(history.Header{}, events, time.Second)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println("safety:", report.Result())
 	for _, v := range report.Safety {
-		fmt.Printf("  %-12s %s\n", v.Check, v.Result)
+		fmt.Printf("  %-14s %s\n", v.Check, v.Result)
 	}
 	fmt.Println("belief:", report.Belief.Result, "(two clients believed they held the lock)")
 	fmt.Println(report.Safety[0].Evidence[0])
 	fmt.Println(report.Safety[0].Evidence[1])
 	// Output:
 	// safety: FAIL
-	//   counter      FAIL
-	//   register     N/A
-	//   tokens       PASS
-	//   stale-writes PASS
-	//   validity     PASS
+	//   counter        FAIL
+	//   tokens         PASS
+	//   stale-writes   PASS
+	//   validity       PASS
+	//   expired-waiter PASS
 	// belief: FAIL (two clients believed they held the lock)
 	// c1 cs → ok read=0 token=10 write accepted [20ms, 2s]
 	// c2 cs → ok read=0 token=12 write accepted [1.31s, 1.32s]

@@ -17,7 +17,7 @@ type tb interface {
 // mustCheck runs models.Check on a history that must be valid.
 func mustCheck(t tb, events []history.Event, timeout time.Duration) models.Report {
 	t.Helper()
-	r, err := models.Check(events, timeout)
+	r, err := models.Check(history.Header{}, events, timeout)
 	if err != nil {
 		t.Fatalf("invalid history: %v", err)
 	}
@@ -32,9 +32,11 @@ type op struct {
 	call, ret int64
 	typ       history.Type // Ok when empty
 	token     int64
+	lease     int64 // acquire: the lease the grant rests on
 	value     *int64
 	accepted  *bool
 	reason    string
+	writeAt   int64 // cs: when the write was sent
 }
 
 func val(v int64) *int64 { return &v }
@@ -48,6 +50,7 @@ var (
 type lost struct {
 	client        string
 	t, aliveUntil int64
+	lease         int64
 }
 
 // fault is a fault window.
@@ -66,18 +69,14 @@ func build(ops []op, leases []lost, faults []fault) []history.Event {
 		if typ == "" {
 			typ = history.Ok
 		}
-		inv := history.Event{Time: o.call, Type: history.Invoke, ID: id, Client: o.client, Op: o.op, Lock: "l"}
-		if o.op == history.Write {
-			inv.Token, inv.Value = o.token, o.value
-		}
-		evs = append(evs, inv)
+		evs = append(evs, history.Event{Time: o.call, Type: history.Invoke, ID: id, Client: o.client, Op: o.op, Lock: "l"})
 		if o.ret >= 0 {
 			evs = append(evs, history.Event{Time: o.ret, Type: typ, ID: id, Client: o.client, Op: o.op, Lock: "l",
-				Token: o.token, Value: o.value, Accepted: o.accepted, Reason: o.reason})
+				Token: o.token, Lease: o.lease, Value: o.value, Accepted: o.accepted, Reason: o.reason, WriteAt: o.writeAt})
 		}
 	}
 	for _, l := range leases {
-		evs = append(evs, history.Event{Time: l.t, Type: history.LeaseLost, Client: l.client, AliveUntil: l.aliveUntil})
+		evs = append(evs, history.Event{Time: l.t, Type: history.LeaseLost, Client: l.client, AliveUntil: l.aliveUntil, Lease: l.lease})
 	}
 	for i, f := range faults {
 		evs = append(evs, history.Event{Time: f.start, Type: history.FaultStart, ID: i + 1, Fault: f.name},

@@ -202,14 +202,14 @@ func describe(op history.Operation) string {
 	if op.Synthetic {
 		s += " (synthetic: client died holding)"
 	}
-	if op.Op == history.Write {
-		s += fmt.Sprintf("(%s token=%d)", value(op.Value), op.Token)
-	}
 	s += " → " + string(op.Type)
 	switch op.Op {
 	case history.Acquire:
 		if op.Token != 0 {
 			s += fmt.Sprintf(" token=%d", op.Token)
+		}
+		if op.Lease != 0 {
+			s += fmt.Sprintf(" lease=%x", op.Lease)
 		}
 	case history.CS:
 		s += fmt.Sprintf(" read=%s token=%d", value(op.Value), op.Token)
@@ -222,12 +222,6 @@ func describe(op history.Operation) string {
 					s += " (" + op.Reason + ")"
 				}
 			}
-		}
-	case history.Read:
-		s += " " + value(op.Value)
-	case history.Write:
-		if op.Accepted != nil && !*op.Accepted {
-			s += " rejected"
 		}
 	}
 	if op.Error != "" {

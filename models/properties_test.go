@@ -57,7 +57,7 @@ func TestPropertyCorrectLockAlwaysPasses(t *testing.T) {
 		ops, _ := correctLock(t)
 		r := results(mustCheck(t, build(ops, nil, nil), 10*time.Second))
 		for check, res := range r {
-			if check != "register" {
+			if check != "expired-waiter" { // no lease ends here: N/A
 				require.Equal(t, models.Pass, res, "%s", check)
 			}
 		}

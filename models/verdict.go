@@ -7,10 +7,14 @@ type Result string
 
 // Results, from best to worst. NotApplicable means the history holds nothing
 // the check could look at (no fencing tokens, say); it never hides a failure.
+// Error is a run's result, never a check's: the run itself went wrong (a
+// step did not do what its script says, a fault failed, the recorder lost
+// events), so its history proves nothing either way.
 const (
 	NotApplicable Result = "N/A"
 	Pass          Result = "PASS"
 	Unknown       Result = "UNKNOWN" // the checker ran out of time: not decided, never a pass
+	Error         Result = "ERROR"
 	Fail          Result = "FAIL"
 )
 
@@ -20,13 +24,16 @@ func (r Result) rank() int {
 		return 1
 	case Unknown:
 		return 2
-	case Fail:
+	case Error:
 		return 3
+	case Fail:
+		return 4
 	}
 	return 0
 }
 
-// Worst composes results: FAIL beats UNKNOWN beats PASS beats N/A.
+// Worst composes results: FAIL beats ERROR beats UNKNOWN beats PASS beats
+// N/A.
 func Worst(rs ...Result) Result {
 	w := NotApplicable
 	for _, r := range rs {
@@ -39,8 +46,8 @@ func Worst(rs ...Result) Result {
 
 // Verdict is one check's answer on one history.
 type Verdict struct {
-	// Check names the check: "counter", "mutex", "tokens", "stale-writes",
-	// "validity", "register".
+	// Check names the check: "counter", "tokens", "stale-writes",
+	// "validity", "expired-waiter", "progress", "mutex".
 	Check  string `json:"check"`
 	Result Result `json:"result"`
 	// Explanation is one paragraph a student can follow.

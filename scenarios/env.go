@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
@@ -33,7 +34,6 @@ const leasePoll = 20 * time.Millisecond
 type Env struct {
 	c         *cluster.Cluster
 	nemesis   *faults.Nemesis
-	lockKind  string
 	factory   lock.Factory
 	opts      lock.Options
 	opTimeout time.Duration
@@ -47,7 +47,9 @@ type Env struct {
 	lost    map[int64]bool   // leases already recorded as lost
 	alive   map[int64]int64  // lease → last time (run clock) it was seen alive
 	leases  map[int64]string // every lease a client has had and not yet lost → client
+	learned map[string]int   // client → how many of its lease grants the monitor has taken in
 
+	minimum     *history.Minimum
 	stopMonitor context.CancelFunc
 	monitorDone chan struct{}
 
@@ -86,12 +88,14 @@ type worker struct {
 // EnvConfig describes a run.
 type EnvConfig struct {
 	Cluster  *cluster.Cluster
-	Lock     string // built-in lock name
 	Factory  lock.Factory
 	TTL      int
 	RunID    string // unique per run within the cluster: keys live under it
 	Sinks    []history.Sink
 	Resource []string // resource names; empty means all three
+	// Minimum is the progress the run must make (see history.Minimum);
+	// nil states none.
+	Minimum *history.Minimum
 }
 
 // NewEnv prepares a run. It starts a lease monitor that records, on every
@@ -104,8 +108,8 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 	prefix := "locklab/runs/" + cfg.RunID + "/"
 	e := &Env{
 		c:         cfg.Cluster,
-		lockKind:  cfg.Lock,
 		factory:   cfg.Factory,
+		minimum:   cfg.Minimum,
 		opts:      lock.Options{TTL: cfg.TTL, Prefix: prefix},
 		opTimeout: DefaultOpTimeout,
 		start:     time.Now(),
@@ -114,6 +118,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		lost:      map[int64]bool{},
 		alive:     map[int64]int64{},
 		leases:    map[int64]string{},
+		learned:   map[string]int{},
 	}
 	for i, name := range names {
 		res, err := lock.NewResource(name, prefix+"counter")
@@ -157,16 +162,31 @@ func (e *Env) Resources() []string {
 	return out
 }
 
-// Value reads resource i's counter now, through the lab's admin client.
+// Value reads resource i's counter now, through the lab's admin client,
+// without taking part in the workload (no token is registered).
 func (e *Env) Value(ctx context.Context, i int) (int64, error) {
-	return e.runs[i].res.Read(ctx, e.c.Admin())
+	if p, ok := e.runs[i].res.(interface{ Peek() int64 }); ok {
+		return p.Peek(), nil
+	}
+	return e.runs[i].res.Read(ctx, e.c.Admin(), lock.Grant{})
 }
 
 // Events returns the history of resource i so far.
 func (e *Env) Events(i int) []history.Event { return e.runs[i].mem.Events() }
 
-// Close undoes active faults, closes the run's lockers and clients and stops
-// the lease monitor.
+// Err is the first error a history's recorder met (a sink that failed): a
+// run with one has a truncated history and must not be judged.
+func (e *Env) Err() error {
+	for _, r := range e.runs {
+		if err := r.rec.Err(); err != nil {
+			return fmt.Errorf("recording the %s history: %w", r.res.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Close undoes active faults, records each resource's final value, closes
+// the run's lockers and clients and stops the lease monitor.
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -177,6 +197,14 @@ func (e *Env) Close() error {
 	// revoke theirs: a lease that lapsed just before the run ended must be on
 	// the timeline, or its holder's validity would seem to run on.
 	e.sweepLeases(ctx)
+	for i, r := range e.runs {
+		v, err := e.Value(ctx, i)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading the final value of %s: %w", r.res.Name(), err))
+			continue
+		}
+		r.rec.Final(v)
+	}
 	e.mu.Lock()
 	ws := make([]*worker, 0, len(e.clients))
 	for _, name := range e.order {
@@ -227,10 +255,26 @@ func (e *Env) renew(w *worker) error {
 	}
 	w.locker, w.held = l, false
 	w.cl.SetLease(l.Lease())
-	e.mu.Lock()
-	e.leases[int64(l.Lease())] = w.name
-	e.mu.Unlock()
+	e.learn(w)
 	return nil
+}
+
+// learn takes in every lease the server has granted through w's client
+// since the last look — a lock may take a new lease per acquire — so the
+// monitor follows each until the server ends it. A fresh grant is a server's
+// answer that the lease was alive then.
+func (e *Env) learn(w *worker) {
+	grants := w.cl.LeaseGrants()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, g := range grants[e.learned[w.name]:] {
+		id := int64(g.ID)
+		if !e.lost[id] {
+			e.leases[id] = w.name
+			e.alive[id] = max(e.alive[id], int64(g.At.Sub(e.start)))
+		}
+	}
+	e.learned[w.name] = len(grants)
 }
 
 func (e *Env) worker(name string) (*worker, error) {
@@ -243,9 +287,11 @@ func (e *Env) worker(name string) (*worker, error) {
 	return w, nil
 }
 
-// classify marks the lock errors that certainly changed nothing.
+// classify marks the errors that certainly changed nothing: the lock's own
+// refusals, and etcd's refusal of a request on a lease it no longer has.
 func classify(err error) error {
-	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) {
+	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
+		errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return history.Definite(err)
 	}
 	return err
@@ -280,17 +326,62 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	actx, cancel := context.WithTimeout(ctx, e.opTimeout)
 	g, err := w.locker.Acquire(actx)
 	cancel()
+	e.learn(w)
+	var lease int64
+	if err == nil {
+		lease = e.grantLease(ctx, w, g)
+		g.Lease = clientv3.LeaseID(lease)
+	}
 	for i, r := range e.runs {
-		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
+		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token, Lease: lease})
 	}
 	if err != nil {
-		if errors.Is(err, lock.ErrSessionExpired) {
-			err = errors.Join(err, e.renew(w))
+		expired, rerr := e.afterError(ctx, w, err)
+		if expired {
+			err = errors.Join(lock.ErrSessionExpired, err)
 		}
-		return fmt.Sprintf("%s: %s", client, describeErr(err)), err
+		return fmt.Sprintf("%s: %s", client, describeErr(err)), errors.Join(err, rerr)
 	}
 	w.grant, w.held = g, true
 	return fmt.Sprintf("%s: granted token=%s", client, e.token(g.Token)), nil
+}
+
+// grantLease is the lease g rests on: the one the lock names, else the one
+// the grant's key carried when it was created (read from the server at the
+// grant's revision), else the Locker's.
+func (e *Env) grantLease(ctx context.Context, w *worker, g lock.Grant) int64 {
+	if g.Lease != 0 {
+		return int64(g.Lease)
+	}
+	if g.Key != "" && g.Token != 0 {
+		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+		resp, err := e.c.Admin().Get(rctx, g.Key, clientv3.WithRev(g.Token))
+		cancel()
+		if err == nil && len(resp.Kvs) > 0 && resp.Kvs[0].Lease != 0 {
+			return resp.Kvs[0].Lease
+		}
+	}
+	return int64(w.locker.Lease())
+}
+
+// afterError handles an acquire or release that failed: if the server no
+// longer has the Locker's lease — whatever error the lock gave — the Locker
+// is done for and the client gets a new one, as a real client would make a
+// new session. It reports whether the lease was gone.
+func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error) {
+	lease := w.locker.Lease()
+	gone := errors.Is(err, lock.ErrSessionExpired)
+	if !gone && lease != 0 {
+		alive, aerr := e.c.LeaseAlive(context.WithoutCancel(ctx), lease)
+		gone = aerr == nil && !alive
+	}
+	if !gone {
+		return false, nil
+	}
+	if lease != 0 {
+		e.checkLease(context.WithoutCancel(ctx), w.name, lease)
+	}
+	return true, e.renew(w)
 }
 
 // CS runs client's critical section on every resource at once: read each
@@ -309,7 +400,7 @@ func (e *Env) CS(ctx context.Context, client string) (string, error) {
 	errs := make([]error, len(e.runs))
 	for i, r := range e.runs {
 		ids[i] = r.rec.Invoke(client, history.CS, history.Event{Lock: "lock"})
-		v, err := r.res.Read(cctx, w.cl.Etcd())
+		v, err := r.res.Read(cctx, w.cl.Etcd(), w.grant)
 		if err == nil {
 			reads[i] = &v
 		}
@@ -326,6 +417,7 @@ func (e *Env) CS(ctx context.Context, client string) (string, error) {
 		var wr lock.Written
 		if err == nil {
 			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
+			out.WriteAt = max(r.rec.Since(time.Now()), 1)
 			wr, err = r.res.Write(wctx, w.cl.Etcd(), w.grant, *reads[i]+1)
 			wcancel()
 		}
@@ -371,16 +463,41 @@ func (e *Env) Release(ctx context.Context, client string) (string, error) {
 		r.rec.Complete(ids[i], classify(err), history.Event{})
 	}
 	w.held = false
+	// A grant whose lease the server already ended is not the client's to
+	// release: a careful lock says "not held", etcd's Mutex deletes its key
+	// name blindly and says nothing. Either is safe here (whether a late
+	// release can free another holder's lock is the stale-release
+	// scenario's question), so the step's output does not tell them apart;
+	// the history does.
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(w.grant) {
+		return fmt.Sprintf("%s: released a grant whose lease had ended", client), nil
+	}
 	if err != nil {
-		return fmt.Sprintf("%s: release %s", client, describeErr(err)), err
+		expired, rerr := e.afterError(ctx, w, err)
+		if expired && !errors.Is(err, lock.ErrNotHeld) {
+			err = errors.Join(lock.ErrSessionExpired, err)
+		}
+		return fmt.Sprintf("%s: release %s", client, describeErr(err)), errors.Join(err, rerr)
 	}
 	return fmt.Sprintf("%s: released", client), nil
+}
+
+// isLost reports whether the server is known to have ended the lease g
+// rests on.
+func (e *Env) isLost(g lock.Grant) bool {
+	lease := g.Lease
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if lease == 0 {
+		return false
+	}
+	return e.lost[int64(lease)]
 }
 
 // describeErr names an error without anything that changes run to run.
 func describeErr(err error) string {
 	switch {
-	case errors.Is(err, lock.ErrSessionExpired):
+	case errors.Is(err, lock.ErrSessionExpired), errors.Is(err, rpctypes.ErrLeaseNotFound):
 		return "error: session expired"
 	case errors.Is(err, lock.ErrNotHeld):
 		return "error: not held"
@@ -495,21 +612,56 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 	if err != nil {
 		return false, err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	if alive {
+		e.mu.Lock()
 		e.alive[int64(lease)] = max(e.alive[int64(lease)], int64(sent))
+		e.mu.Unlock()
 		return false, nil
 	}
-	if !e.lost[int64(lease)] {
-		e.lost[int64(lease)] = true
-		delete(e.leases, int64(lease))
-		lastAlive := e.start.Add(time.Duration(e.alive[int64(lease)]))
-		for _, r := range e.runs {
-			r.rec.LeaseLost(client, lastAlive)
-		}
-	}
+	e.markLost(client, lease, time.Time{})
 	return true, nil
+}
+
+// markLost records, once, that the server ended lease: now it is known
+// gone; it was last known alive at aliveAt, or (zero) at the monitor's last
+// sighting.
+func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lost[int64(lease)] {
+		return
+	}
+	e.lost[int64(lease)] = true
+	delete(e.leases, int64(lease))
+	lastAlive := e.start.Add(time.Duration(e.alive[int64(lease)]))
+	if aliveAt.After(lastAlive) {
+		lastAlive = aliveAt
+	}
+	for _, r := range e.runs {
+		r.rec.LeaseLost(client, int64(lease), lastAlive)
+	}
+}
+
+// Expire ends client's lease on the server: by revoking it (the revoke's
+// answer is the server's word that the lease was alive when it was sent and
+// is gone now, so the loss is on the timeline exactly, however young the
+// lease), or by cutting the client until the server lets it lapse.
+func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	lease := w.cl.Lease()
+	sent := time.Now()
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode}); err != nil {
+		return "", err
+	}
+	if mode == faults.ModeRevoke {
+		e.markLost(client, lease, sent)
+	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("server: %s's lease ended (%s)", client, mode), nil
 }
 
 // monitorLeases watches every lease any client has had, until the server
@@ -536,6 +688,15 @@ func (e *Env) sweepLeases(ctx context.Context) {
 	type pair struct {
 		client string
 		lease  clientv3.LeaseID
+	}
+	e.mu.Lock()
+	ws := make([]*worker, 0, len(e.order))
+	for _, name := range e.order {
+		ws = append(ws, e.clients[name])
+	}
+	e.mu.Unlock()
+	for _, w := range ws {
+		e.learn(w)
 	}
 	e.mu.Lock()
 	var leases []pair

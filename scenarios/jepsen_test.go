@@ -37,7 +37,7 @@ func TestJepsenComparison(t *testing.T) {
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
 	defer c.Close()
-	env, err := NewEnv(EnvConfig{Cluster: c, Lock: "etcd-mutex", Factory: lock.NewMutex, TTL: 2,
+	env, err := NewEnv(EnvConfig{Cluster: c, Factory: lock.NewMutex, TTL: 2,
 		RunID: "jepsen", Resource: []string{"unfenced"}})
 	require.NoError(t, err)
 	defer env.Close()
@@ -74,13 +74,14 @@ func TestJepsenComparison(t *testing.T) {
 	}
 	env.nemesis.UndoAll(context.Background())
 	wg.Wait()
-	events := env.Events(0)
 	final, err := env.Value(context.Background(), 0)
 	require.NoError(t, err)
-	lost := lostFraction(events, final)
-	require.NotNil(t, lost)
+	env.runs[0].rec.Final(final)
+	events := env.Events(0)
 	report, err := env.Reports()
 	require.NoError(t, err)
+	lost := report[0].LostFraction
+	require.NotNil(t, lost)
 	acked, info := 0, 0
 	for _, op := range history.Pair(events) {
 		if op.Op == history.CS && op.Type == history.Ok && (op.Accepted == nil || *op.Accepted) {

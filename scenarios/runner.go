@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -46,23 +48,29 @@ type Config struct {
 
 // Result is one scenario × lock × resource × run.
 type Result struct {
-	Scenario string        `json:"scenario"`
-	Lock     string        `json:"lock"`
-	Resource string        `json:"resource"`
-	Seed     uint64        `json:"seed"`
-	Expected Expect        `json:"expected"`
-	Verdict  models.Result `json:"verdict"`
+	Scenario string `json:"scenario"`
+	Lock     string `json:"lock"`
+	Resource string `json:"resource"`
+	Seed     uint64 `json:"seed"`
+	Expected Expect `json:"expected"`
+	// Verdict is PASS, FAIL, UNKNOWN (a checker ran out of time) or ERROR
+	// (the run itself went wrong: Error says how).
+	Verdict models.Result `json:"verdict"`
 	// Belief: did two clients believe they held the lock at once (FAIL)?
-	Belief  models.Result    `json:"belief"`
-	Matches bool             `json:"matches_expectation"`
-	Checks  []models.Verdict `json:"checks,omitempty"`
+	Belief models.Result `json:"belief"`
+	// Progress: did the run do enough to judge the lock (FAIL: too little,
+	// and the result matches no expectation)?
+	Progress models.Result    `json:"progress"`
+	Matches  bool             `json:"matches_expectation"`
+	Checks   []models.Verdict `json:"checks,omitempty"`
 	// LostFraction is the share of acknowledged increments the counter lost
 	// (random scenario, unfenced resource).
 	LostFraction *float64 `json:"lost_fraction,omitempty"`
-	Skipped      string   `json:"skipped,omitempty"`
-	Error        string   `json:"error,omitempty"`
-	Seconds      float64  `json:"seconds"`
-	History      string   `json:"history,omitempty"`
+	// Error says why the verdict is ERROR.
+	Skipped string  `json:"skipped,omitempty"`
+	Error   string  `json:"error,omitempty"`
+	Seconds float64 `json:"seconds"`
+	History string  `json:"history,omitempty"`
 }
 
 // Summary is a whole run of the runner.
@@ -73,10 +81,24 @@ type Summary struct {
 	Results  []Result `json:"results"`
 }
 
+// Errors about what to run.
+var (
+	// ErrNothingToRun: no scenario, no lock or no resource was given — a run
+	// of nothing would pass vacuously.
+	ErrNothingToRun = errors.New("nothing to run")
+	// ErrInterrupted: ctx ended before every configuration ran; the summary
+	// is incomplete and proves nothing about what did not run.
+	ErrInterrupted = errors.New("interrupted: results are incomplete")
+)
+
 // ExitCode is the command's exit status for s: 0 when every verdict equals
-// its expectation, 1 when one does not, 3 when a checker could not decide.
+// its expectation, 1 when one does not (an ERROR never does), 3 when a
+// checker could not decide or the run is incomplete.
 func (s Summary) ExitCode() int {
 	code := 0
+	if !s.Complete {
+		code = 3
+	}
 	for _, r := range s.Results {
 		switch {
 		case r.Skipped != "":
@@ -89,11 +111,26 @@ func (s Summary) ExitCode() int {
 	return code
 }
 
-// Run runs every configuration and returns the results. ctx ending stops it
-// between steps: the cluster is closed and the summary says incomplete.
+// Run runs every configuration and returns the results. An empty list of
+// scenarios, locks or resources is ErrNothingToRun. ctx ending stops it
+// between steps: the cluster is closed, the summary says incomplete and the
+// error is ErrInterrupted.
 func Run(ctx context.Context, cfg Config) (Summary, error) {
 	began := time.Now()
 	sum := Summary{Version: Version}
+	switch {
+	case len(cfg.Scenarios) == 0:
+		return sum, fmt.Errorf("%w: no scenario", ErrNothingToRun)
+	case len(cfg.Locks) == 0:
+		return sum, fmt.Errorf("%w: no lock", ErrNothingToRun)
+	case len(cfg.Resources) == 0:
+		return sum, fmt.Errorf("%w: no resource", ErrNothingToRun)
+	}
+	for _, r := range cfg.Resources {
+		if !slices.Contains(lock.ResourceNames(), r) {
+			return sum, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
+		}
+	}
 	if cfg.Factories == nil {
 		cfg.Factories = lock.Builtin
 	}
@@ -114,10 +151,15 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 		scens = append(scens, s)
 	}
+	for _, lk := range cfg.Locks {
+		if _, ok := cfg.Factories[lk]; !ok {
+			return sum, fmt.Errorf("unknown lock %q", lk)
+		}
+	}
 	c, err := openCluster(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil { // interrupted while starting: incomplete, not broken
-			return sum, writeSummary(cfg.Out, sum)
+			return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
 		}
 		return sum, err
 	}
@@ -131,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			for run := range cfg.Runs {
 				if ctx.Err() != nil {
 					sum.Seconds = time.Since(began).Seconds()
-					return sum, writeSummary(cfg.Out, sum)
+					return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
 				}
 				rs := runOne(ctx, cfg, c, s, lk, f, cfg.Seed+uint64(run))
 				sum.Results = append(sum.Results, rs...)
@@ -141,7 +183,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	sum.Complete = ctx.Err() == nil
 	sum.Seconds = time.Since(began).Seconds()
-	return sum, writeSummary(cfg.Out, sum)
+	err = writeSummary(cfg.Out, sum)
+	if !sum.Complete {
+		err = errors.Join(ErrInterrupted, err)
+	}
+	return sum, err
 }
 
 func openCluster(ctx context.Context, cfg Config) (*cluster.Cluster, error) {
@@ -162,7 +208,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		var out []Result
 		for _, r := range resources {
 			x := base
-			x.Resource, x.Error, x.Verdict = r, msg, models.Unknown
+			x.Resource, x.Error, x.Verdict = r, msg, models.Error
 			x.Expected = expectation(cfg, s, r)
 			out = append(out, x)
 		}
@@ -196,26 +242,28 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	}
 	var writers []*history.Writer
 	var sinks []history.Sink
+	minimum := s.Minimum
 	for _, r := range resources {
 		if dir == "" {
 			sinks = append(sinks, nil)
 			continue
 		}
 		w, err := history.Create(filepath.Join(dir, r+".history.jsonl"), history.Header{
-			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version})
+			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version,
+			Minimum: &minimum})
 		if err != nil {
 			return fail(err.Error())
 		}
 		writers = append(writers, w)
 		sinks = append(sinks, w)
 	}
-	env, err := NewEnv(EnvConfig{Cluster: c, Lock: lk, Factory: f, TTL: s.TTL,
+	env, err := NewEnv(EnvConfig{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum,
 		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, lk, seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
 	if err != nil {
 		return fail(err.Error())
 	}
 	execErr := s.Execute(ctx, env, plan)
-	execErr = errors.Join(execErr, env.Close(), restore(context.WithoutCancel(ctx), c))
+	execErr = errors.Join(execErr, env.Close(), env.Err(), restore(context.WithoutCancel(ctx), c))
 	for _, w := range writers {
 		if ctx.Err() != nil {
 			w.Abort() // an interrupted run leaves no history that looks complete
@@ -242,25 +290,17 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		x := base
 		x.Resource = r
 		x.Expected = expectation(cfg, s, r)
-		x.Checks = append(rep.Safety, rep.Belief)
-		verdicts := []models.Result{rep.Result()}
-		if s.Extra != nil {
-			extra := s.Extra(env.Events(i))
-			x.Checks = append(x.Checks, extra...)
-			for _, v := range extra {
-				verdicts = append(verdicts, v.Result)
-			}
-		}
-		x.Verdict = models.Worst(verdicts...)
+		x.Checks = rep.Verdicts()
+		x.Verdict = rep.Result()
 		x.Belief = rep.Belief.Result
-		x.Matches = x.Expected == ExpectAny || string(x.Expected) == string(x.Verdict)
+		x.Progress = rep.Progress.Result
 		if execErr != nil {
-			x.Error = execErr.Error()
+			// The run did not do what it says: its history proves nothing.
+			x.Verdict, x.Error = models.Error, execErr.Error()
 		}
-		if s.Name == "random" && r == "unfenced" {
-			if final, err := env.Value(context.WithoutCancel(ctx), i); err == nil {
-				x.LostFraction = lostFraction(env.Events(i), final)
-			}
+		x.Matches = matches(x)
+		if r == "unfenced" {
+			x.LostFraction = rep.LostFraction
 		}
 		if dir != "" && ctx.Err() == nil {
 			x.History = filepath.Join(dir, r+".history.jsonl")
@@ -269,6 +309,20 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		out = append(out, x)
 	}
 	return out
+}
+
+// matches decides whether a result is what its configuration documents: an
+// ERROR, an UNKNOWN or too little progress never is, whatever was expected
+// (a documented FAIL must come from a check that caught something, not from
+// a run that did nothing).
+func matches(x Result) bool {
+	switch {
+	case x.Verdict == models.Error || x.Verdict == models.Unknown || x.Progress == models.Fail:
+		return false
+	case x.Expected == ExpectAny:
+		return true
+	}
+	return string(x.Expected) == string(x.Verdict)
 }
 
 func expectation(cfg Config, s Scenario, resource string) Expect {
@@ -297,25 +351,6 @@ func restore(ctx context.Context, c *cluster.Cluster) error {
 		errs = append(errs, c.WaitLinearizableRead(ctx, m))
 	}
 	return errors.Join(errs...)
-}
-
-// lostFraction is the share of acknowledged increments (critical sections
-// whose write was accepted and confirmed) missing from the counter's final
-// value, as Jepsen counts acknowledged writes missing from the final read. A
-// stale write rolls the counter back, so the final value, not the largest
-// value ever written, is what counts.
-func lostFraction(events []history.Event, final int64) *float64 {
-	acked := 0
-	for _, op := range history.Pair(events) {
-		if op.Op == history.CS && op.Type == history.Ok && (op.Accepted == nil || *op.Accepted) {
-			acked++
-		}
-	}
-	if acked == 0 {
-		return nil
-	}
-	f := max(float64(acked)-float64(final), 0) / float64(acked)
-	return &f
 }
 
 func progress(w io.Writer, rs []Result) {

@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/datadriven"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/models"
 )
@@ -159,10 +161,7 @@ var handlers = map[string]handler{
 		if mode == "" {
 			mode = faults.ModeRevoke
 		}
-		if _, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: a.client(), Mode: mode}); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("server: %s's lease ended (%s)", a.client(), mode), nil
+		return e.Expire(ctx, a.client(), mode)
 	},
 	"wait-lease-gone": func(ctx context.Context, e *Env, a args) (string, error) {
 		return e.WaitLeaseGone(ctx, a.client())
@@ -225,23 +224,33 @@ func (e *Env) Await(ctx context.Context, client string) (string, error) {
 	}
 }
 
-// WaitQueued waits until client's pending acquire is visible in etcd: its
-// queue key exists (locks that queue keys). Locks without a queue have
-// nothing to see; their waiters are waiting as soon as they asked.
+// WaitQueued waits until client's pending acquire is visibly waiting, the
+// same way for every lock: a key under the run's prefix carries one of the
+// client's leases (it is queued, or holds), or — for a lock that keeps no
+// key while it waits, such as one that polls — its acquire is still pending
+// after the client has sent etcd a request since the wait began (it asked
+// and was told to wait).
 func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
-	if e.lockKind != "queue" && e.lockKind != "etcd-mutex" {
-		return client + ": waiting", nil
-	}
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
 	}
-	key := fmt.Sprintf("%slock/%x", e.opts.Prefix, w.locker.Lease())
+	sent := w.cl.Requests()
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
-	err = poll.Until(ctx, client+" to queue", leasePoll, func(ctx context.Context) (bool, error) {
-		resp, err := e.c.Admin().Get(ctx, key)
-		return err == nil && len(resp.Kvs) > 0, err
+	err = poll.Until(ctx, client+" to wait for the lock", leasePoll, func(ctx context.Context) (bool, error) {
+		e.learn(w)
+		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		if err != nil {
+			return false, err
+		}
+		mine := e.leasesOf(client)
+		for _, kv := range resp.Kvs {
+			if mine[kv.Lease] {
+				return true, nil
+			}
+		}
+		return w.async != nil && w.cl.Requests() > sent, nil
 	})
 	if err != nil {
 		return "", err
@@ -249,11 +258,24 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 	return client + ": waiting", nil
 }
 
+// leasesOf is the set of leases client has had that the server still has.
+func (e *Env) leasesOf(client string) map[int64]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[int64]bool{}
+	for l, c := range e.leases {
+		if c == client {
+			out[l] = true
+		}
+	}
+	return out
+}
+
 // Reports checks every resource's history.
 func (e *Env) Reports() ([]models.Report, error) {
 	out := make([]models.Report, len(e.runs))
 	for i := range e.runs {
-		r, err := models.Check(e.Events(i), models.DefaultTimeout)
+		r, err := models.Check(history.Header{Minimum: e.minimum}, e.Events(i), models.DefaultTimeout)
 		if err != nil {
 			return nil, err
 		}

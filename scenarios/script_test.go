@@ -28,7 +28,7 @@ func TestScripts(t *testing.T) {
 	defer c.Close()
 	datadriven.Walk(t, "scripts", func(t *testing.T, path string) {
 		env, err := scenarios.NewEnv(scenarios.EnvConfig{
-			Cluster: c, Lock: "queue", Factory: lock.NewQueue, TTL: 1,
+			Cluster: c, Factory: lock.NewQueue, TTL: 1,
 			RunID: strings.TrimSuffix(filepath.Base(path), ".txt"),
 		})
 		require.NoError(t, err)

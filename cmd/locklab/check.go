@@ -32,13 +32,13 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, usagef("%v", err)
 	}
-	report, err := models.Check(events, models.DefaultTimeout)
+	report, err := models.Check(h, events, models.DefaultTimeout)
 	if err != nil {
 		return exitUsage, usagef("%s: %v", path, err)
 	}
 	fmt.Fprintf(stdout, "%s: scenario %s, lock %s, resource %s, seed %d, %d events\n",
 		path, orDash(h.Scenario), orDash(h.Lock), orDash(h.Resource), h.Seed, len(events))
-	for _, v := range append(report.Safety, report.Belief) {
+	for _, v := range report.Verdicts() {
 		printVerdict(stdout, v)
 		if *out != "" && v.Result == models.Fail && v.HasVisualization() {
 			if err := os.MkdirAll(*out, 0o755); err != nil {
@@ -50,6 +50,9 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 			}
 			fmt.Fprintf(stdout, "    visualization: %s\n", file)
 		}
+	}
+	if report.LostFraction != nil {
+		fmt.Fprintf(stdout, "lost: %.1f%% of acknowledged increments are missing from the final value\n", 100**report.LostFraction)
 	}
 	fmt.Fprintf(stdout, "safety: %s\n", report.Result())
 	switch report.Result() {
@@ -113,7 +116,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		if err != nil {
 			return exitUsage, usagef("%v", err)
 		}
-		rep, err := models.Check(events, models.DefaultTimeout)
+		rep, err := models.Check(h, events, models.DefaultTimeout)
 		if err != nil {
 			return exitUsage, usagef("%s: %v", path, err)
 		}
@@ -132,7 +135,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	cfg.Replay = &plan
 	fmt.Fprintf(stdout, "replaying %s × %s, seed %d\n", plan.Scenario, lockName, plan.Seed)
 	sum, err := scenarios.Run(ctx, cfg)
-	if err != nil {
+	if err != nil && !errors.Is(err, scenarios.ErrInterrupted) {
 		return exitUsage, err
 	}
 	code := exitOK

@@ -23,8 +23,12 @@ var resourceLines = map[string]string{
 }
 
 func cmdList(args []string, w io.Writer) (int, error) {
-	if len(args) > 0 {
-		return exitUsage, usagef("list: unexpected argument %q", args[0])
+	fs := newFlagSet("list")
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usagef("list: unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Fprintln(w, "scenarios:")
 	for _, s := range scenarios.Catalog {
@@ -53,10 +57,14 @@ func firstSentence(s string) string {
 }
 
 func cmdExplain(args []string, w io.Writer) (int, error) {
-	if len(args) != 1 {
+	fs := newFlagSet("explain")
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() != 1 {
 		return exitUsage, usagef("explain: want one scenario (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
 	}
-	s, err := scenarios.Lookup(args[0])
+	s, err := scenarios.Lookup(fs.Arg(0))
 	if err != nil {
 		return exitUsage, usagef("%v", err)
 	}

@@ -40,8 +40,10 @@ Usage:
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO                    the lesson, step by step
 
-Exit status: 0 every verdict as expected; 1 one is not; 2 bad usage or input;
-3 a checker could not decide.
+Exit status: 0 every verdict as expected; 1 one is not (a FAIL where a pass
+was documented or the reverse, an ERROR, too little progress); 2 bad usage or
+input; 3 a checker could not decide, or the run was interrupted.
+"locklab COMMAND --help" prints a command's flags.
 `
 
 func main() {
@@ -77,6 +79,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	default:
 		err = usagef("unknown command %q (commands: run, check, replay, bench, list, explain)", args[0])
+	}
+	var help helpError
+	if errors.As(err, &help) {
+		help.print(stdout)
+		return exitOK
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "locklab:", err)

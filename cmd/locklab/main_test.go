@@ -65,11 +65,54 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 	}
 }
 
+// A run that fails before it starts leaves no report directory behind.
 func TestUnreachableEndpoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report")
 	code, _, stderr := locklab(t, t.Context(), "run", "--scenario", "contention", "--lock", "queue",
-		"--endpoints", "127.0.0.1:1", "--out", t.TempDir())
+		"--endpoints", "127.0.0.1:1", "--out", out)
 	assert.Equal(t, exitUsage, code)
 	oneLine(t, stderr, "cannot reach etcd at http://127.0.0.1:1")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "no report directory left: %v", err)
+}
+
+// Every command answers --help with its flags, on standard output, exit 0.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "check", "replay", "bench", "list", "explain"} {
+		for _, h := range []string{"--help", "-h"} {
+			code, stdout, stderr := locklab(t, t.Context(), cmd, h)
+			assert.Equal(t, exitOK, code, "%s %s: %s", cmd, h, stderr)
+			assert.Empty(t, stderr)
+			assert.Contains(t, stdout, "Usage: locklab "+cmd)
+		}
+	}
+	_, stdout, _ := locklab(t, t.Context(), "run", "--help")
+	for _, flag := range []string{"-scenario", "-lock", "-resource", "-seed", "-expect", "-endpoints", "CI gate"} {
+		assert.Contains(t, stdout, flag)
+	}
+}
+
+// The checker hole: c1 never released and its lease never ended, yet c2 was
+// granted. Both the validity and the belief check must fail, and check must
+// exit 1.
+func TestCheckCatchesAGrantWhileTheHolderStillHolds(t *testing.T) {
+	code, stdout, _ := locklab(t, t.Context(), "check", filepath.Join("testdata", "never-released.history.jsonl"))
+	assert.Equal(t, exitMismatch, code, stdout)
+	assert.Regexp(t, `validity\s+FAIL\s+The lock granted c2 while c1 still validly held it: c1 never released, and the server never ended its lease`, stdout)
+	assert.Regexp(t, `mutex\s+FAIL`, stdout)
+}
+
+// Nothing to run is a usage error, through the API as through the CLI.
+func TestNothingToRunIsAnError(t *testing.T) {
+	for _, cfg := range []scenarios.Config{
+		{Scenarios: nil, Locks: []string{"queue"}, Resources: []string{"fenced"}},
+		{Scenarios: []string{"contention"}, Locks: nil, Resources: []string{"fenced"}},
+		{Scenarios: []string{"contention"}, Locks: []string{"queue"}, Resources: nil},
+	} {
+		sum, err := scenarios.Run(t.Context(), cfg)
+		assert.ErrorIs(t, err, scenarios.ErrNothingToRun)
+		assert.Empty(t, sum.Results)
+	}
 }
 
 func TestListAndExplain(t *testing.T) {
@@ -132,6 +175,9 @@ func TestInterruptedRunSaysIncomplete(t *testing.T) {
 	code, _, stderr := locklab(t, ctx, "run", "--scenario", "contention", "--lock", "queue", "--out", out)
 	assert.Equal(t, exitUndecided, code)
 	assert.Contains(t, stderr, "incomplete")
+	_, err := scenarios.Run(ctx, scenarios.Config{Scenarios: []string{"contention"}, Locks: []string{"queue"},
+		Resources: []string{"fenced"}})
+	assert.ErrorIs(t, err, scenarios.ErrInterrupted, "an interrupted run is an error through the API too")
 	var sum scenarios.Summary
 	b, err := os.ReadFile(filepath.Join(out, "results.json"))
 	if err == nil {

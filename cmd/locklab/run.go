@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -82,13 +83,45 @@ func newFlagSet(name string) *flag.FlagSet {
 	return fs
 }
 
+// helpError is a request for a command's help (-h, --help): its flags are
+// printed to standard output and the exit status is 0.
+type helpError struct{ fs *flag.FlagSet }
+
+func (h helpError) Error() string { return h.fs.Name() + ": help requested" }
+
+// print writes the command's synopsis and every flag with its meaning.
+func (h helpError) print(w io.Writer) {
+	fmt.Fprintf(w, "Usage: locklab %s\n", synopsis[h.fs.Name()])
+	n := 0
+	h.fs.VisitAll(func(*flag.Flag) { n++ })
+	if n == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	h.fs.SetOutput(w)
+	h.fs.PrintDefaults()
+	h.fs.SetOutput(io.Discard)
+}
+
+// synopsis is each command's one-line usage.
+var synopsis = map[string]string{
+	"run":     "run [flags]   run scenarios × locks × resources and check every history",
+	"check":   "check HISTORY.jsonl [flags]   check a recorded history offline",
+	"replay":  "replay RUN_DIR [flags]   re-run a recorded schedule and compare verdicts",
+	"bench":   "bench [flags]   locks/s, acquire and hand-off latency under contention",
+	"list":    "list   scenarios, locks, resources and faults, one line each",
+	"explain": "explain SCENARIO   the scenario's lesson, step by step",
+}
+
 // parse parses args, flags before or after the positional arguments,
-// turning flag errors into one-line usage errors. The positional arguments
-// are left in fs.Args().
+// turning flag errors into one-line usage errors and -h/--help into a
+// helpError. The positional arguments are left in fs.Args().
 func parse(fs *flag.FlagSet, args []string) error {
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			return helpError{fs}
+		} else if err != nil {
 			return usagef("%s: %v", fs.Name(), err)
 		}
 		if fs.NArg() == 0 {
@@ -156,7 +189,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, err
 	}
-	out, err := outDir(f.out)
+	out, created, err := outDir(f.out)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -164,30 +197,38 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	fmt.Fprintf(stdout, "locklab %s: %d scenario(s) × %d lock(s) × %d resource(s), seed %d, results in %s\n",
 		scenarios.Version, len(cfg.Scenarios), len(cfg.Locks), len(cfg.Resources), cfg.Seed, out)
 	sum, err := scenarios.Run(ctx, cfg)
-	if err != nil {
+	switch {
+	case errors.Is(err, scenarios.ErrInterrupted):
+		printSummary(stdout, sum)
+		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json says so)")
+		return exitUndecided, nil
+	case err != nil:
+		if created {
+			os.Remove(out) // nothing ran: leave no report directory (only if still empty)
+		}
 		return exitUsage, err
 	}
 	printSummary(stdout, sum)
-	if !sum.Complete {
-		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json says so)")
-		return exitUndecided, nil
-	}
 	if f.out == "" {
 		linkLatest(out)
 	}
 	return sum.ExitCode(), nil
 }
 
-// outDir picks the results directory: the flag, or reports/<time>.
-func outDir(flagValue string) (string, error) {
-	dir := flagValue
+// outDir picks the results directory: the flag, or reports/<time>. created
+// says whether it made the directory.
+func outDir(flagValue string) (dir string, created bool, err error) {
+	dir = flagValue
 	if dir == "" {
 		dir = filepath.Join("reports", time.Now().Format("20060102-150405.000"))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", usagef("--out: %v", err)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, false, nil
 	}
-	return dir, nil
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, usagef("--out: %v", err)
+	}
+	return dir, true, nil
 }
 
 // linkLatest points reports/latest at dir (best effort).
@@ -221,6 +262,8 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 		switch {
 		case r.Skipped != "":
 			cell = "skipped"
+		case r.Progress == "FAIL":
+			cell += "!(progress)"
 		case !r.Matches:
 			cell += "!"
 		}
@@ -265,6 +308,9 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 	for _, r := range sum.Results {
 		if r.Skipped == "" && !r.Matches {
 			fmt.Fprintf(w, "  UNEXPECTED %s × %s × %s: %s, expected %s\n", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected)
+			if r.Error != "" {
+				fmt.Fprintf(w, "    error: %s\n", strings.ReplaceAll(r.Error, "\n", "\n      "))
+			}
 			for _, c := range r.Checks {
 				if c.Result == "FAIL" || c.Result == "UNKNOWN" {
 					fmt.Fprintf(w, "    %s %s: %s\n", c.Check, c.Result, c.Explanation)
@@ -277,7 +323,7 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 				fmt.Fprintf(w, "    history: %s\n", r.History)
 			}
 		}
-		if r.LostFraction != nil {
+		if r.LostFraction != nil && *r.LostFraction > 0 {
 			fmt.Fprintf(w, "  %s × %s × %s: %.1f%% of acknowledged increments lost\n", r.Scenario, r.Lock, r.Resource, 100**r.LostFraction)
 		}
 	}

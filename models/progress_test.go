@@ -1,0 +1,85 @@
+package models_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// A lock that stops granting after three grants passes every safety check;
+// the minimum progress its scenario states is what catches it.
+func TestProgressFailsARunThatDidTooLittle(t *testing.T) {
+	var ops []op
+	for i := range 3 {
+		at := int64(i) * 100
+		ops = append(ops,
+			op{client: "c1", op: A, call: at, ret: at + 10, token: int64(i + 1)},
+			op{client: "c1", op: C, call: at + 20, ret: at + 30, token: int64(i + 1), value: val(0), accepted: no},
+			op{client: "c1", op: R, call: at + 40, ret: at + 50})
+	}
+	events := build(ops, nil, nil)
+	h := history.Header{Minimum: &history.Minimum{Grants: 50, Sections: 50, Accepted: 1}}
+	r, err := models.Check(h, events, time.Second)
+	require.NoError(t, err)
+	for _, v := range r.Safety {
+		assert.NotEqual(t, models.Fail, v.Result, "%s: nothing unsafe happened", v.Check)
+	}
+	assert.Equal(t, models.Fail, r.Progress.Result)
+	assert.Equal(t, models.Fail, r.Result(), "too little progress is never a pass")
+	assert.Contains(t, r.Progress.Explanation, "3 of 50 grants; 3 of 50 critical sections completed; 0 of 1 writes accepted")
+
+	h.Minimum = &history.Minimum{Grants: 3, Sections: 3}
+	r, err = models.Check(h, events, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Pass, r.Progress.Result)
+
+	r, err = models.Check(history.Header{}, events, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.NotApplicable, r.Progress.Result, "no minimum stated")
+}
+
+// After the last fault heals, the lock must grant again within the bound.
+func TestProgressRequiresAGrantAfterTheLastFault(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 1},
+		{client: "c1", op: R, call: 20, ret: 30},
+		{client: "c2", op: A, call: 40, ret: 900, token: 2},
+		{client: "c2", op: R, call: 910, ret: 920},
+	}
+	faults := []fault{{name: "kill-leader", start: 35, end: 100}}
+	h := history.Header{Minimum: &history.Minimum{Grants: 1, RegrantWithin: 1000}}
+	r, err := models.Check(h, build(ops, nil, faults), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Pass, r.Progress.Result)
+
+	h.Minimum.RegrantWithin = 500
+	r, err = models.Check(h, build(ops, nil, faults), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Fail, r.Progress.Result)
+	assert.Contains(t, r.Progress.Explanation, "to grant again")
+
+	r, err = models.Check(h, build(ops[:2], nil, faults), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Fail, r.Progress.Result)
+	assert.Contains(t, r.Progress.Explanation, "No grant after the last fault (kill-leader)")
+}
+
+// The lost fraction is computed from the history alone, so an offline check
+// reproduces it.
+func TestLostFractionFromTheFinalValue(t *testing.T) {
+	events := build(cases[2].ops, cases[2].leases, nil) // two accepted increments, one lost
+	events = append(events, history.Event{Time: 10_000, Type: history.Final, Value: val(1)})
+	r, err := models.Check(history.Header{}, events, time.Second)
+	require.NoError(t, err)
+	require.NotNil(t, r.LostFraction)
+	assert.InDelta(t, 0.5, *r.LostFraction, 1e-9)
+
+	r, err = models.Check(history.Header{}, events[:len(events)-1], time.Second)
+	require.NoError(t, err)
+	assert.Nil(t, r.LostFraction, "no final value recorded")
+}
