@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -214,6 +215,43 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 	return v
 }
 
+// answerHeld reports whether a fault on the client's own link was open at
+// some moment of the acquire and lasted until the lease was gone: the server
+// may then have granted the lock while the lease was alive and the answer
+// waited in the cut link until after the lease lapsed — a grant stale on
+// arrival (the belief finding), not proof that the lock granted on an ended
+// lease. Seen with a correct lock: c2's acquire was answered at once by the
+// server, its link was cut 6 ms later, and the answer arrived 1.9 s after.
+func answerHeld(op history.Operation, l history.Loss, events []history.Event) bool {
+	starts := map[int]history.Event{}
+	for _, e := range events {
+		switch e.Type {
+		case history.FaultStart:
+			starts[e.ID] = e
+		case history.FaultEnd:
+			s, ok := starts[e.ID]
+			if ok && onClientLink(s.Fault, op.Client) && s.Time <= op.Return && e.Time >= l.Gone && e.Time >= op.Call {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// onClientLink reports whether a fault (as the history names it, "cut-client
+// c2") acts on client's own link.
+func onClientLink(fault, client string) bool {
+	f := strings.Fields(fault)
+	if len(f) < 2 || f[1] != client {
+		return false
+	}
+	switch f[0] {
+	case "cut-client", "pause-client", "delay-client", "expire-lease":
+		return true
+	}
+	return false
+}
+
 // describeLoss renders a lease loss as evidence.
 func describeLoss(l history.Loss) string {
 	return fmt.Sprintf("server: %s's lease %x ended [alive at %v, gone at %v]", l.Client, l.Lease,
@@ -239,7 +277,7 @@ func CheckExpiredWaiter(ops []history.Operation, events []history.Event) Verdict
 			continue
 		}
 		v.Operations++
-		if l.AliveUntil >= op.Call && l.Gone <= op.Return {
+		if l.AliveUntil >= op.Call && l.Gone <= op.Return && !answerHeld(op, l, events) {
 			v.Result, v.Evidence = Fail, append(evidence(op), describeLoss(l))
 			v.Explanation = fmt.Sprintf("%s was granted the lock although its lease ended while it waited: the server had "+
 				"dropped the lease (and every key on it) %v before the grant returned. A waiter whose session dies must "+
