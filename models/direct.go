@@ -143,21 +143,12 @@ func windows(ops []history.Operation, losses []history.Loss, validity bool) []wi
 }
 
 // leaseEnd is the last moment a grant's lease is known to have been alive
-// (math.MaxInt64 if the server never ended it). Files that predate per-grant
-// leases match losses by client, taking the first after the grant.
+// (math.MaxInt64 if the server never ended it).
 func leaseEnd(grant history.Operation, losses []history.Loss) int64 {
-	end := int64(math.MaxInt64)
-	for _, l := range losses {
-		switch {
-		case grant.Lease != 0 && l.Lease != 0:
-			if l.Lease == grant.Lease {
-				return l.AliveUntil
-			}
-		case l.Client == grant.Client && l.AliveUntil >= grant.Return:
-			end = min(end, l.AliveUntil)
-		}
+	if l, ok := history.LossOf(grant, losses); ok {
+		return l.AliveUntil
 	}
-	return end
+	return math.MaxInt64
 }
 
 // firstOverlap finds two windows of different clients that overlap.

@@ -370,51 +370,67 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 		}
 		names = append(names, name)
 	}
-	var done atomic.Int64
+	sections := newTally()
 	var stop atomic.Bool
-	progress := make(chan struct{}, 1)
 	var wg sync.WaitGroup
 	for _, name := range names {
 		wg.Go(func() {
 			for !stop.Load() && ctx.Err() == nil {
 				if e.cycle(ctx, name) {
-					done.Add(1)
-					select {
-					case progress <- struct{}{}:
-					default:
-					}
+					sections.add()
 				}
 			}
 		})
 	}
-	waitFor := func(target int64, stall time.Duration) {
-		timer := time.NewTimer(stall)
-		defer timer.Stop()
-		for done.Load() < target {
-			select {
-			case <-progress:
-				timer.Reset(stall)
-			case <-timer.C:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
 	var ferr error
 	if f.Kind != "" {
-		waitFor(ph.before, stallWait)
+		sections.waitFor(ctx, ph.before, stallWait)
 		in, err := e.Fault(ctx, f)
 		if err == nil {
-			waitFor(done.Load()+ph.during, stallWait)
+			sections.waitFor(ctx, ph.during, stallWait)
 			err = in.Undo(ctx)
 		}
 		ferr = err
 	}
-	waitFor(done.Load()+ph.after, recoverWait)
+	sections.waitFor(ctx, ph.after, recoverWait)
 	stop.Store(true)
 	wg.Wait()
 	return ferr
+}
+
+// tally counts completed critical sections and lets the workload wait for
+// more of them: a condition, bounded by how long progress may stall.
+type tally struct {
+	done     atomic.Int64
+	progress chan struct{}
+}
+
+func newTally() *tally { return &tally{progress: make(chan struct{}, 1)} }
+
+func (t *tally) add() {
+	t.done.Add(1)
+	select {
+	case t.progress <- struct{}{}:
+	default:
+	}
+}
+
+// waitFor waits until n more sections than now have completed, until none
+// has for stall, or until ctx ends.
+func (t *tally) waitFor(ctx context.Context, n int64, stall time.Duration) {
+	target := t.done.Load() + n
+	timer := time.NewTimer(stall)
+	defer timer.Stop()
+	for t.done.Load() < target {
+		select {
+		case <-t.progress:
+			timer.Reset(stall)
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // cycle is one client's acquire → critical section → release, with its pause
@@ -457,11 +473,14 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 		}
 	}
 	wctx, stop := context.WithCancel(ctx)
+	sections := newTally()
 	var wg sync.WaitGroup
 	for _, name := range randomClients {
 		wg.Go(func() {
 			for wctx.Err() == nil {
-				e.cycle(wctx, name)
+				if e.cycle(wctx, name) {
+					sections.add()
+				}
 			}
 		})
 	}
@@ -470,7 +489,7 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 	// on until the lock has granted again after the last fault: the
 	// liveness the progress check asks for.
 	uerr := e.nemesis.UndoAll(context.WithoutCancel(ctx))
-	e.waitGrants(ctx, randomTail, recoverWait)
+	sections.waitFor(ctx, randomTail, recoverWait)
 	stop()
 	wg.Wait()
 	if err != nil {
@@ -481,37 +500,9 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 	return errors.Join(err, uerr)
 }
 
-// randomTail is how many grants the random scenario waits for after its
-// last fault is undone.
+// randomTail is how many critical sections (each after a grant) the random
+// scenario waits for once its last fault is undone.
 const randomTail = 3
-
-// waitGrants waits until n more acquires return ok on the first history,
-// or until none has for stall.
-func (e *Env) waitGrants(ctx context.Context, n int, stall time.Duration) {
-	count := func() int {
-		k := 0
-		for _, ev := range e.Events(0) {
-			if ev.Type == history.Ok && ev.Op == history.Acquire {
-				k++
-			}
-		}
-		return k
-	}
-	target, last := count()+n, count()
-	deadline := time.Now().Add(stall)
-	t := time.NewTicker(leasePoll)
-	defer t.Stop()
-	for ctx.Err() == nil {
-		k := count()
-		if k >= target || time.Now().After(deadline) {
-			return
-		}
-		if k > last {
-			last, deadline = k, time.Now().Add(stall)
-		}
-		<-t.C
-	}
-}
 
 // stepTimeout bounds one script step; the slowest (waiting for a lease to
 // lapse) takes about 1.5 s.
