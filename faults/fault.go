@@ -118,6 +118,12 @@ func (k Kind) NeedsOwnedCluster() bool {
 	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease}, k)
 }
 
+// CutsOffMember reports whether the kind takes one member away from the
+// rest (killed or isolated): its Injection's Target names that member.
+func (k Kind) CutsOffMember() bool {
+	return slices.Contains([]Kind{IsolateMember, IsolateLeader, KillMember, KillLeader}, k)
+}
+
 // ParseKind checks a kind name.
 func ParseKind(s string) (Kind, error) {
 	k := Kind(s)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
 	"github.com/locklab/locklab/cluster"
 )
 
@@ -244,6 +246,12 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 		in.target = fmt.Sprintf("lease %x", int64(lease))
 		if f.Mode == ModeRevoke {
 			_, err := n.c.Admin().Revoke(ctx, lease)
+			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
+				// An earlier fault already ended it and the client has not
+				// noticed yet: the lease is gone, as this fault asks.
+				in.target += " (already gone)"
+				return nil
+			}
 			return err
 		}
 		cl.Cut()

@@ -198,6 +198,24 @@ func TestExpireLease(t *testing.T) {
 	}
 }
 
+// Revoking a lease an earlier fault already ended (its client has not
+// renewed yet) does what the fault asks — the lease is gone — and is no
+// failure to apply.
+func TestExpireLeaseAlreadyGone(t *testing.T) {
+	c, n, _, ctx := setup(t)
+	c1, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	s1, err := concurrency.NewSession(c1.Etcd(), concurrency.WithTTL(1))
+	require.NoError(t, err)
+	defer s1.Close()
+	c1.SetLease(s1.Lease())
+	_, err = c.Admin().Revoke(ctx, s1.Lease())
+	require.NoError(t, err)
+	in, err := n.Apply(ctx, faults.Fault{Kind: faults.ExpireLease, Client: "c1", Mode: faults.ModeRevoke})
+	require.NoError(t, err)
+	assert.Contains(t, in.Target(), "already gone")
+}
+
 func TestFailedApplyClosesItsWindow(t *testing.T) {
 	c, n, rec, ctx := setup(t)
 	_, err := c.NewClient("c1", "m1")

@@ -62,6 +62,22 @@ const (
 	// by the lab after every client stopped. It lets an offline check count
 	// the acknowledged increments the resource lost.
 	Final Type = "final"
+	// Observed records something the lab saw on the cluster that the
+	// operations do not show (What: ObservedConnected with Client and
+	// Member, ObservedQueued with Client, ObservedLeader with Member), so
+	// that a scenario's claimed effects can be checked from the file alone.
+	Observed Type = "observed"
+)
+
+// What an observed event saw.
+const (
+	// ObservedConnected: Client talks to the cluster through Member.
+	ObservedConnected = "connected"
+	// ObservedQueued: Client's acquire is waiting in the lock's queue (a key
+	// of its lease exists under the lock's prefix).
+	ObservedQueued = "queued"
+	// ObservedLeader: Member is the cluster's leader.
+	ObservedLeader = "leader"
 )
 
 // Op names an operation.
@@ -101,7 +117,9 @@ type Event struct {
 	Fault  string `json:"fault,omitempty"`  // fault events: what, "kill-leader"
 	Target string `json:"target,omitempty"` // fault events: resolved target, "m2"
 
-	AliveUntil int64 `json:"alive_until,omitempty"` // lease-lost: last time known alive
+	AliveUntil int64  `json:"alive_until,omitempty"` // lease-lost: last time known alive
+	What       string `json:"what,omitempty"`        // observed: what was seen
+	Member     string `json:"member,omitempty"`      // observed: the member it concerns
 	// WriteAt is when a critical section sent its write (run clock); zero
 	// when it sent none or the file predates it.
 	WriteAt int64 `json:"write_at,omitempty"`

@@ -127,6 +127,9 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 			`{"t":1,"type":"invoke","id":1,"client":"c1","op":"cs"}` + "\n" +
 			`{"t":2,"type":"ok","id":1,"client":"c1","op":"cs","value":0}`, "h.jsonl:3: ok critical section 1 of c1 does not say whether its write was accepted"},
 		{"final without value", header + "\n" + `{"t":1,"type":"final"}`, "h.jsonl:2: final without a value"},
+		{"observed without what", header + "\n" + `{"t":1,"type":"observed","client":"c1"}`, "h.jsonl:2: observed without what"},
+		{"connected without member", header + "\n" + `{"t":1,"type":"observed","what":"connected","client":"c1"}`, "h.jsonl:2: observed connected without a member"},
+		{"leader without member", header + "\n" + `{"t":1,"type":"observed","what":"leader"}`, "h.jsonl:2: observed leader without a member"},
 		{"line too long", header + "\n" + strings.Repeat("x", history.MaxLine+1), "h.jsonl:2: line longer than"},
 	}
 	for _, tc := range cases {
@@ -155,6 +158,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		{Time: 6, Type: history.FaultEnd, ID: 1, Fault: "pause-client c1 at before-write", Target: "before-write"},
 		{Time: 7, Type: history.LeaseLost, Client: "c1", Lease: 0x2f, AliveUntil: 6},
 		{Time: 8, Type: history.Final, Value: i64(1)},
+		{Time: 9, Type: history.Observed, What: history.ObservedConnected, Client: "c1", Member: "m1"},
 	}
 	var buf bytes.Buffer
 	min := &history.Minimum{Grants: 2, Sections: 2, Accepted: 1, RegrantWithin: int64(time.Second)}

@@ -139,6 +139,14 @@ func (r *Recorder) LeaseLost(client string, lease int64, lastAlive time.Time) {
 	r.emit(Event{Type: LeaseLost, Client: client, Lease: lease, AliveUntil: max(r.Since(lastAlive), 0)})
 }
 
+// Observe records, now, that the lab saw what (an Observed* constant)
+// about client or member.
+func (r *Recorder) Observe(what, client, member string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: what, Client: client, Member: member})
+}
+
 // Final records the resource's value at the end of the run.
 func (r *Recorder) Final(value int64) {
 	r.mu.Lock()

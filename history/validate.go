@@ -69,6 +69,16 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("lease-lost: alive_until %d is after the event's time %d", e.AliveUntil, e.Time)
 		}
 		return ""
+	case Observed:
+		switch {
+		case e.What == "":
+			return "observed without what"
+		case (e.What == ObservedConnected || e.What == ObservedQueued) && e.Client == "":
+			return fmt.Sprintf("observed %s without a client", e.What)
+		case (e.What == ObservedConnected || e.What == ObservedLeader) && e.Member == "":
+			return fmt.Sprintf("observed %s without a member", e.What)
+		}
+		return ""
 	case Final:
 		if e.Value == nil {
 			return "final without a value"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -53,6 +54,9 @@ type Scenario struct {
 	// (below it the run FAILs and never matches its expectation); it is
 	// written into every history, so an offline check enforces it too.
 	Minimum history.Minimum
+	// Effects are what the lesson says happens; a run where one did not is
+	// vacuous and cannot PASS (see Effect).
+	Effects []Effect
 }
 
 // regrantWithin bounds how long after the last fault heals a lock must grant
@@ -99,6 +103,10 @@ var Catalog = []Scenario{
 			"a correct lock. A lease is not a lock; a fencing token makes it one.",
 		Members: 3, TTL: 1, script: "paused-holder.txt", Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedDuring("c1", "pause-client", "c1 was paused"),
+			grantedDuring("c2", "pause-client", "c1", "c1 was paused"),
+		},
 	},
 	{
 		Name: "isolated-holder",
@@ -107,6 +115,10 @@ var Catalog = []Scenario{
 			"writes with its old grant. An unfenced store takes the stale write; fenced and guarded stores refuse it.",
 		Members: 3, TTL: 1, script: "isolated-holder.txt", Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedDuring("c1", "cut-client", "c1's link was cut"),
+			grantedDuring("c2", "cut-client", "c1", "c1 was cut off"),
+		},
 	},
 	{
 		Name: "expire-while-waiting",
@@ -115,6 +127,7 @@ var Catalog = []Scenario{
 			"bug Jepsen found, fixed in v3.5).",
 		Members: 3, TTL: 1, script: "expire-while-waiting.txt", Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1},
+		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
 		Name: "leader-failover",
@@ -123,9 +136,14 @@ var Catalog = []Scenario{
 			"writes keep every fenced or guarded resource safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		run: func(ctx context.Context, e *Env, p Plan) error {
-			return e.contend(ctx, 3, faults.Fault{Kind: faults.KillLeader}, memberFaultPhases)
+			return e.contend(ctx, 3, faults.Fault{Kind: faults.KillLeader}, cutOffPhases)
 		},
 		Minimum: memberFaultMinimum,
+		Effects: []Effect{
+			othersGranted(string(faults.KillLeader), "down", true),
+			cutOffLeasesEnded(string(faults.KillLeader), "down"),
+			rejoined(string(faults.KillLeader)),
+		},
 	},
 	{
 		Name: "minority-partition",
@@ -134,9 +152,14 @@ var Catalog = []Scenario{
 			"everyone rejoins. A quorum system partitioned this way stays safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		run: func(ctx context.Context, e *Env, p Plan) error {
-			return e.contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, memberFaultPhases)
+			return e.contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, cutOffPhases)
 		},
 		Minimum: memberFaultMinimum,
+		Effects: []Effect{
+			cutOffLeasesEnded(string(faults.IsolateMember), "isolated"),
+			othersGranted(string(faults.IsolateMember), "isolated", false),
+			rejoined(string(faults.IsolateMember)),
+		},
 	},
 	{
 		Name: "member-restart",
@@ -147,6 +170,7 @@ var Catalog = []Scenario{
 			return e.contend(ctx, 3, faults.Fault{Kind: faults.KillMember, Member: p.Member}, memberFaultPhases)
 		},
 		Minimum: memberFaultMinimum,
+		Effects: []Effect{othersGranted(string(faults.KillMember), "down", false), rejoined(string(faults.KillMember))},
 	},
 	{
 		Name: "contention",
@@ -157,6 +181,7 @@ var Catalog = []Scenario{
 			return e.contend(ctx, 5, faults.Fault{}, phases{after: 50})
 		},
 		Minimum: history.Minimum{Grants: 50, Sections: 50, Accepted: 50},
+		Effects: []Effect{contended()},
 	},
 	{
 		Name: "random",
@@ -168,12 +193,18 @@ var Catalog = []Scenario{
 		Expect:  unfencedAny,
 		run:     func(ctx context.Context, e *Env, p Plan) error { return e.random(ctx, p) },
 		Minimum: history.Minimum{Grants: 5, Sections: 5, Accepted: 3, RegrantWithin: regrantWithin},
+		Effects: []Effect{allFaultsApplied()},
 	},
 }
 
 // memberFaultPhases shape the member-fault scenarios: 4 critical sections
-// before the fault, 8 (or a stall) during it, 12 after it is undone.
-var memberFaultPhases = phases{before: 4, during: 8, after: 12}
+// before the fault, 8 (or a stall) during it, 12 after it is undone;
+// cutOffPhases, besides, hold the fault until the cut-off member's clients
+// have lost their leases.
+var (
+	memberFaultPhases = phases{before: 4, during: 8, after: 12}
+	cutOffPhases      = phases{before: 4, during: 8, after: 12, untilLeasesGone: true}
+)
 
 // memberFaultMinimum: the sections before the fault and after it, and a
 // grant soon after the heal. Each client that was cut off may finish one
@@ -351,15 +382,24 @@ func expectedFor(expected string, resources []string) string {
 // phases shape a contention workload: how many critical sections complete
 // before the fault is applied, while it holds (or until progress stalls),
 // and after it is undone. Without a fault, after is the whole run.
-type phases struct{ before, during, after int64 }
+// untilLeasesGone holds a member fault, besides, until the server has ended
+// the lease of every client of the member it cuts off — the effect the
+// member-fault lessons describe — however fast the lock under test is.
+type phases struct {
+	before, during, after int64
+	untilLeasesGone       bool
+}
 
 // contend runs n clients (on members in turn), each acquiring, doing its
 // critical section and releasing in a loop. With a fault, it is applied once
-// `before` sections have completed and undone after `during` more — or once
-// progress stalls, so a fault that stops every client cannot stop the run.
-// The clients then go on until `after` more sections complete (or progress
-// stalls: the progress check then says what was missing), so every run shows
-// whether the lock recovered. Each client finishes the cycle it is in.
+// `before` sections have completed and held (see hold) until `during` more
+// complete — or progress stalls, so a fault that stops every client cannot
+// stop the run. After a member fault is undone, every client must do a
+// section again (everyone rejoins; bounded by recoverWait). The clients
+// then go on until `after` more sections complete (or progress stalls: the
+// progress check then says what was missing), so every run shows whether
+// the lock recovered. Each client finishes the cycle it is in. Whether the
+// effects happened is the scenario's Effects' to judge, from the history.
 func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) error {
 	members := e.c.Members()
 	var names []string
@@ -377,7 +417,7 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 		wg.Go(func() {
 			for !stop.Load() && ctx.Err() == nil {
 				if e.cycle(ctx, name) {
-					sections.add()
+					sections.add(name)
 				}
 			}
 		})
@@ -387,8 +427,11 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 		sections.waitFor(ctx, ph.before, stallWait)
 		in, err := e.Fault(ctx, f)
 		if err == nil {
-			sections.waitFor(ctx, ph.during, stallWait)
+			e.hold(ctx, f, in, sections, ph)
 			err = in.Undo(ctx)
+		}
+		if err == nil && f.Kind.CutsOffMember() {
+			sections.waitEach(ctx, names, recoverWait)
 		}
 		ferr = err
 	}
@@ -398,20 +441,94 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 	return ferr
 }
 
-// tally counts completed critical sections and lets the workload wait for
-// more of them: a condition, bounded by how long progress may stall.
+// hold keeps an applied fault in place: for a member fault, it records
+// which member leads the rest of the cluster (the observed election) and,
+// with untilLeasesGone, waits until the server has ended the leases of the
+// cut-off member's clients (bounded by faults.DefaultWait: if they never
+// end, the scenario's effects say so). Then it waits for `during` sections
+// or a stall.
+func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph phases) {
+	if f.Kind.CutsOffMember() {
+		member := in.Target()
+		wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+		if leader, err := e.c.WaitLeader(wctx, member); err == nil {
+			e.observe(history.ObservedLeader, "", leader)
+		}
+		if ph.untilLeasesGone {
+			cut := e.clientsOn(member)
+			_ = poll.Until(wctx, "the leases of "+member+"'s clients to end", leasePoll, func(context.Context) (bool, error) {
+				for _, c := range cut {
+					if len(e.leasesOf(c)) > 0 {
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+		}
+		cancel()
+	}
+	sections.waitFor(ctx, ph.during, stallWait)
+}
+
+// tally counts completed critical sections, in all and per client, and
+// lets the workload wait for more of them: a condition, bounded by how long
+// progress may stall.
 type tally struct {
 	done     atomic.Int64
 	progress chan struct{}
+
+	mu       sync.Mutex
+	byClient map[string]int64
 }
 
-func newTally() *tally { return &tally{progress: make(chan struct{}, 1)} }
+func newTally() *tally {
+	return &tally{progress: make(chan struct{}, 1), byClient: map[string]int64{}}
+}
 
-func (t *tally) add() {
+func (t *tally) add(client string) {
+	t.mu.Lock()
+	t.byClient[client]++
+	t.mu.Unlock()
 	t.done.Add(1)
 	select {
 	case t.progress <- struct{}{}:
 	default:
+	}
+}
+
+// of is how many sections client has completed.
+func (t *tally) of(client string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.byClient[client]
+}
+
+// waitEach waits until every one of clients has completed a section more
+// than now, for at most bound in all, or until ctx ends.
+func (t *tally) waitEach(ctx context.Context, clients []string, bound time.Duration) {
+	base := map[string]int64{}
+	for _, c := range clients {
+		base[c] = t.of(c)
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for {
+		behind := false
+		for _, c := range clients {
+			if t.of(c) <= base[c] {
+				behind = true
+			}
+		}
+		if !behind {
+			return
+		}
+		select {
+		case <-t.progress:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -479,7 +596,7 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 		wg.Go(func() {
 			for wctx.Err() == nil {
 				if e.cycle(wctx, name) {
-					sections.add()
+					sections.add(name)
 				}
 			}
 		})
@@ -494,8 +611,9 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 	wg.Wait()
 	if err != nil {
 		// A fault that could not be applied (a pause whose client never
-		// reached a pause point in time) is on the timeline; not a failure.
-		err = nil
+		// reached its pause point in time) means the schedule did not run
+		// as drawn: the run is an error, not a verdict on what it tested.
+		err = fmt.Errorf("fault schedule did not run as drawn: %w", err)
 	}
 	return errors.Join(err, uerr)
 }

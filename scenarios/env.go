@@ -235,7 +235,30 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 	e.clients[name] = w
 	e.order = append(e.order, name)
 	e.mu.Unlock()
+	e.observe(history.ObservedConnected, name, member)
 	return nil
+}
+
+// observe records on every history what the lab saw about client or
+// member (see history.Observed).
+func (e *Env) observe(what, client, member string) {
+	for _, r := range e.runs {
+		r.rec.Observe(what, client, member)
+	}
+}
+
+// clientsOn lists the run's clients that talk to the cluster through
+// member, in creation order.
+func (e *Env) clientsOn(member string) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for _, name := range e.order {
+		if e.clients[name].cl.Member() == member {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // clientName makes the cluster-wide client name; runs share a cluster.

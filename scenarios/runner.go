@@ -44,6 +44,10 @@ type Config struct {
 	Factories map[string]lock.Factory
 	Logger    *zap.Logger
 	Progress  io.Writer
+
+	// wrapSink, if set, wraps every history file's sink (tests use it to
+	// make recording fail part-way through a run).
+	wrapSink func(history.Sink) history.Sink
 }
 
 // Result is one scenario × lock × resource × run.
@@ -63,6 +67,9 @@ type Result struct {
 	Progress models.Result    `json:"progress"`
 	Matches  bool             `json:"matches_expectation"`
 	Checks   []models.Verdict `json:"checks,omitempty"`
+	// Effects: did what the scenario claims happen in this run? One that
+	// did not makes the run vacuous: ERROR unless a check FAILed.
+	Effects []EffectResult `json:"effects,omitempty"`
 	// LostFraction is the share of acknowledged increments the counter lost
 	// (random scenario, unfenced resource).
 	LostFraction *float64 `json:"lost_fraction,omitempty"`
@@ -255,7 +262,11 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 			return fail(err.Error())
 		}
 		writers = append(writers, w)
-		sinks = append(sinks, w)
+		var sink history.Sink = w
+		if cfg.wrapSink != nil {
+			sink = cfg.wrapSink(sink)
+		}
+		sinks = append(sinks, sink)
 	}
 	env, err := NewEnv(EnvConfig{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum,
 		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, lk, seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
@@ -294,9 +305,18 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		x.Verdict = rep.Result()
 		x.Belief = rep.Belief.Result
 		x.Progress = rep.Progress.Result
-		if execErr != nil {
+		x.Effects = s.CheckEffects(env.Events(i))
+		vacuous := Vacuous(x.Effects)
+		switch {
+		case execErr != nil:
 			// The run did not do what it says: its history proves nothing.
 			x.Verdict, x.Error = models.Error, execErr.Error()
+		case vacuous != "" && x.Verdict != models.Fail:
+			// Nothing failed, but the schedule never exercised what the
+			// scenario names: that is no evidence of safety.
+			x.Verdict, x.Error = models.Error, vacuous
+		case vacuous != "":
+			x.Error = vacuous
 		}
 		x.Matches = matches(x)
 		if r == "unfenced" {
@@ -318,6 +338,8 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 func matches(x Result) bool {
 	switch {
 	case x.Verdict == models.Error || x.Verdict == models.Unknown || x.Progress == models.Fail:
+		return false
+	case Vacuous(x.Effects) != "":
 		return false
 	case x.Expected == ExpectAny:
 		return true

@@ -255,6 +255,7 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	e.observe(history.ObservedQueued, client, "")
 	return client + ": waiting", nil
 }
 

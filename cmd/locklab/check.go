@@ -54,9 +54,20 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	if report.LostFraction != nil {
 		fmt.Fprintf(stdout, "lost: %.1f%% of acknowledged increments are missing from the final value\n", 100**report.LostFraction)
 	}
-	fmt.Fprintf(stdout, "safety: %s\n", report.Result())
-	switch report.Result() {
-	case models.Fail:
+	result := report.Result()
+	// A history of a catalog scenario is held to the scenario's effects, as
+	// the run that recorded it was.
+	if s, err := scenarios.Lookup(h.Scenario); err == nil {
+		effects := s.CheckEffects(events)
+		printEffects(stdout, effects)
+		if v := scenarios.Vacuous(effects); v != "" && result != models.Fail {
+			result = models.Error
+			fmt.Fprintf(stdout, "  %s\n", v)
+		}
+	}
+	fmt.Fprintf(stdout, "safety: %s\n", result)
+	switch result {
+	case models.Fail, models.Error:
 		return exitMismatch, nil
 	case models.Unknown:
 		return exitUndecided, nil
@@ -68,6 +79,17 @@ func printVerdict(w io.Writer, v models.Verdict) {
 	fmt.Fprintf(w, "  %-13s %-7s %s\n", v.Check, v.Result, v.Explanation)
 	for _, e := range v.Evidence {
 		fmt.Fprintf(w, "      %s\n", e)
+	}
+}
+
+// printEffects lists a scenario's effects and whether each happened.
+func printEffects(w io.Writer, effects []scenarios.EffectResult) {
+	for _, ef := range effects {
+		if ef.Happened {
+			fmt.Fprintf(w, "  effect        yes     %s\n", ef.Name)
+		} else {
+			fmt.Fprintf(w, "  effect        NO      %s: %s\n", ef.Name, ef.Missing)
+		}
 	}
 }
 

@@ -102,6 +102,17 @@ func TestCheckCatchesAGrantWhileTheHolderStillHolds(t *testing.T) {
 	assert.Regexp(t, `mutex\s+FAIL`, stdout)
 }
 
+// A paused-holder history in which c1's pause ended before its lease did
+// passes every safety check, but tested nothing the scenario names: check
+// holds it to the scenario's effects and says ERROR, exit 1.
+func TestCheckCallsAVacuousHistoryAnError(t *testing.T) {
+	code, stdout, _ := locklab(t, t.Context(), "check", filepath.Join("testdata", "vacuous-paused-holder.history.jsonl"))
+	assert.Equal(t, exitMismatch, code, stdout)
+	assert.Contains(t, stdout, "effect        NO      c1's lease ended on the server while c1 was paused")
+	assert.Contains(t, stdout, "vacuous schedule")
+	assert.Contains(t, stdout, "safety: ERROR")
+}
+
 // Nothing to run is a usage error, through the API as through the CLI.
 func TestNothingToRunIsAnError(t *testing.T) {
 	for _, cfg := range []scenarios.Config{

@@ -290,8 +290,50 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 	fmt.Fprintln(w, "! not the expected verdict   * two clients believed they held the lock at once (a finding, not a failure)")
 }
 
+// printEffectCounts prints, per scenario, in how many runs of each lock each of
+// its effects happened: a column per lock.
+func printEffectCounts(w io.Writer, sum scenarios.Summary) {
+	counts := sum.EffectCounts()
+	if len(counts) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\neffects: runs in which what the scenario claims happened (fewer than all: vacuous runs, ERROR)")
+	var scenarioOrder []string
+	locks := map[string][]string{}
+	effects := map[string][]string{}
+	cell := map[[3]string]scenarios.EffectCount{}
+	for _, c := range counts {
+		if !slices.Contains(scenarioOrder, c.Scenario) {
+			scenarioOrder = append(scenarioOrder, c.Scenario)
+		}
+		if !slices.Contains(locks[c.Scenario], c.Lock) {
+			locks[c.Scenario] = append(locks[c.Scenario], c.Lock)
+		}
+		if !slices.Contains(effects[c.Scenario], c.Effect) {
+			effects[c.Scenario] = append(effects[c.Scenario], c.Effect)
+		}
+		cell[[3]string{c.Scenario, c.Lock, c.Effect}] = c
+	}
+	for _, s := range scenarioOrder {
+		fmt.Fprintf(w, "  %s (%s)\n", s, strings.Join(locks[s], ", "))
+		for _, ef := range effects[s] {
+			line := "   "
+			for _, l := range locks[s] {
+				c := cell[[3]string{s, l, ef}]
+				mark := " "
+				if c.Happened < c.Runs {
+					mark = "!"
+				}
+				line += fmt.Sprintf(" %5s%s", fmt.Sprintf("%d/%d", c.Happened, c.Runs), mark)
+			}
+			fmt.Fprintf(w, "%s  %s\n", line, ef)
+		}
+	}
+}
+
 func printSummary(w io.Writer, sum scenarios.Summary) {
 	printTable(w, sum)
+	printEffectCounts(w, sum)
 	expected, unexpected, skipped := 0, 0, 0
 	for _, r := range sum.Results {
 		switch {

@@ -1,0 +1,161 @@
+package scenarios
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/history"
+)
+
+// hist builds a small history; times are whatever the test writes.
+type hist struct {
+	events []history.Event
+	id     int
+}
+
+func (h *hist) add(e history.Event) *hist { h.events = append(h.events, e); return h }
+
+func (h *hist) connect(t int64, client, member string) *hist {
+	return h.add(history.Event{Time: t, Type: history.Observed, What: history.ObservedConnected, Client: client, Member: member})
+}
+
+func (h *hist) observe(t int64, what, client, member string) *hist {
+	return h.add(history.Event{Time: t, Type: history.Observed, What: what, Client: client, Member: member})
+}
+
+// op adds an operation of client from call to ret with the given outcome;
+// ret < 0 leaves it open.
+func (h *hist) op(client string, op history.Op, call, ret int64, typ history.Type) *hist {
+	h.id++
+	h.add(history.Event{Time: call, Type: history.Invoke, ID: h.id, Client: client, Op: op})
+	if ret >= 0 {
+		h.add(history.Event{Time: ret, Type: typ, ID: h.id, Client: client, Op: op, Token: int64(h.id)})
+	}
+	return h
+}
+
+func (h *hist) grant(client string, call, ret int64) *hist {
+	return h.op(client, history.Acquire, call, ret, history.Ok)
+}
+
+func (h *hist) release(client string, call, ret int64) *hist {
+	return h.op(client, history.Release, call, ret, history.Ok)
+}
+
+func (h *hist) fault(id int, start, end int64, fault, target, err string) *hist {
+	h.add(history.Event{Time: start, Type: history.FaultStart, ID: id, Fault: fault})
+	return h.add(history.Event{Time: end, Type: history.FaultEnd, ID: id, Fault: fault, Target: target, Error: err})
+}
+
+func (h *hist) lost(t int64, client string) *hist {
+	return h.add(history.Event{Time: t, Type: history.LeaseLost, Client: client, Lease: 7, AliveUntil: t - 1})
+}
+
+// sorted returns the events in time order, as a recorder writes them.
+func (h *hist) sorted() []history.Event {
+	out := append([]history.Event(nil), h.events...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Time < out[j-1].Time; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Every effect is shown both ways: a history where it happened, and one
+// where it did not (the run would be vacuous).
+func TestEffectsBothWays(t *testing.T) {
+	pausedLapse := func(lossAt int64) []history.Event {
+		return new(hist).connect(0, "c1", "m1").connect(0, "c2", "m2").
+			grant("c1", 1, 2).
+			fault(1, 10, 100, "pause-client c1 at before-write", "before-write", "").
+			lost(lossAt, "c1").
+			grant("c2", 60, 70).sorted()
+	}
+	partition := func(lossAt, rejoinAt int64) []history.Event {
+		h := new(hist).connect(0, "c1", "m1").connect(0, "c2", "m2").connect(0, "c3", "m3").
+			grant("c1", 1, 2).release("c1", 3, 4).
+			fault(1, 10, 100, "isolate-member m1", "m1", "").
+			observe(11, history.ObservedLeader, "", "m2").
+			grant("c2", 20, 30)
+		if lossAt > 0 {
+			h.lost(lossAt, "c1")
+		}
+		return h.grant("c1", 50, rejoinAt).sorted()
+	}
+	waiting := func(queued bool, lossAt int64) []history.Event {
+		h := new(hist).connect(0, "c1", "m1").connect(0, "c2", "m2").grant("c1", 1, 2).
+			op("c2", history.Acquire, 3, 40, history.Fail)
+		if queued {
+			h.observe(5, history.ObservedQueued, "c2", "")
+		}
+		return h.lost(lossAt, "c2").release("c1", 20, 21).sorted()
+	}
+	cases := []struct {
+		name   string
+		effect Effect
+		yes    []history.Event
+		no     []history.Event
+		why    string
+	}{
+		{"lease ended during pause", leaseEndedDuring("c1", "pause-client", "c1 was paused"),
+			pausedLapse(50), pausedLapse(150), "no lease of c1 ended between"},
+		{"granted during pause", grantedDuring("c2", "pause-client", "c1", "c1 was paused"),
+			pausedLapse(50), new(hist).grant("c2", 1, 2).fault(1, 10, 20, "pause-client c1 at before-write", "", "").sorted(),
+			"no grant to c2 between"},
+		{"queued then expired", queuedThenExpired("c2"), waiting(true, 10), waiting(false, 10), "c2 was never seen queued"},
+		{"released while waiting", releasedWhileWaiting("c1", "c2"), waiting(true, 10), waiting(false, 10), "never seen queued"},
+		{"cut-off leases ended", cutOffLeasesEnded("isolate-member", "isolated"), partition(60, 110), partition(0, 110),
+			"c1 (on m1) kept its lease"},
+		{"others granted", othersGranted("isolate-member", "isolated", false), partition(60, 110),
+			new(hist).connect(0, "c1", "m1").fault(1, 10, 100, "isolate-member m1", "m1", "").grant("c1", 20, 30).sorted(),
+			"no client of another member than m1 was granted"},
+		{"new leader granted", othersGranted("isolate-member", "isolated", true), partition(60, 110),
+			new(hist).connect(0, "c2", "m2").fault(1, 10, 100, "isolate-member m1", "m1", "").grant("c2", 20, 30).sorted(),
+			"no leader other than m1 was seen"},
+		{"rejoined", rejoined("isolate-member"), partition(60, 110), partition(60, 90), "c1 (on m1) was not granted after"},
+		{"contended", contended(),
+			new(hist).grant("c1", 0, 1).op("c2", history.Acquire, 0, 5, history.Ok).release("c1", 2, 3).sorted(),
+			new(hist).grant("c1", 0, 1).release("c1", 2, 3).grant("c2", 4, 5).sorted(), "0 of 2 grants were contested"},
+		{"all faults applied", allFaultsApplied(),
+			new(hist).fault(1, 1, 2, "cut-client c1", "", "").sorted(),
+			new(hist).fault(1, 1, 2, "pause-client c3 at before-write", "", "c3 never reached before-write").sorted(),
+			"never reached"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Scenario{Effects: []Effect{tc.effect}}
+			assert.NoError(t, history.Validate(tc.yes))
+			assert.NoError(t, history.Validate(tc.no))
+			yes := s.CheckEffects(tc.yes)
+			assert.True(t, yes[0].Happened, "should happen: %s", yes[0].Missing)
+			assert.Empty(t, Vacuous(yes))
+			no := s.CheckEffects(tc.no)
+			assert.False(t, no[0].Happened)
+			assert.Contains(t, no[0].Missing, tc.why)
+			assert.Contains(t, Vacuous(no), "vacuous schedule")
+		})
+	}
+}
+
+// Every catalog scenario declares what its lesson claims happens.
+func TestEveryScenarioDeclaresEffects(t *testing.T) {
+	for _, s := range Catalog {
+		assert.NotEmpty(t, s.Effects, s.Name)
+	}
+}
+
+// A run counts once per scenario × lock × seed, whatever its resources;
+// an effect missing from one resource's history is missing from the run.
+func TestEffectCounts(t *testing.T) {
+	yes := []EffectResult{{Name: "e", Happened: true}}
+	no := []EffectResult{{Name: "e", Missing: "x"}}
+	sum := Summary{Results: []Result{
+		{Scenario: "s", Lock: "l", Seed: 1, Resource: "fenced", Effects: yes},
+		{Scenario: "s", Lock: "l", Seed: 1, Resource: "unfenced", Effects: yes},
+		{Scenario: "s", Lock: "l", Seed: 2, Resource: "fenced", Effects: yes},
+		{Scenario: "s", Lock: "l", Seed: 2, Resource: "unfenced", Effects: no},
+	}}
+	assert.Equal(t, []EffectCount{{Scenario: "s", Lock: "l", Effect: "e", Happened: 1, Runs: 2}}, sum.EffectCounts())
+}

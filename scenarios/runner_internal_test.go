@@ -1,0 +1,101 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+)
+
+// failAfter is a sink that takes n events and then fails, like a disk that
+// fills up during a run.
+type failAfter struct {
+	next history.Sink
+	n    *atomic.Int64
+}
+
+var errDiskFull = errors.New("no space left on device")
+
+func (f failAfter) Write(e history.Event) error {
+	if f.n.Add(-1) < 0 {
+		return errDiskFull
+	}
+	return f.next.Write(e)
+}
+
+// A run whose history could not be recorded in full is an ERROR, whatever
+// the checkers would say about the truncated part: the failure reaches the
+// result through the whole runner, not only Env.Err.
+func TestFailingHistorySinkMakesTheRunAnError(t *testing.T) {
+	sum, err := Run(t.Context(), Config{
+		Scenarios: []string{"paused-holder"}, Locks: []string{"etcd-mutex"}, Resources: []string{"fenced"},
+		Seed: 1, Out: t.TempDir(),
+		wrapSink: func(s history.Sink) history.Sink {
+			n := &atomic.Int64{}
+			n.Store(5)
+			return failAfter{next: s, n: n}
+		},
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	r := sum.Results[0]
+	assert.Equal(t, models.Error, r.Verdict)
+	assert.Contains(t, r.Error, errDiskFull.Error())
+	assert.Contains(t, r.Error, "recording the fenced history")
+	assert.False(t, r.Matches, "an ERROR matches no expectation")
+	assert.Equal(t, 1, sum.ExitCode())
+}
+
+// A random schedule whose fault could not be applied did not test what it
+// drew: the run is an ERROR that says which fault, not a PASS beside a note.
+func TestRandomFaultThatDidNotApplyIsAnError(t *testing.T) {
+	plan := Plan{Scenario: "random", Seed: 1, Faults: &faults.Schedule{Seed: 1, Steps: []faults.Step{
+		{Fault: faults.Fault{Kind: faults.CutClient, Client: "c9"}, Hold: faults.Duration(10 * time.Millisecond)},
+	}}}
+	sum, err := Run(t.Context(), Config{
+		Scenarios: []string{"random"}, Locks: []string{"etcd-mutex"}, Resources: []string{"fenced"},
+		Seed: 1, Replay: &plan,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	r := sum.Results[0]
+	assert.Equal(t, models.Error, r.Verdict)
+	assert.Contains(t, r.Error, "fault schedule did not run as drawn")
+	assert.Contains(t, r.Error, "c9")
+}
+
+// A schedule whose effect is prevented — the minority partition healed at
+// once, before any lease could lapse — comes out ERROR (vacuous), not PASS,
+// though every safety check passes on its history.
+func TestPreventedEffectIsAnError(t *testing.T) {
+	ctx := t.Context()
+	c, err := cluster.Start(ctx, cluster.Config{Members: 3})
+	require.NoError(t, err)
+	defer c.Close()
+	s, err := Lookup("minority-partition")
+	require.NoError(t, err)
+	s.run = func(ctx context.Context, e *Env, p Plan) error {
+		return e.contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, phases{before: 4, after: 12})
+	}
+	cfg := Config{Resources: []string{"fenced"}}
+	rs := runOne(ctx, cfg, c, s, "etcd-mutex", lock.Builtin["etcd-mutex"], 1)
+	require.Len(t, rs, 1)
+	r := rs[0]
+	for _, v := range r.Checks {
+		assert.NotEqual(t, models.Fail, v.Result, "%s: %s", v.Check, v.Explanation)
+	}
+	assert.Equal(t, models.Error, r.Verdict)
+	assert.Contains(t, r.Error, "vacuous schedule")
+	assert.Contains(t, r.Error, "kept its lease")
+	assert.False(t, r.Matches)
+}
