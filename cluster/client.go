@@ -24,13 +24,14 @@ const clientDialTimeout = 2 * time.Second
 // reaches one member through a proxy of its own, so that it alone can be cut,
 // delayed or paused. Its methods are safe for concurrent use.
 type Client struct {
-	name   string
-	member string
-	proxy  *netproxy.Proxy
-	etcd   *clientv3.Client
-	lease  atomic.Int64
-	pause  gate
-	reqs   atomic.Int64
+	name     string
+	member   string
+	proxy    *netproxy.Proxy
+	etcd     *clientv3.Client
+	lease    atomic.Int64
+	pause    gate
+	reqs     atomic.Int64
+	answered atomic.Int64
 
 	grantsMu sync.Mutex
 	grants   []LeaseGrant // every lease granted through this client
@@ -171,12 +172,20 @@ func (cl *Client) Etcd() *clientv3.Client { return cl.etcd }
 // counted.
 func (cl *Client) Requests() int64 { return cl.reqs.Load() }
 
-// count counts every unary request and notes every lease the server grants
+// Answered is how many of those requests the server answered without an
+// error: an answer is proof the request took effect (or was refused), which
+// a request merely sent is not.
+func (cl *Client) Answered() int64 { return cl.answered.Load() }
+
+// count counts every unary request (and every answer) and notes every lease the server grants
 // the client: a lock may take a new lease for each acquire, and the lab must
 // know each one to tell when the server ends it.
 func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	cl.reqs.Add(1)
 	err := invoker(ctx, method, req, reply, cc, opts...)
+	if err == nil {
+		cl.answered.Add(1)
+	}
 	if r, ok := reply.(*etcdserverpb.LeaseGrantResponse); ok && err == nil && r.ID != 0 {
 		cl.grantsMu.Lock()
 		cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(r.ID), At: time.Now()})

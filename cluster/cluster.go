@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -90,6 +91,8 @@ type Cluster struct {
 	dir      string    // temp dir holding data dirs; "" when external
 	members  []*member // in name order m1, m2, …
 	admin    *clientv3.Client
+	// answering is the index of the member that last answered LeaseAlive.
+	answering atomic.Int32
 
 	mu        sync.Mutex
 	clients   map[string]*Client

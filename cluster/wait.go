@@ -20,21 +20,47 @@ const attemptTimeout = time.Second
 const probeKey = "locklab/probe"
 
 // LeaseAlive asks the cluster whether lease id still exists. It is the
-// server's answer, not a client's belief.
+// server's answer, not a client's belief. The members are asked one at a
+// time, starting with the one that answered last: a member cut off from the
+// leader forwards the question through the cut and hangs (or, knowing no
+// leader, refuses it), so its silence must not hide the answer the rest of
+// the cluster has.
 func (c *Cluster) LeaseAlive(ctx context.Context, id clientv3.LeaseID) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, attemptTimeout)
-	defer cancel()
-	resp, err := c.admin.TimeToLive(ctx, id)
-	if errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		return false, nil
+	n := len(c.members)
+	first := int(c.answering.Load())
+	var errs []error
+	for i := range n {
+		k := (first + i) % n
+		m := c.members[k]
+		if !c.IsExternal() && !m.running() {
+			continue
+		}
+		actx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), memberAttemptTimeout)
+		resp, err := m.admin.TimeToLive(actx, id)
+		cancel()
+		switch {
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			c.answering.Store(int32(k))
+			return false, nil
+		case err == nil:
+			c.answering.Store(int32(k))
+			// TTL is whole seconds left, truncated: a live 1 s lease often
+			// reports 0. An expired or revoked lease reports -1.
+			return resp.TTL >= 0, nil
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", m.name, err))
 	}
-	if err != nil {
-		return false, err
+	if len(errs) == 0 {
+		return false, ErrMemberDown
 	}
-	// TTL is whole seconds left, truncated: a live 1 s lease often reports 0.
-	// An expired or revoked lease reports -1.
-	return resp.TTL >= 0, nil
+	return false, errors.Join(errs...)
 }
+
+// memberAttemptTimeout bounds one member's answer to LeaseAlive; a member
+// with a leader answers in milliseconds.
+const memberAttemptTimeout = 300 * time.Millisecond
 
 // WaitLeaseGone waits until the cluster itself reports lease id gone
 // (expired or revoked). A client's own view (Session.Done) lags behind it.

@@ -99,7 +99,8 @@ func (in *Injection) Undo(ctx context.Context) error {
 
 // Apply applies f and returns once its effect holds: a killed leader has a
 // successor, a paused client's worker has stopped, a lapsed lease is gone on
-// the server. Its window opens on the timeline before anything is done. If
+// the server. Its window opens on the timeline before anything is done, and
+// closes when it is undone — at once for a fault with nothing to undo. If
 // applying fails, the window closes at once with the error, and whatever part
 // was done is undone.
 func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
@@ -125,6 +126,12 @@ func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
 	n.mu.Lock()
 	n.active = append(n.active, in)
 	n.mu.Unlock()
+	if in.undo == nil {
+		// Nothing stays in place (a revoke, a restart, a leader move): the
+		// window is the time the fault took, and closes now — a window left
+		// open would claim the fault was still acting on what came after.
+		in.Undo(ctx)
+	}
 	return in, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -75,4 +76,30 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 		assert.Equal(t, verdicts[0], v)
 	}
 	assert.Equal(t, "unfenced=FAIL/FAIL fenced=PASS/FAIL etcd-guarded=PASS/FAIL", verdicts[0])
+}
+
+// Every known-bad lock is caught by its scenario on every resource, by the
+// check it names, over 20 seeds: a change that lets one pass has cost the
+// lab its power to detect.
+func TestRegressionsAreCaught(t *testing.T) {
+	for _, reg := range lock.Regressions {
+		t.Run(reg.Name, func(t *testing.T) {
+			sum, err := scenarios.Run(t.Context(), scenarios.Config{
+				Scenarios: []string{reg.Scenario}, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
+				Seed: 1, Runs: 20,
+			})
+			require.NoError(t, err)
+			require.Len(t, sum.Results, 20*len(lock.ResourceNames()))
+			for _, r := range sum.Results {
+				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", reg.Scenario, r.Resource, r.Seed, r.Error)
+				assert.True(t, r.Matches, "%s × %s seed %d", reg.Scenario, r.Resource, r.Seed)
+				caught := false
+				for _, v := range r.Checks {
+					caught = caught || (v.Check == reg.Check && v.Result == models.Fail)
+				}
+				assert.True(t, caught, "%s × %s seed %d: the %s check must catch it", reg.Scenario, r.Resource, r.Seed, reg.Check)
+			}
+			assert.Equal(t, 0, sum.ExitCode())
+		})
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,6 +49,8 @@ type Config struct {
 	// wrapSink, if set, wraps every history file's sink (tests use it to
 	// make recording fail part-way through a run).
 	wrapSink func(history.Sink) history.Sink
+	// regressions are the known-bad locks among the factories.
+	regressions map[string]lock.Regression
 }
 
 // Result is one scenario × lock × resource × run.
@@ -139,7 +142,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 	}
 	if cfg.Factories == nil {
-		cfg.Factories = lock.Builtin
+		// The built-in locks, and the known-bad ones, which are expected to
+		// FAIL the scenario that catches them (see lock.Regression).
+		cfg.Factories = maps.Clone(lock.Builtin)
+		cfg.regressions = map[string]lock.Regression{}
+		for _, r := range lock.Regressions {
+			cfg.Factories[r.Name] = r.Factory
+			cfg.regressions[r.Name] = r
+		}
 	}
 	if cfg.Runs <= 0 {
 		cfg.Runs = 1
@@ -216,7 +226,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		for _, r := range resources {
 			x := base
 			x.Resource, x.Error, x.Verdict = r, msg, models.Error
-			x.Expected = expectation(cfg, s, r)
+			x.Expected = expectation(cfg, s, lk, r)
 			out = append(out, x)
 		}
 		return out
@@ -286,7 +296,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		var out []Result
 		for _, r := range resources {
 			x := base
-			x.Resource, x.Skipped, x.Expected = r, "interrupted", expectation(cfg, s, r)
+			x.Resource, x.Skipped, x.Expected = r, "interrupted", expectation(cfg, s, lk, r)
 			out = append(out, x)
 		}
 		return out
@@ -300,7 +310,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		rep := reports[i]
 		x := base
 		x.Resource = r
-		x.Expected = expectation(cfg, s, r)
+		x.Expected = expectation(cfg, s, lk, r)
 		x.Checks = rep.Verdicts()
 		x.Verdict = rep.Result()
 		x.Belief = rep.Belief.Result
@@ -308,9 +318,14 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		x.Effects = s.CheckEffects(env.Events(i))
 		vacuous := Vacuous(x.Effects)
 		switch {
-		case execErr != nil:
+		case execErr != nil && !failed(rep):
 			// The run did not do what it says: its history proves nothing.
 			x.Verdict, x.Error = models.Error, execErr.Error()
+		case execErr != nil:
+			// A check caught the lock, and the steps went differently for
+			// it (a known-bad lock granted where its script says it must
+			// not): the violation is the verdict, the difference its note.
+			x.Error = execErr.Error()
 		case vacuous != "" && x.Verdict != models.Fail:
 			// Nothing failed, but the schedule never exercised what the
 			// scenario names: that is no evidence of safety.
@@ -318,7 +333,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		case vacuous != "":
 			x.Error = vacuous
 		}
-		x.Matches = matches(x)
+		x.Matches = matches(x, failed(rep))
 		if r == "unfenced" {
 			x.LostFraction = rep.LostFraction
 		}
@@ -331,12 +346,21 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	return out
 }
 
+// failed reports whether a safety check of rep FAILed: evidence of a
+// violation, whatever else went wrong in the run.
+func failed(rep models.Report) bool {
+	return slices.ContainsFunc(rep.Safety, func(v models.Verdict) bool { return v.Result == models.Fail })
+}
+
 // matches decides whether a result is what its configuration documents: an
 // ERROR, an UNKNOWN or too little progress never is, whatever was expected
 // (a documented FAIL must come from a check that caught something, not from
-// a run that did nothing).
-func matches(x Result) bool {
+// a run that did nothing). caught says a safety check FAILed: that is
+// evidence however little else the run did, so an expected FAIL it matches.
+func matches(x Result, caught bool) bool {
 	switch {
+	case caught:
+		return x.Verdict == models.Fail && (x.Expected == ExpectFail || x.Expected == ExpectAny)
 	case x.Verdict == models.Error || x.Verdict == models.Unknown || x.Progress == models.Fail:
 		return false
 	case Vacuous(x.Effects) != "":
@@ -347,9 +371,18 @@ func matches(x Result) bool {
 	return string(x.Expected) == string(x.Verdict)
 }
 
-func expectation(cfg Config, s Scenario, resource string) Expect {
-	if cfg.ExpectPass {
+// expectation is what a configuration is documented to get: the catalog's
+// word, except that a known-bad lock must FAIL the scenario that catches it,
+// on every resource (elsewhere it is not gated), and that ExpectPass
+// expects PASS of everything.
+func expectation(cfg Config, s Scenario, lk, resource string) Expect {
+	switch r, bad := cfg.regressions[lk]; {
+	case cfg.ExpectPass:
 		return ExpectPass
+	case bad && r.Scenario == s.Name:
+		return ExpectFail
+	case bad:
+		return ExpectAny
 	}
 	return s.Expect(resource)
 }

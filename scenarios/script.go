@@ -228,14 +228,15 @@ func (e *Env) Await(ctx context.Context, client string) (string, error) {
 // same way for every lock: a key under the run's prefix carries one of the
 // client's leases (it is queued, or holds), or — for a lock that keeps no
 // key while it waits, such as one that polls — its acquire is still pending
-// after the client has sent etcd a request since the wait began (it asked
-// and was told to wait).
+// after the server has answered a request of the client's since the wait
+// began (it asked and was told to wait; a request merely sent may not have
+// reached the server yet).
 func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
 	}
-	sent := w.cl.Requests()
+	answered := w.cl.Answered()
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
 	err = poll.Until(ctx, client+" to wait for the lock", leasePoll, func(ctx context.Context) (bool, error) {
@@ -250,7 +251,7 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 				return true, nil
 			}
 		}
-		return w.async != nil && w.cl.Requests() > sent, nil
+		return w.async != nil && w.cl.Answered() > answered, nil
 	})
 	if err != nil {
 		return "", err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -37,6 +38,10 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	fmt.Fprintln(w, "locks:")
 	for _, name := range []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch"} {
 		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
+	}
+	fmt.Fprintln(w, "known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):")
+	for _, r := range lock.Regressions {
+		fmt.Fprintf(w, "  %-21s %s\n  %-21s caught by %s (%s check); %s\n", r.Name, r.Bug, "", r.Scenario, r.Check, r.Link)
 	}
 	fmt.Fprintln(w, "resources:")
 	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {

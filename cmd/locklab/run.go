@@ -133,16 +133,17 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return fs.Parse(append([]string{"--"}, positional...))
 }
 
-// pick resolves a name / comma list / all against the valid names.
-func pick(flagName, value string, valid []string) ([]string, error) {
+// pick resolves a name / comma list / all against the valid names; extra
+// names are accepted by name but not part of all.
+func pick(flagName, value string, valid []string, extra ...string) ([]string, error) {
 	if value == "" || value == "all" {
 		return valid, nil
 	}
 	var out []string
 	for _, v := range strings.Split(value, ",") {
 		v = strings.TrimSpace(v)
-		if !slices.Contains(valid, v) {
-			return nil, usagef("--%s: unknown %s %q (valid: %s, all)", flagName, flagName, v, strings.Join(valid, ", "))
+		if !slices.Contains(valid, v) && !slices.Contains(extra, v) {
+			return nil, usagef("--%s: unknown %s %q (valid: %s, all)", flagName, flagName, v, strings.Join(append(slices.Clone(valid), extra...), ", "))
 		}
 		out = append(out, v)
 	}
@@ -156,7 +157,7 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names()); err != nil {
 		return cfg, err
 	}
-	if cfg.Locks, err = pick("lock", f.lock, lock.Names()); err != nil {
+	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), lock.RegressionNames()...); err != nil {
 		return cfg, err
 	}
 	if cfg.Resources, err = pick("resource", f.resource, lock.ResourceNames()); err != nil {
@@ -262,7 +263,7 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 		switch {
 		case r.Skipped != "":
 			cell = "skipped"
-		case r.Progress == "FAIL":
+		case r.Progress == "FAIL" && !r.Matches:
 			cell += "!(progress)"
 		case !r.Matches:
 			cell += "!"

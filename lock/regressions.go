@@ -1,0 +1,182 @@
+package lock
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Regression is a deliberately broken lock that reproduces a public etcd
+// lock bug. It is not in the default matrix; it exists so that the lab
+// proves, on every build, that it still catches the bug: the named scenario
+// must FAIL it on every seed and every resource, fenced and etcd-guarded
+// included. A change that lets one pass has cost the lab its power to
+// detect.
+type Regression struct {
+	// Name is the lock's name, after the upstream issue.
+	Name string
+	// Bug says, in a line, what is wrong with it.
+	Bug string
+	// Link is the upstream report.
+	Link string
+	// Scenario is the catalog scenario that must catch it.
+	Scenario string
+	// Check is the check whose FAIL catches it.
+	Check string
+	// Factory makes it.
+	Factory Factory
+}
+
+// Regressions are the known-bad locks, in a fixed order.
+var Regressions = []Regression{
+	{
+		Name: "etcd-11456",
+		Bug: "after waiting, the lock is granted without checking that the waiter's own key (and session) still " +
+			"exist: a waiter whose lease ended while it waited is told it holds the lock",
+		Link:     "https://github.com/etcd-io/etcd/issues/11456",
+		Scenario: "expire-while-waiting", Check: "expired-waiter",
+		Factory: NewWaitWithoutRecheck,
+	},
+	{
+		Name: "etcd-12017",
+		Bug: "the guard a holder writes under (IsOwner: its key exists at its revision) is already true while it " +
+			"waits, and the caller takes it for ownership: acquire returns once the key is queued",
+		Link:     "https://github.com/etcd-io/etcd/issues/12017",
+		Scenario: "contention", Check: "validity",
+		Factory: NewOwnerWhileWaiting,
+	},
+}
+
+// RegressionNames lists the known-bad locks in order.
+func RegressionNames() []string {
+	names := make([]string, len(Regressions))
+	for i, r := range Regressions {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// LookupRegression finds a known-bad lock by name.
+func LookupRegression(name string) (Regression, bool) {
+	for _, r := range Regressions {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Regression{}, false
+}
+
+// enqueue puts the session's key under pfx if it is absent, as etcd's
+// Mutex does, and returns its create revision (the one already there if an
+// earlier attempt put it).
+func (l leased) enqueue(ctx context.Context, key string) (int64, error) {
+	resp, err := l.s.Client().Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, "", clientv3.WithLease(l.s.Lease()))).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return 0, err
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, nil
+	}
+	if rev := l.ownKey(resp); rev != 0 {
+		return rev, nil
+	}
+	return 0, fmt.Errorf("lock: %s is held by another lease", key)
+}
+
+// waitWithoutRecheck is etcd's Mutex as it was before v3.5 (etcd issue
+// 11456, found by Jepsen): it queues its key, waits until every older key
+// is deleted, and returns the grant — without reading its own key again.
+// If its lease ended while it waited, its key went with it, and it still
+// says "granted". Known bad: expire-while-waiting catches it.
+type waitWithoutRecheck struct {
+	leased
+	pfx, key string
+}
+
+// NewWaitWithoutRecheck returns the etcd-11456 known-bad lock.
+func NewWaitWithoutRecheck(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	s, opts, err := session(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	pfx := opts.Prefix + name + "/"
+	return &waitWithoutRecheck{leased: leased{s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
+}
+
+func (l *waitWithoutRecheck) Acquire(ctx context.Context) (Grant, error) {
+	if isExpired(l.s) {
+		return Grant{}, ErrSessionExpired
+	}
+	rev, err := l.enqueue(ctx, l.key)
+	if err != nil {
+		return Grant{}, err
+	}
+	cli := l.s.Client()
+	for {
+		older, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...)
+		if err != nil {
+			return Grant{}, err
+		}
+		if len(older.Kvs) == 0 {
+			return l.grant(l.key, rev), nil // the bug: no look at our own key
+		}
+		pred := older.Kvs[0]
+		wctx, cancel := context.WithCancel(ctx)
+		wch := cli.Watch(wctx, string(pred.Key), clientv3.WithRev(older.Header.Revision+1), clientv3.WithFilterPut())
+		err = waitDeleted(ctx, wch)
+		cancel()
+		if err != nil {
+			return Grant{}, err
+		}
+	}
+}
+
+// waitDeleted returns when the watch reports a delete.
+func waitDeleted(ctx context.Context, wch clientv3.WatchChan) error {
+	for {
+		wr, ok := <-wch
+		if err := watchErr(ctx, wr, ok); err != nil {
+			return err
+		}
+		for _, ev := range wr.Events {
+			if ev.Type == clientv3.EventTypeDelete {
+				return nil
+			}
+		}
+	}
+}
+
+// ownerWhileWaiting is a caller of etcd's Mutex that writes under the
+// Mutex's guard (IsOwner: "my key exists at my revision") as soon as the
+// guard holds — which it does from the moment the key is queued, long
+// before Lock returns (etcd issue 12017). Its acquire returns once its key
+// is in the queue. Known bad: contention catches it.
+type ownerWhileWaiting struct {
+	leased
+	key string
+}
+
+// NewOwnerWhileWaiting returns the etcd-12017 known-bad lock.
+func NewOwnerWhileWaiting(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	s, opts, err := session(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &ownerWhileWaiting{leased: leased{s}, key: fmt.Sprintf("%s%s/%x", opts.Prefix, name, s.Lease())}, nil
+}
+
+func (l *ownerWhileWaiting) Acquire(ctx context.Context) (Grant, error) {
+	if isExpired(l.s) {
+		return Grant{}, ErrSessionExpired
+	}
+	rev, err := l.enqueue(ctx, l.key)
+	if err != nil {
+		return Grant{}, err
+	}
+	return l.grant(l.key, rev), nil // the bug: the guard holds, the lock is not ours yet
+}
