@@ -217,6 +217,14 @@ func (cl *Client) Cut() { cl.proxy.Cut() }
 // Heal restores the client's link; held traffic is delivered.
 func (cl *Client) Heal() { cl.proxy.Heal() }
 
+// CutAnswers holds the answers of the client's member while its requests
+// still reach it (a one-way link failure); Heal undoes it.
+func (cl *Client) CutAnswers() { cl.proxy.CutAnswers() }
+
+// Sever closes the client's connections through its link, dropping whatever
+// the link holds; the client reconnects as after any broken connection.
+func (cl *Client) Sever() { cl.proxy.Sever() }
+
 // IsCut reports whether the client's link is cut.
 func (cl *Client) IsCut() bool { return cl.proxy.IsCut() }
 

@@ -78,6 +78,9 @@ const (
 	ObservedQueued = "queued"
 	// ObservedLeader: Member is the cluster's leader.
 	ObservedLeader = "leader"
+	// ObservedReleased: the server shows Client's release took effect (its
+	// grant's key is gone) while the client has no answer yet.
+	ObservedReleased = "released"
 )
 
 // Op names an operation.
@@ -86,7 +89,7 @@ type Op string
 // Operations a workload performs.
 const (
 	Acquire Op = "acquire" // output: Token
-	Release Op = "release"
+	Release Op = "release" // Token on its completion: the grant it releases
 	// CS is one critical section as a single operation: read the protected
 	// counter (output Value), then write Value+1 with Token (output
 	// Accepted; Reason says why a write was rejected; WriteAt when the write
@@ -107,7 +110,7 @@ type Event struct {
 	// Lock names the lock (the partition key of the mutex model).
 	Lock string `json:"lock,omitempty"`
 
-	Token    int64  `json:"token,omitempty"`    // fencing token granted or written with
+	Token    int64  `json:"token,omitempty"`    // fencing token granted, written with, or released
 	Lease    int64  `json:"lease,omitempty"`    // acquire ok, lease-lost: the lease a grant rests on
 	Value    *int64 `json:"value,omitempty"`    // value read (cs) or final value (final)
 	Accepted *bool  `json:"accepted,omitempty"` // whether the resource took the write

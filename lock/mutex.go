@@ -26,22 +26,40 @@ const closeTimeout = 2 * time.Second
 //
 // Requests per uncontended acquire+release: 2 (Txn, Delete).
 //
-// Weaknesses: Unlock is a plain delete, so a retried Unlock can delete a newer
-// lock of the same session (etcd issue 22082); IsOwner is true already while
-// waiting (issue 12017). The token is the Mutex's own create revision, read
-// from IsOwner's comparison at no extra cost.
+// Weaknesses: Unlock is a plain delete of the key's name, and a session's key
+// name is the same at every Lock, so an Unlock retried after an ambiguous
+// failure deletes the same session's newer lock (etcd issue 22082, open).
+// The adapter therefore releases only the grant it is given: a release of an
+// older grant (another token) is refused as not held, and never reaches
+// Unlock; etcd-22082 is the same adapter without that guard. IsOwner is true
+// already while waiting (issue 12017). The token is the Mutex's own create
+// revision, read from IsOwner's comparison at no extra cost.
 type etcdMutex struct {
 	s *concurrency.Session
 	m *concurrency.Mutex
+	// guard refuses the release of a grant other than the latest.
+	guard bool
+	token int64 // the latest grant's token
 }
 
 // NewMutex returns the etcd-mutex lock: etcd's concurrency.Mutex.
 func NewMutex(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	return newMutex(client, name, opts, true)
+}
+
+// NewMutexUnguarded returns the etcd-22082 known-bad lock: etcd's Mutex
+// whose release of any grant of the session calls Unlock, which deletes the
+// session's key by name — the newer lock, if the release is a retry.
+func NewMutexUnguarded(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	return newMutex(client, name, opts, false)
+}
+
+func newMutex(client *clientv3.Client, name string, opts Options, guard bool) (Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &etcdMutex{s: s, m: concurrency.NewMutex(s, opts.Prefix+name)}, nil
+	return &etcdMutex{s: s, m: concurrency.NewMutex(s, opts.Prefix+name), guard: guard}, nil
 }
 
 func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
@@ -55,11 +73,12 @@ func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
 		return Grant{}, err
 	}
 	owner := l.m.IsOwner()
-	return Grant{Token: owner.GetCompare().GetCreateRevision(), Key: l.m.Key(), Lease: l.s.Lease(), Lost: l.s.Done()}, nil
+	l.token = owner.GetCompare().GetCreateRevision()
+	return Grant{Token: l.token, Key: l.m.Key(), Lease: l.s.Lease(), Lost: l.s.Done()}, nil
 }
 
 func (l *etcdMutex) Release(ctx context.Context, g Grant) error {
-	if g.Key != l.m.Key() {
+	if g.Key != l.m.Key() || (l.guard && g.Token != l.token) {
 		return ErrNotHeld
 	}
 	if err := l.m.Unlock(ctx); err != nil {

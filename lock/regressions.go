@@ -39,6 +39,14 @@ var Regressions = []Regression{
 		Factory: NewWaitWithoutRecheck,
 	},
 	{
+		Name: "etcd-22082",
+		Bug: "release deletes the lock key by name only, and is retried after an ambiguous failure: the retry " +
+			"deletes the same session's newer lock, and a waiter is granted beside its holder",
+		Link:     "https://github.com/etcd-io/etcd/issues/22082",
+		Scenario: "retried-release", Check: "validity",
+		Factory: NewMutexUnguarded,
+	},
+	{
 		Name: "etcd-12017",
 		Bug: "the guard a holder writes under (IsOwner: its key exists at its revision) is already true while it " +
 			"waits, and the caller takes it for ownership: acquire returns once the key is queued",

@@ -121,10 +121,14 @@ type window struct {
 func windows(ops []history.Operation, losses []history.Loss, validity bool) []window {
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
+	stale := staleReleases(sorted)
 	var out []window
 	open := map[string]int{} // client → index in out of its open window
 	for _, op := range sorted {
 		switch {
+		case stale[op.ID]:
+			// A retried release of an older grant ends nothing the client
+			// holds now.
 		case op.Op == history.Acquire && op.Type == history.Ok:
 			end := int64(math.MaxInt64)
 			if validity {
@@ -132,6 +136,11 @@ func windows(ops []history.Operation, losses []history.Loss, validity bool) []wi
 			}
 			open[op.Client] = len(out)
 			out = append(out, window{grant: op, start: op.Return, end: end})
+		case op.Op == history.Release && op.Type == history.Fail:
+			// A release the lock refused ("not held") ended nothing: if
+			// the grant had ended, its lease's end or an earlier release
+			// closed the window; if something else ended it — another
+			// release deleting its key — that is the fault to find.
 		case op.Op == history.Release && !(validity && op.Synthetic):
 			if i, ok := open[op.Client]; ok {
 				out[i].end = min(out[i].end, op.Call)
@@ -140,6 +149,24 @@ func windows(ops []history.Operation, losses []history.Loss, validity bool) []wi
 		}
 	}
 	return out
+}
+
+// staleReleases finds, among ops sorted by call, the releases that name an
+// older grant than their client's latest (by token): a retry of a release
+// after an ambiguous failure. They end no hold, in belief or in validity. A
+// release without a token (older files) names no grant and is not stale.
+func staleReleases(sorted []history.Operation) map[int]bool {
+	latest := map[string]int64{} // client → token of its latest grant
+	stale := map[int]bool{}
+	for _, op := range sorted {
+		switch {
+		case op.Op == history.Acquire && op.Type != history.Fail && op.Token != 0:
+			latest[op.Client] = op.Token
+		case op.Op == history.Release && op.Token != 0 && latest[op.Client] != 0 && op.Token != latest[op.Client]:
+			stale[op.ID] = true
+		}
+	}
+	return stale
 }
 
 // leaseEnd is the last moment a grant's lease is known to have been alive

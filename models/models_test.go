@@ -180,6 +180,39 @@ var cases = []struct {
 		want: expect{counter: P, tokens: P, stale: P, validity: F, waiter: N, mutex: F},
 	},
 	{
+		// etcd issue 22082: c1's release of t2 took effect unanswered; c1
+		// was granted t4 under the same key name and retried the release
+		// of t2, which deleted t4's key; c2 was granted beside c1.
+		name: "a retried release of an older grant ends the newer one",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 2, lease: 0xa},
+			{client: "c1", op: R, call: 20, ret: 30, typ: history.Info, token: 2},
+			{client: "c1", op: A, call: 40, ret: 50, token: 4, lease: 0xa},
+			{client: "c2", op: A, call: 45, ret: 100, token: 5, lease: 0xb},
+			{client: "c1", op: R, call: 60, ret: 70, token: 2},
+			{client: "c1", op: C, call: 80, ret: 90, token: 4, value: val(0), accepted: yes, writeAt: 85},
+			{client: "c1", op: R, call: 110, ret: 120, typ: history.Fail, token: 4},
+			{client: "c2", op: C, call: 130, ret: 140, token: 5, value: val(1), accepted: yes, writeAt: 135},
+			{client: "c2", op: R, call: 150, ret: 160, token: 5},
+		},
+		want: expect{counter: P, tokens: P, stale: P, validity: F, waiter: N, mutex: F},
+	},
+	{
+		name: "a retried release the lock refuses ends nothing",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 2, lease: 0xa},
+			{client: "c1", op: R, call: 20, ret: 30, typ: history.Info, token: 2},
+			{client: "c1", op: A, call: 40, ret: 50, token: 4, lease: 0xa},
+			{client: "c2", op: A, call: 45, ret: 130, token: 5, lease: 0xb},
+			{client: "c1", op: R, call: 60, ret: 70, typ: history.Fail, token: 2},
+			{client: "c1", op: C, call: 80, ret: 90, token: 4, value: val(0), accepted: yes, writeAt: 85},
+			{client: "c1", op: R, call: 110, ret: 120, token: 4},
+			{client: "c2", op: C, call: 140, ret: 150, token: 5, value: val(1), accepted: yes, writeAt: 145},
+			{client: "c2", op: R, call: 160, ret: 170, token: 5},
+		},
+		want: expect{counter: P, tokens: P, stale: P, validity: P, waiter: N, mutex: P},
+	},
+	{
 		name: "grant on a lease the server had already ended",
 		ops: []op{
 			{client: "c1", op: A, call: 0, ret: 10, token: 2, lease: 0xa},

@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -54,8 +55,11 @@ var mutexModel = model[string]{
 // once?" with Porcupine's mutex model over acquire and release, partitioned by
 // lock name.
 func CheckMutex(ops []history.Operation, faults []history.Event, timeout time.Duration) Verdict {
+	sorted := slices.Clone(ops)
+	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
+	stale := staleReleases(sorted)
 	ops = select_(ops, func(op history.Operation) bool {
-		return (op.Op == history.Acquire || op.Op == history.Release) && op.Type != history.Fail
+		return (op.Op == history.Acquire || op.Op == history.Release) && op.Type != history.Fail && !stale[op.ID]
 	})
 	v := Verdict{Check: "mutex", Operations: len(ops)}
 	if len(ops) == 0 {

@@ -130,6 +130,17 @@ var Catalog = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "retried-release",
+		Lesson: "c1's release reaches the server and takes effect, but its answer is lost: c1 only hears that its " +
+			"connection broke. It acquires again on the same session, c2 queues behind it, and c1 retries the first " +
+			"release. A release must name the grant it ends: a lock whose release deletes its key by name — etcd's " +
+			"Mutex.Unlock does, and a session's key name is the same at every Lock — deletes the newer lock, and c2 " +
+			"is granted beside c1 (etcd issue 22082, open upstream). A correct lock answers the retry \"not held\".",
+		Members: 3, TTL: 3, script: "retried-release.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 3, Sections: 2, Accepted: 2},
+		Effects: []Effect{releaseTookEffectUnanswered("c1"), regrantedBeforeRetry("c1", "c2")},
+	},
+	{
 		Name: "leader-failover",
 		Lesson: "Three clients contend while the etcd leader is killed. A new leader is elected in about an election " +
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +

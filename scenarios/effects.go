@@ -273,6 +273,58 @@ func releasedWhileWaiting(holder, waiter string) Effect {
 	}
 }
 
+// releaseTookEffectUnanswered: the server showed client's release had
+// taken effect while the client still had no answer, and the client's
+// release then ended without one (ambiguous: info).
+func releaseTookEffectUnanswered(client string) Effect {
+	return Effect{
+		Name: fmt.Sprintf("%s's release took effect on the server and %s never heard so", client, client),
+		missing: func(tl timeline) string {
+			for _, o := range tl.observed {
+				if o.What != history.ObservedReleased || o.Client != client {
+					continue
+				}
+				for _, op := range tl.all {
+					if op.Op == history.Release && op.Client == client && op.Call <= o.Time && op.Type == history.Info {
+						return ""
+					}
+				}
+				return fmt.Sprintf("%s's release at %s got an answer", client, at(o.Time))
+			}
+			return fmt.Sprintf("the server was never seen to take %s's release unanswered", client)
+		},
+	}
+}
+
+// regrantedBeforeRetry: after its unanswered release, client was granted
+// again on the same lease, and waiter was queued, before client released
+// anything else (the retry).
+func regrantedBeforeRetry(client, waiter string) Effect {
+	return Effect{
+		Name: fmt.Sprintf("%s was granted again on the same lease, with %s queued, before it retried the release", client, waiter),
+		missing: func(tl timeline) string {
+			grants := tl.grants(client)
+			if len(grants) < 2 {
+				return fmt.Sprintf("%s was granted %d time(s)", client, len(grants))
+			}
+			first, again := grants[0], grants[1]
+			if first.Lease == 0 || first.Lease != again.Lease {
+				return fmt.Sprintf("%s's second grant rests on lease %x, its first on %x", client, again.Lease, first.Lease)
+			}
+			queued, ok := tl.queuedAt(waiter)
+			if !ok || queued < again.Return {
+				return fmt.Sprintf("%s was not seen queued behind %s's second grant", waiter, client)
+			}
+			for _, op := range tl.all {
+				if op.Op == history.Release && op.Client == client && op.Call > queued {
+					return ""
+				}
+			}
+			return fmt.Sprintf("%s released nothing after %s queued", client, waiter)
+		},
+	}
+}
+
 // cutOff finds the first fault of kind and the clients of the member it
 // took away; missing says why there are none.
 func (tl timeline) cutOff(kind string) (w window, clients []string, missing string) {

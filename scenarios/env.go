@@ -11,6 +11,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
@@ -79,6 +81,7 @@ type worker struct {
 	cl      *cluster.Client
 	locker  lock.Locker
 	grant   lock.Grant
+	grants  map[string]lock.Grant // every grant the client had, by label (t1)
 	held    bool
 	paused  *faults.Injection
 	pausing chan pauseResult // the pause being applied, until WaitPaused
@@ -366,7 +369,14 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 		return fmt.Sprintf("%s: %s", client, describeErr(err)), errors.Join(err, rerr)
 	}
 	w.grant, w.held = g, true
-	return fmt.Sprintf("%s: granted token=%s", client, e.token(g.Token)), nil
+	label := e.token(g.Token)
+	e.mu.Lock()
+	if w.grants == nil {
+		w.grants = map[string]lock.Grant{}
+	}
+	w.grants[label] = g
+	e.mu.Unlock()
+	return fmt.Sprintf("%s: granted token=%s", client, label), nil
 }
 
 // grantLease is the lease g rests on: the one the lock names, else the one
@@ -471,28 +481,47 @@ func (e *Env) describeWrite(res string, read *int64, wr lock.Written, err error)
 
 // Release has client release its grant, recorded on every history.
 func (e *Env) Release(ctx context.Context, client string) (string, error) {
+	return e.ReleaseGrant(ctx, client, "")
+}
+
+// ReleaseGrant has client release the grant labelled label (t1), or its
+// latest grant if label is "": a client retrying the release of an older
+// grant, as after an ambiguous failure.
+func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, error) {
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
+	}
+	g := w.grant
+	if label != "" {
+		e.mu.Lock()
+		old, ok := w.grants[label]
+		e.mu.Unlock()
+		if !ok {
+			return "", fmt.Errorf("%s was never granted %s", client, label)
+		}
+		g = old
 	}
 	ids := make([]int, len(e.runs))
 	for i, r := range e.runs {
 		ids[i] = r.rec.Invoke(client, history.Release, history.Event{Lock: "lock"})
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
-	err = w.locker.Release(rctx, w.grant)
+	err = w.locker.Release(rctx, g)
 	cancel()
 	for i, r := range e.runs {
-		r.rec.Complete(ids[i], classify(err), history.Event{})
+		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
 	}
-	w.held = false
+	if g.Token == w.grant.Token {
+		w.held = false
+	}
 	// A grant whose lease the server already ended is not the client's to
 	// release: a careful lock says "not held", etcd's Mutex deletes its key
 	// name blindly and says nothing. Either is safe here (whether a late
 	// release can free another holder's lock is the stale-release
 	// scenario's question), so the step's output does not tell them apart;
 	// the history does.
-	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(w.grant) {
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) {
 		return fmt.Sprintf("%s: released a grant whose lease had ended", client), nil
 	}
 	if err != nil {
@@ -530,6 +559,8 @@ func describeErr(err error) string {
 		return "error: timed out"
 	case errors.Is(err, context.Canceled):
 		return "error: cancelled"
+	case status.Code(err) == codes.Unavailable:
+		return "error: connection lost"
 	}
 	return "error: " + err.Error()
 }

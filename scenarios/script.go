@@ -130,7 +130,14 @@ var handlers = map[string]handler{
 		return e.maybeAsync(ctx, a, e.CS, "in critical section")
 	},
 	"release": func(ctx context.Context, e *Env, a args) (string, error) {
-		return e.Release(ctx, a.client())
+		switch a.kv["answer"] {
+		case "":
+		case "lost":
+			return e.ReleaseAnswerLost(ctx, a.client())
+		default:
+			return "", fmt.Errorf("release: answer=%s: want answer=lost", a.kv["answer"])
+		}
+		return e.ReleaseGrant(ctx, a.client(), a.kv["grant"])
 	},
 	"await": func(ctx context.Context, e *Env, a args) (string, error) {
 		return e.Await(ctx, a.client())
@@ -258,6 +265,53 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 	}
 	e.observe(history.ObservedQueued, client, "")
 	return client + ": waiting", nil
+}
+
+// ReleaseAnswerLost has client release its latest grant over a link that
+// fails one way: the request reaches the server and takes effect there (the
+// lab waits until the grant's key is gone or replaced, and records that it
+// saw so), then the connection is severed with the answer still held, so the
+// client hears only that its connection broke. The lock must treat that
+// release as ambiguous, and a retry of it as a release of that grant only.
+func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	g := w.grant
+	if g.Key == "" || g.Token == 0 {
+		return "", fmt.Errorf("release answer=lost: %s's grant names no key and revision to watch on the server", client)
+	}
+	w.cl.CutAnswers()
+	type result struct {
+		out string
+		err error
+	}
+	done := make(chan result, 1)
+	bg := e.background(ctx)
+	go func() {
+		out, err := e.Release(bg, client)
+		done <- result{out, err}
+	}()
+	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	err = poll.Until(wctx, client+"'s release to take effect on the server", leasePoll, func(ctx context.Context) (bool, error) {
+		resp, err := e.c.Admin().Get(ctx, g.Key)
+		if err != nil {
+			return false, err
+		}
+		return len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != g.Token, nil
+	})
+	cancel()
+	if err == nil {
+		e.observe(history.ObservedReleased, client, "")
+	}
+	w.cl.Sever()
+	w.cl.Heal()
+	r := <-done
+	if err != nil {
+		return "", err
+	}
+	return r.out + "\nserver: " + client + "'s release took effect", nil
 }
 
 // leasesOf is the set of leases client has had that the server still has.

@@ -34,11 +34,12 @@ type Proxy struct {
 	ln       net.Listener
 	upstream func() (string, error)
 
-	mu     sync.Mutex
-	healed chan struct{} // closed while traffic flows; open while cut
-	delay  time.Duration
-	conns  map[net.Conn]struct{}
-	closed bool
+	mu      sync.Mutex
+	healed  chan struct{} // closed while traffic flows; open while cut
+	answers chan struct{} // closed while upstream's answers flow; open while held
+	delay   time.Duration
+	conns   map[net.Conn]struct{}
+	closed  bool
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -52,12 +53,14 @@ func New(upstream func() (string, error)) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netproxy: listen on loopback: %w", err)
 	}
-	healed := make(chan struct{})
+	healed, answers := make(chan struct{}), make(chan struct{})
 	close(healed)
+	close(answers)
 	p := &Proxy{
 		ln:       ln,
 		upstream: upstream,
 		healed:   healed,
+		answers:  answers,
 		conns:    make(map[net.Conn]struct{}),
 		done:     make(chan struct{}),
 	}
@@ -83,14 +86,31 @@ func (p *Proxy) Cut() {
 	}
 }
 
-// Heal undoes Cut: held bytes are delivered in order and traffic flows again.
-func (p *Proxy) Heal() {
+// CutAnswers holds traffic from upstream only: requests still arrive and
+// take effect, their answers wait in the proxy — a link that fails one way.
+// Sever then drops what is held: the server did the work, the client never
+// hears of it.
+func (p *Proxy) CutAnswers() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
-	case <-p.healed:
+	case <-p.answers:
+		p.answers = make(chan struct{})
 	default:
-		close(p.healed)
+	}
+}
+
+// Heal undoes Cut and CutAnswers: held bytes are delivered in order and
+// traffic flows again.
+func (p *Proxy) Heal() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ch := range []chan struct{}{p.healed, p.answers} {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
 	}
 }
 
@@ -150,6 +170,44 @@ func (p *Proxy) healedChan() chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.healed
+}
+
+// gates are what traffic in one direction waits for: the link healed, and
+// for answers also the answers not held.
+func (p *Proxy) gates(answers bool) []chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if answers {
+		return []chan struct{}{p.healed, p.answers}
+	}
+	return []chan struct{}{p.healed}
+}
+
+// held reports whether traffic in the direction is held now.
+func (p *Proxy) held(answers bool) bool {
+	for _, g := range p.gates(answers) {
+		select {
+		case <-g:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// flow waits until traffic in the direction may pass; false if the proxy
+// closed first.
+func (p *Proxy) flow(answers bool) bool {
+	for p.held(answers) {
+		for _, g := range p.gates(answers) {
+			select {
+			case <-g:
+			case <-p.done:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // track registers c so Sever and Close can reach it; false once closed.
@@ -213,8 +271,8 @@ func (p *Proxy) serve(in net.Conn) {
 	defer p.untrack(out)
 	var pipes sync.WaitGroup
 	pipes.Add(2)
-	go func() { defer pipes.Done(); p.pipe(out, in) }()
-	go func() { defer pipes.Done(); p.pipe(in, out) }()
+	go func() { defer pipes.Done(); p.pipe(out, in, false) }()
+	go func() { defer pipes.Done(); p.pipe(in, out, true) }()
 	pipes.Wait()
 }
 
@@ -226,8 +284,9 @@ type chunk struct {
 // pipe copies src to dst. A chunk goes straight through when nothing is
 // queued, the link is not cut and there is no delay; otherwise it waits in a
 // queue, so that a delay is latency (not a throughput cap) and a cut holds
-// data instead of dropping it. When either side ends, both are closed.
-func (p *Proxy) pipe(dst, src net.Conn) {
+// data instead of dropping it. answers says src is upstream (CutAnswers
+// holds it). When either side ends, both are closed.
+func (p *Proxy) pipe(dst, src net.Conn, answers bool) {
 	q := make(chan chunk, chunkQueue)
 	var (
 		wmu     sync.Mutex   // one write to dst at a time
@@ -243,7 +302,7 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			n, err := src.Read(buf)
 			if n > 0 {
 				delay := p.Delay()
-				if delay == 0 && pending.Load() == 0 && !p.IsCut() {
+				if delay == 0 && pending.Load() == 0 && !p.held(answers) {
 					wmu.Lock()
 					_, werr := dst.Write(buf[:n])
 					wmu.Unlock()
@@ -280,9 +339,7 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 				return
 			}
 		}
-		select {
-		case <-p.healedChan():
-		case <-p.done:
+		if !p.flow(answers) {
 			return
 		}
 		wmu.Lock()

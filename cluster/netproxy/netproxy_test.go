@@ -18,7 +18,10 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // echo is an upstream that writes back every line it reads.
-func echo(t *testing.T) string {
+func echo(t *testing.T) string { return echoTelling(t, nil) }
+
+// echoTelling is echo that also sends every line it receives on got.
+func echoTelling(t *testing.T, got chan<- string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -30,7 +33,22 @@ func echo(t *testing.T) string {
 			if err != nil {
 				return
 			}
-			go func() { defer c.Close(); io.Copy(c, c) }()
+			go func() {
+				defer c.Close()
+				if got == nil {
+					io.Copy(c, c)
+					return
+				}
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					got <- line
+					c.Write([]byte(line))
+				}
+			}()
 		}
 	}()
 	t.Cleanup(func() { ln.Close(); <-done })
@@ -157,4 +175,35 @@ func TestSeverAndCloseEndConnections(t *testing.T) {
 	require.NoError(t, p.Close(), "Close twice is fine")
 	_, err = net.Dial("tcp", p.Addr())
 	assert.Error(t, err, "closed proxy must not listen")
+}
+
+// A one-way cut: the request reaches upstream (and takes effect there), the
+// answer is held; Sever drops it, so the client sees its connection end and
+// never the answer.
+func TestCutAnswersLetsRequestsThroughAndSeverDropsTheAnswer(t *testing.T) {
+	got := make(chan string, 1)
+	up := echoTelling(t, got)
+	p := proxy(t, func() (string, error) { return up, nil })
+	c, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	r := bufio.NewReader(c)
+	roundTrip(t, c, r, "before")
+	<-got
+
+	p.CutAnswers()
+	_, err = c.Write([]byte("delete\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "delete\n", <-got, "the request reaches upstream through a one-way cut")
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	_, err = r.ReadString('\n')
+	var ne net.Error
+	require.True(t, errors.As(err, &ne) && ne.Timeout(), "the answer is held, got %v", err)
+
+	p.Sever()
+	p.Heal()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	line, err := r.ReadString('\n')
+	assert.Error(t, err, "the connection ends")
+	assert.Empty(t, line, "and the held answer is never delivered")
 }
