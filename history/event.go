@@ -81,6 +81,10 @@ const (
 	// ObservedReleased: the server shows Client's release took effect (its
 	// grant's key is gone) while the client has no answer yet.
 	ObservedReleased = "released"
+	// ObservedGrantGone: the key of Client's grant (Token) was gone from the
+	// server while Client held it, had not begun to release it, and its
+	// lease was still alive: something else deleted it.
+	ObservedGrantGone = "grant-gone"
 )
 
 // Op names an operation.

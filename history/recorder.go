@@ -147,6 +147,14 @@ func (r *Recorder) Observe(what, client, member string) {
 	r.emit(Event{Type: Observed, What: what, Client: client, Member: member})
 }
 
+// ObserveGrantGone records, now, that client's grant with token was gone
+// from the server while client still held it (see ObservedGrantGone).
+func (r *Recorder) ObserveGrantGone(client string, token int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedGrantGone, Client: client, Token: token})
+}
+
 // Final records the resource's value at the end of the run.
 func (r *Recorder) Final(value int64) {
 	r.mu.Lock()

@@ -218,6 +218,22 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 			return v
 		}
 	}
+	for _, e := range events {
+		if e.Type != history.Observed || e.What != history.ObservedGrantGone {
+			continue
+		}
+		for _, w := range ws {
+			if w.grant.Client == e.Client && w.grant.Token == e.Token {
+				v.Result, v.Evidence = Fail, append(evidence(w.grant),
+					fmt.Sprintf("server: %s's lock key (token %d) was gone at %v, its lease alive, no release of its own begun", e.Client, e.Token, time.Duration(e.Time)))
+				v.Explanation = fmt.Sprintf("Something other than %s freed %s's lock: its key was gone from the server while %s "+
+					"held it, had not begun to release it, and its lease was still alive. A release must end only the "+
+					"grant it names; one that deletes the lock's key by name, or whatever key holds the lock, frees a "+
+					"lock that is not its own.", e.Client, e.Client, e.Client)
+				return v
+			}
+		}
+	}
 	if a, b, ok := firstOverlap(ws); ok {
 		v.Result, v.Evidence = Fail, evidence(a.grant, b.grant)
 		why := "had neither released nor lost its lease (on the server)"

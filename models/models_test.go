@@ -3,6 +3,7 @@ package models_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -363,4 +364,31 @@ func TestCheckRefusesAnInvalidHistory(t *testing.T) {
 	_, err := models.Check(history.Header{}, events, time.Second)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "event 1: ok of operation 1 comes before its invocation")
+}
+
+// A grant whose key the lab saw gone while its holder held it (lease alive,
+// no release of its own begun) was freed by someone else: validity fails on
+// that observation alone, with or without a second grant yet.
+func TestValidityFailsAGrantFreedByAnother(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 2, lease: 0xa},
+		{client: "c2", op: R, call: 15, ret: 18, token: 1},
+		{client: "c1", op: R, call: 30, ret: 40, typ: history.Fail, token: 2},
+	}
+	clean := build(ops, nil, nil)
+	assert.Equal(t, models.Pass, verdictOf(mustCheck(t, clean, time.Second), "validity"))
+	gone := append(slices.Clone(clean[:4]), history.Event{Time: 20, Type: history.Observed,
+		What: history.ObservedGrantGone, Client: "c1", Token: 2})
+	gone = append(gone, clean[4:]...)
+	v := mustCheck(t, gone, time.Second)
+	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
+}
+
+func verdictOf(r models.Report, check string) models.Result {
+	for _, v := range r.Verdicts() {
+		if v.Check == check {
+			return v.Result
+		}
+	}
+	return ""
 }

@@ -130,6 +130,19 @@ var Catalog = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "stale-release",
+		Lesson: "c1 freezes on its way to release the lock, its lease lapses, c2 is granted the lock and c3 queues " +
+			"behind c2. Then c1 wakes and sends its release. A release must end only the grant it names: one that " +
+			"deletes the lock's key by name, or whatever key holds the lock, frees c2's lock, and c3 is granted " +
+			"beside c2. A correct lock answers c1 \"not held\" (or deletes only c1's own, long-gone key).",
+		Members: 3, TTL: 1, script: "stale-release.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
+		Effects: []Effect{
+			leaseEndedDuring("c1", "pause-client", "c1 was paused before its release"),
+			lateReleaseWhileHeld("c1", "c2", "c3"),
+		},
+	},
+	{
 		Name: "retried-release",
 		Lesson: "c1's release reaches the server and takes effect, but its answer is lost: c1 only hears that its " +
 			"connection broke. It acquires again on the same session, c2 queues behind it, and c1 retries the first " +
@@ -575,10 +588,9 @@ func (e *Env) cycle(ctx context.Context, client string) bool {
 		return false
 	}
 	_, csErr := e.CS(ctx, client)
-	if w.cl.PausePoint(ctx, lock.BeforeRelease) != nil {
+	if _, err := e.Release(ctx, client); errors.Is(err, errPaused) {
 		return false
 	}
-	e.Release(ctx, client)
 	return csErr == nil
 }
 

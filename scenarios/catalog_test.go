@@ -1,6 +1,7 @@
 package scenarios_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
@@ -102,4 +104,43 @@ func TestRegressionsAreCaught(t *testing.T) {
 			assert.Equal(t, 0, sum.ExitCode())
 		})
 	}
+}
+
+// deleteByName is a user's lock whose release deletes the lock's key by
+// name, whoever holds it now.
+type deleteByName struct {
+	lock.Locker
+	cli *clientv3.Client
+}
+
+func (d deleteByName) Release(ctx context.Context, g lock.Grant) error {
+	_, err := d.cli.Delete(ctx, g.Key)
+	return err
+}
+
+// stale-release catches a lock whose late release frees the lock someone
+// else holds: the waiter is granted beside the holder, on every resource.
+// (A user's lock, through Config.Factories: the catalog expects PASS of it,
+// and the run says it did not.)
+func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
+	byName := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		l, err := lock.NewTTLPoll(cli, name, opts)
+		return deleteByName{l, cli}, err
+	}
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"stale-release"}, Locks: []string{"by-name"}, Resources: lock.ResourceNames(),
+		Seed: 1, Runs: 5, Factories: map[string]lock.Factory{"by-name": byName},
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 5*len(lock.ResourceNames()))
+	for _, r := range sum.Results {
+		assert.Equal(t, models.Fail, r.Verdict, "%s seed %d: %s", r.Resource, r.Seed, r.Error)
+		assert.False(t, r.Matches)
+		for _, v := range r.Checks {
+			if v.Check == "validity" {
+				assert.Equal(t, models.Fail, v.Result, "%s seed %d: c3 granted beside c2", r.Resource, r.Seed)
+			}
+		}
+	}
+	assert.Equal(t, 1, sum.ExitCode())
 }

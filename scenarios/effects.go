@@ -325,6 +325,35 @@ func regrantedBeforeRetry(client, waiter string) Effect {
 	}
 }
 
+// lateReleaseWhileHeld: late's release was sent while holder held the
+// lock (after its grant, before its release) and waiter was queued.
+func lateReleaseWhileHeld(late, holder, waiter string) Effect {
+	return Effect{
+		Name: fmt.Sprintf("%s's late release was sent while %s held the lock and %s waited", late, holder, waiter),
+		missing: func(tl timeline) string {
+			queued, ok := tl.queuedAt(waiter)
+			if !ok {
+				return fmt.Sprintf("%s was never seen queued", waiter)
+			}
+			for _, g := range tl.grants(holder) {
+				end := int64(history.Infinity)
+				for _, op := range tl.all {
+					if op.Op == history.Release && op.Client == holder && op.Call >= g.Return {
+						end = op.Call
+						break
+					}
+				}
+				for _, op := range tl.all {
+					if op.Op == history.Release && op.Client == late && op.Call > g.Return && op.Call > queued && op.Call < end {
+						return ""
+					}
+				}
+			}
+			return fmt.Sprintf("no release of %s's was sent while %s held the lock with %s queued", late, holder, waiter)
+		},
+	}
+}
+
 // cutOff finds the first fault of kind and the clients of the member it
 // took away; missing says why there are none.
 func (tl timeline) cutOff(kind string) (w window, clients []string, missing string) {

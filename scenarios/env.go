@@ -77,15 +77,18 @@ type resourceRun struct {
 
 // worker is one client's state in a run.
 type worker struct {
-	name    string
-	cl      *cluster.Client
-	locker  lock.Locker
-	grant   lock.Grant
-	grants  map[string]lock.Grant // every grant the client had, by label (t1)
-	held    bool
-	paused  *faults.Injection
-	pausing chan pauseResult // the pause being applied, until WaitPaused
-	async   chan string      // result of the client's background step
+	name   string
+	cl     *cluster.Client
+	locker lock.Locker
+	grant  lock.Grant
+	grants map[string]lock.Grant // every grant the client had, by label (t1)
+	held   bool
+	// releasing is set from just before a release is sent until it
+	// returns: the key may vanish by the client's own hand meanwhile.
+	releasing bool
+	paused    *faults.Injection
+	pausing   chan pauseResult // the pause being applied, until WaitPaused
+	async     chan string      // result of the client's background step
 }
 
 // EnvConfig describes a run.
@@ -279,7 +282,9 @@ func (e *Env) renew(w *worker) error {
 	if err != nil {
 		return fmt.Errorf("client %s: %w", w.name, err)
 	}
+	e.mu.Lock()
 	w.locker, w.held = l, false
+	e.mu.Unlock()
 	w.cl.SetLease(l.Lease())
 	e.learn(w)
 	return nil
@@ -368,9 +373,9 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 		}
 		return fmt.Sprintf("%s: %s", client, describeErr(err)), errors.Join(err, rerr)
 	}
-	w.grant, w.held = g, true
 	label := e.token(g.Token)
 	e.mu.Lock()
+	w.grant, w.held = g, true
 	if w.grants == nil {
 		w.grants = map[string]lock.Grant{}
 	}
@@ -484,6 +489,10 @@ func (e *Env) Release(ctx context.Context, client string) (string, error) {
 	return e.ReleaseGrant(ctx, client, "")
 }
 
+// errPaused marks a step that never ran because its context ended while
+// the client was paused before it.
+var errPaused = errors.New("stopped while paused")
+
 // ReleaseGrant has client release the grant labelled label (t1), or its
 // latest grant if label is "": a client retrying the release of an older
 // grant, as after an ambiguous failure.
@@ -491,6 +500,11 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
+	}
+	// A pause armed at before-release stops the client here, before the
+	// release is sent (the stale-release scenario's frozen holder).
+	if err := w.cl.PausePoint(ctx, lock.BeforeRelease); err != nil {
+		return "", fmt.Errorf("%w: %w", errPaused, err)
 	}
 	g := w.grant
 	if label != "" {
@@ -503,18 +517,28 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 		g = old
 	}
 	ids := make([]int, len(e.runs))
+	e.mu.Lock()
+	w.releasing = true
+	e.mu.Unlock()
 	for i, r := range e.runs {
 		ids[i] = r.rec.Invoke(client, history.Release, history.Event{Lock: "lock"})
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
 	err = w.locker.Release(rctx, g)
 	cancel()
-	for i, r := range e.runs {
-		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
-	}
+	// Holding ends when the release returns, whatever it answered, and in
+	// the same step as releasing: no moment shows the grant held and not
+	// being released once its key may be gone by the client's own hand.
+	e.mu.Lock()
+	w.releasing = false
 	if g.Token == w.grant.Token {
 		w.held = false
 	}
+	e.mu.Unlock()
+	for i, r := range e.runs {
+		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
+	}
+	e.checkOthersHold(ctx, client)
 	// A grant whose lease the server already ended is not the client's to
 	// release: a careful lock says "not held", etcd's Mutex deletes its key
 	// name blindly and says nothing. Either is safe here (whether a late
@@ -532,6 +556,49 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 		return fmt.Sprintf("%s: release %s", client, describeErr(err)), errors.Join(err, rerr)
 	}
 	return fmt.Sprintf("%s: released", client), nil
+}
+
+// checkOthersHold looks, after client's release, at the grant of every
+// other client that holds the lock and is not releasing: if its key is gone
+// (or replaced) from the server while its lease is still alive — so no
+// lease end removed it — and the holder still has not begun to release, a
+// release not its own freed it, and that is recorded (the validity check
+// fails it). Only grants that name their key can be looked at.
+func (e *Env) checkOthersHold(ctx context.Context, client string) {
+	type held struct {
+		w *worker
+		g lock.Grant
+	}
+	var hs []held
+	e.mu.Lock()
+	for _, name := range e.order {
+		w := e.clients[name]
+		if name != client && w.held && !w.releasing && w.grant.Key != "" && w.grant.Token != 0 &&
+			w.grant.Lease != 0 && !e.lost[int64(w.grant.Lease)] {
+			hs = append(hs, held{w, w.grant})
+		}
+	}
+	e.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	for _, h := range hs {
+		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+		resp, err := e.c.Admin().Get(rctx, h.g.Key)
+		cancel()
+		if err != nil || (len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == h.g.Token) {
+			continue
+		}
+		if alive, err := e.c.LeaseAlive(ctx, h.g.Lease); err != nil || !alive {
+			continue
+		}
+		e.mu.Lock()
+		still := h.w.held && !h.w.releasing && h.w.grant.Token == h.g.Token
+		e.mu.Unlock()
+		if still {
+			for _, r := range e.runs {
+				r.rec.ObserveGrantGone(h.w.name, h.g.Token)
+			}
+		}
+	}
 }
 
 // isLost reports whether the server is known to have ended the lease g

@@ -137,7 +137,9 @@ var handlers = map[string]handler{
 		default:
 			return "", fmt.Errorf("release: answer=%s: want answer=lost", a.kv["answer"])
 		}
-		return e.ReleaseGrant(ctx, a.client(), a.kv["grant"])
+		return e.maybeAsync(ctx, a, func(ctx context.Context, client string) (string, error) {
+			return e.ReleaseGrant(ctx, client, a.kv["grant"])
+		}, "releasing")
 	},
 	"await": func(ctx context.Context, e *Env, a args) (string, error) {
 		return e.Await(ctx, a.client())
