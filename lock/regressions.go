@@ -9,7 +9,7 @@ import (
 
 // Regression is a deliberately broken lock that reproduces a public etcd
 // lock bug. It is not in the default matrix; it exists so that the lab
-// proves, on every build, that it still catches the bug: the named scenario
+// proves, on every build, that it still catches the bug: the named scenarios
 // must FAIL it on every seed and every resource, fenced and etcd-guarded
 // included. A change that lets one pass has cost the lab its power to
 // detect.
@@ -20,8 +20,8 @@ type Regression struct {
 	Bug string
 	// Link is the upstream report.
 	Link string
-	// Scenario is the catalog scenario that must catch it.
-	Scenario string
+	// Scenarios are the catalog scenarios that must catch it.
+	Scenarios []string
 	// Check is the check whose FAIL catches it.
 	Check string
 	// Factory makes it.
@@ -34,24 +34,24 @@ var Regressions = []Regression{
 		Name: "etcd-11456",
 		Bug: "after waiting, the lock is granted without checking that the waiter's own key (and session) still " +
 			"exist: a waiter whose lease ended while it waited is told it holds the lock",
-		Link:     "https://github.com/etcd-io/etcd/issues/11456",
-		Scenario: "expire-while-waiting", Check: "expired-waiter",
+		Link:      "https://github.com/etcd-io/etcd/issues/11456",
+		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
 		Factory: NewWaitWithoutRecheck,
 	},
 	{
 		Name: "etcd-22082",
 		Bug: "release deletes the lock key by name only, and is retried after an ambiguous failure: the retry " +
 			"deletes the same session's newer lock, and a waiter is granted beside its holder",
-		Link:     "https://github.com/etcd-io/etcd/issues/22082",
-		Scenario: "retried-release", Check: "validity",
+		Link:      "https://github.com/etcd-io/etcd/issues/22082",
+		Scenarios: []string{"retried-release"}, Check: "validity",
 		Factory: NewMutexUnguarded,
 	},
 	{
 		Name: "etcd-12017",
 		Bug: "the guard a holder writes under (IsOwner: its key exists at its revision) is already true while it " +
 			"waits, and the caller takes it for ownership: acquire returns once the key is queued",
-		Link:     "https://github.com/etcd-io/etcd/issues/12017",
-		Scenario: "contention", Check: "validity",
+		Link:      "https://github.com/etcd-io/etcd/issues/12017",
+		Scenarios: []string{"contention"}, Check: "validity",
 		Factory: NewOwnerWhileWaiting,
 	},
 }

@@ -272,6 +272,35 @@ func answerHeld(op history.Operation, l history.Loss, events []history.Event) bo
 	return false
 }
 
+// others is ops without client's.
+func others(ops []history.Operation, client string) []history.Operation {
+	return select_(ops, func(op history.Operation) bool { return op.Client != client })
+}
+
+// freeWhileAlive reports whether the lock could have been granted to op's
+// client while its lease l still lived: some moment between the acquire's
+// call and the lease's last sign of life is covered by no other client's
+// validity window. If other holders covered all of it, the grant was decided
+// after the lease ended, and no held answer excuses it.
+func freeWhileAlive(op history.Operation, l history.Loss, others []history.Operation, losses []history.Loss) bool {
+	ws := windows(others, losses, true)
+	slices.SortFunc(ws, func(a, b window) int { return cmp64(a.start, b.start) })
+	reached := op.Call // covered up to here
+	for _, w := range ws {
+		if w.end <= reached {
+			continue
+		}
+		if w.start > reached {
+			return true // a gap before this window
+		}
+		reached = w.end
+		if reached >= l.AliveUntil {
+			return false
+		}
+	}
+	return reached < l.AliveUntil
+}
+
 // onClientLink reports whether a fault (as the history names it, "cut-client
 // c2") acts on client's own link.
 func onClientLink(fault, client string) bool {
@@ -311,7 +340,7 @@ func CheckExpiredWaiter(ops []history.Operation, events []history.Event) Verdict
 			continue
 		}
 		v.Operations++
-		if l.AliveUntil >= op.Call && l.Gone <= op.Return && !answerHeld(op, l, events) {
+		if l.AliveUntil >= op.Call && l.Gone <= op.Return && !(answerHeld(op, l, events) && freeWhileAlive(op, l, others(ops, op.Client), losses)) {
 			v.Result, v.Evidence = Fail, append(evidence(op), describeLoss(l))
 			v.Explanation = fmt.Sprintf("%s was granted the lock although its lease ended while it waited: the server had "+
 				"dropped the lease (and every key on it) %v before the grant returned. A waiter whose session dies must "+

@@ -265,6 +265,21 @@ var cases = []struct {
 		want:   expect{counter: N, tokens: P, stale: N, validity: P, waiter: P, mutex: P},
 	},
 	{
+		// The etcd-11456 bug with the waiter's lease ended by a cut: c1
+		// held the lock the whole time c2's lease lived, so the grant was
+		// decided after the lease ended; the cut excuses nothing.
+		name: "waiter cut until its lease lapsed, granted after the holder released",
+		ops: []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 2, lease: 0xa},
+			{client: "c2", op: A, call: 20, ret: 1600, token: 3, lease: 0xb},
+			{client: "c1", op: R, call: 1500, ret: 1510},
+			{client: "c2", op: R, call: 1700, ret: 1710, typ: history.Fail},
+		},
+		leases: []lost{{client: "c2", t: 1200, aliveUntil: 1100, lease: 0xb}},
+		faults: []fault{{name: "expire-lease c2 (lapse)", start: 30, end: 1400}},
+		want:   expect{counter: N, tokens: P, stale: N, validity: P, waiter: F, mutex: P},
+	},
+	{
 		name: "waiter whose lease ended is told so",
 		ops: []op{
 			{client: "c1", op: A, call: 0, ret: 10, token: 2, lease: 0xa},

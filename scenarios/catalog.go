@@ -154,6 +154,16 @@ var Catalog = []Scenario{
 		Effects: []Effect{releaseTookEffectUnanswered("c1"), regrantedBeforeRetry("c1", "c2")},
 	},
 	{
+		Name: "expire-while-waiting-lapse",
+		Lesson: "The same lesson as expire-while-waiting, with the waiter's lease ending the way it does in " +
+			"production: c2's link fails while it waits in the queue, and the server lets its lease lapse. c1 " +
+			"releases; the link heals. c2 must be told its session expired — a grant now would rest on a lease the " +
+			"server ended before anyone released the lock to c2.",
+		Members: 3, TTL: 1, script: "expire-while-waiting-lapse.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1},
+		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
+	},
+	{
 		Name: "leader-failover",
 		Lesson: "Three clients contend while the etcd leader is killed. A new leader is elected in about an election " +
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +

@@ -87,19 +87,19 @@ func TestRegressionsAreCaught(t *testing.T) {
 	for _, reg := range lock.Regressions {
 		t.Run(reg.Name, func(t *testing.T) {
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{
-				Scenarios: []string{reg.Scenario}, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
+				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
 				Seed: 1, Runs: 20,
 			})
 			require.NoError(t, err)
-			require.Len(t, sum.Results, 20*len(lock.ResourceNames()))
+			require.Len(t, sum.Results, 20*len(reg.Scenarios)*len(lock.ResourceNames()))
 			for _, r := range sum.Results {
-				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", reg.Scenario, r.Resource, r.Seed, r.Error)
-				assert.True(t, r.Matches, "%s × %s seed %d", reg.Scenario, r.Resource, r.Seed)
+				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", r.Scenario, r.Resource, r.Seed, r.Error)
+				assert.True(t, r.Matches, "%s × %s seed %d", r.Scenario, r.Resource, r.Seed)
 				caught := false
 				for _, v := range r.Checks {
 					caught = caught || (v.Check == reg.Check && v.Result == models.Fail)
 				}
-				assert.True(t, caught, "%s × %s seed %d: the %s check must catch it", reg.Scenario, r.Resource, r.Seed, reg.Check)
+				assert.True(t, caught, "%s × %s seed %d: the %s check must catch it", r.Scenario, r.Resource, r.Seed, reg.Check)
 			}
 			assert.Equal(t, 0, sum.ExitCode())
 		})

@@ -379,7 +379,7 @@ func expectation(cfg Config, s Scenario, lk, resource string) Expect {
 	switch r, bad := cfg.regressions[lk]; {
 	case cfg.ExpectPass:
 		return ExpectPass
-	case bad && r.Scenario == s.Name:
+	case bad && slices.Contains(r.Scenarios, s.Name):
 		return ExpectFail
 	case bad:
 		return ExpectAny

@@ -41,7 +41,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	}
 	fmt.Fprintln(w, "known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):")
 	for _, r := range lock.Regressions {
-		fmt.Fprintf(w, "  %-21s %s\n  %-21s caught by %s (%s check); %s\n", r.Name, r.Bug, "", r.Scenario, r.Check, r.Link)
+		fmt.Fprintf(w, "  %-21s %s\n  %-21s caught by %s (%s check); %s\n", r.Name, r.Bug, "", strings.Join(r.Scenarios, ", "), r.Check, r.Link)
 	}
 	fmt.Fprintln(w, "resources:")
 	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {
