@@ -74,6 +74,10 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		return exitUsage, usagef("%v", err)
 	}
 	fmt.Fprintf(w, "%s\n\n%s\n", s.Name, wrap(s.Lesson, 78))
+	fmt.Fprintln(w, "\nWhat every run must show happened (else it is ERROR, a vacuous schedule):")
+	for _, ef := range s.Effects {
+		fmt.Fprintf(w, "  - %s\n", ef.Name)
+	}
 	steps, err := s.Script()
 	if err != nil || steps == nil {
 		return exitOK, nil
