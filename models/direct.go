@@ -258,16 +258,51 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 // server, its link was cut 6 ms later, and the answer arrived 1.9 s after.
 func answerHeld(op history.Operation, l history.Loss, events []history.Event) bool {
 	starts := map[int]history.Event{}
+	member := ""
 	for _, e := range events {
 		switch e.Type {
+		case history.Observed:
+			if e.What == history.ObservedConnected && e.Client == op.Client {
+				member = e.Member
+			}
 		case history.FaultStart:
 			starts[e.ID] = e
 		case history.FaultEnd:
 			s, ok := starts[e.ID]
-			if ok && onClientLink(s.Fault, op.Client) && s.Time <= op.Return && e.Time >= l.Gone && e.Time >= op.Call {
+			cuts := ok && (onClientLink(s.Fault, op.Client) || cutsOffMember(s.Fault, e.Target, member))
+			if cuts && s.Time <= op.Return && e.Time >= l.Gone && e.Time >= op.Call {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// cutsOffMember reports whether a member fault (as the history names it,
+// with the target it resolved to) cut member off from the majority: killed
+// or isolated, or in a minority group of a partition. The answers of a
+// client of that member wait until it rejoins. member "" (a history that
+// does not say which member a client uses) is never cut off.
+func cutsOffMember(fault, target, member string) bool {
+	f := strings.Fields(fault)
+	if member == "" || len(f) == 0 {
+		return false
+	}
+	switch f[0] {
+	case "kill-member", "kill-leader", "isolate-member", "isolate-leader":
+		return target == member || (len(f) > 1 && f[1] == member)
+	case "partition":
+		groups := strings.Split(strings.TrimPrefix(fault, "partition "), "|")
+		total := 0
+		var mine int
+		for _, g := range groups {
+			names := strings.Fields(g)
+			total += len(names)
+			if slices.Contains(names, member) {
+				mine = len(names)
+			}
+		}
+		return mine > 0 && 2*mine <= total
 	}
 	return false
 }
