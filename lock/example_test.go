@@ -104,3 +104,11 @@ func ExampleLookup() {
 	// ttl-poll         tokens grow: true
 	// single-key-watch tokens grow: true
 }
+
+// The known-bad locks are data: each names the public bug it reproduces and
+// the scenarios that must catch it.
+func ExampleLookupRegression() {
+	r, ok := lock.LookupRegression("etcd-22082")
+	fmt.Println(ok, r.Scenarios, r.Check)
+	// Output: true [retried-release] validity
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -34,4 +35,26 @@ func Example_gateYourLock() {
 	// expire-while-waiting × fenced: PASS
 	// expire-while-waiting × etcd-guarded: PASS
 	// exit status: 0
+}
+
+// A scenario's effects are checked over a history alone. This paused-holder
+// history has c1 paused, but its pause ended before its lease did: nothing
+// the scenario teaches happened, so a run that recorded it is ERROR.
+func ExampleScenario_CheckEffects() {
+	s, _ := scenarios.Lookup("paused-holder")
+	events := []history.Event{
+		{Time: 0, Type: history.Observed, What: history.ObservedConnected, Client: "c1", Member: "m1"},
+		{Time: 1, Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire},
+		{Time: 2, Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Token: 5, Lease: 7},
+		{Time: 3, Type: history.FaultStart, ID: 1, Fault: "pause-client c1 at before-write"},
+		{Time: 4, Type: history.FaultEnd, ID: 1, Fault: "pause-client c1 at before-write"},
+	}
+	for _, ef := range s.CheckEffects(events) {
+		fmt.Printf("%v: %s\n", ef.Happened, ef.Name)
+	}
+	fmt.Println(scenarios.Vacuous(s.CheckEffects(events)) != "")
+	// Output:
+	// false: c1's lease ended on the server while c1 was paused
+	// false: c2 was granted the lock while c1 was paused
+	// true
 }
