@@ -177,9 +177,9 @@ func (cl *Client) Requests() int64 { return cl.reqs.Load() }
 // a request merely sent is not.
 func (cl *Client) Answered() int64 { return cl.answered.Load() }
 
-// count counts every unary request (and every answer) and notes every lease the server grants
-// the client: a lock may take a new lease for each acquire, and the lab must
-// know each one to tell when the server ends it.
+// count counts every unary request and every answer, and notes every lease
+// the server grants the client: a lock may take a new lease for each
+// acquire, and the lab must know each one to tell when the server ends it.
 func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	cl.reqs.Add(1)
 	err := invoker(ctx, method, req, reply, cc, opts...)

@@ -123,15 +123,16 @@ func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
 		})
 		return nil, err
 	}
-	n.mu.Lock()
-	n.active = append(n.active, in)
-	n.mu.Unlock()
 	if in.undo == nil {
 		// Nothing stays in place (a revoke, a restart, a leader move): the
 		// window is the time the fault took, and closes now — a window left
 		// open would claim the fault was still acting on what came after.
 		in.Undo(ctx)
+		return in, nil
 	}
+	n.mu.Lock()
+	n.active = append(n.active, in)
+	n.mu.Unlock()
 	return in, nil
 }
 

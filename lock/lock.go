@@ -159,6 +159,26 @@ func (l leased) grant(key string, rev int64) Grant {
 	return Grant{Token: rev, Key: key, Lease: l.s.Lease(), Lost: l.s.Done()}
 }
 
+// putIfAbsent puts key, bound to the session's lease, if it does not exist,
+// in one Txn. rev is the key's create revision when the key is the
+// session's — just put, or adopted from an earlier attempt whose answer was
+// lost (see ownKey) — and 0 when another lease holds it; at is the Txn's
+// revision (a watch for the holder's delete starts after it).
+func (l leased) putIfAbsent(ctx context.Context, key, value string) (rev, at int64, err error) {
+	resp, err := l.s.Client().Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, value, clientv3.WithLease(l.s.Lease()))).
+		Else(clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return 0, 0, err
+	}
+	if resp.Succeeded {
+		return resp.Header.Revision, resp.Header.Revision, nil
+	}
+	return l.ownKey(resp), resp.Header.Revision, nil
+}
+
 // ownKey reads key after a put-if-absent found it present: if it is this
 // session's — left by an earlier attempt whose outcome the client never
 // learned, a Txn that committed while its response was lost — its create

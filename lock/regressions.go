@@ -75,25 +75,14 @@ func LookupRegression(name string) (Regression, bool) {
 	return Regression{}, false
 }
 
-// enqueue puts the session's key under pfx if it is absent, as etcd's
-// Mutex does, and returns its create revision (the one already there if an
-// earlier attempt put it).
+// enqueue puts the session's key (named after its lease) in the queue, as
+// etcd's Mutex does, and returns its create revision.
 func (l leased) enqueue(ctx context.Context, key string) (int64, error) {
-	resp, err := l.s.Client().Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, "", clientv3.WithLease(l.s.Lease()))).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return 0, err
+	rev, _, err := l.putIfAbsent(ctx, key, "")
+	if err == nil && rev == 0 {
+		err = fmt.Errorf("lock: %s is held by another lease", key)
 	}
-	if resp.Succeeded {
-		return resp.Header.Revision, nil
-	}
-	if rev := l.ownKey(resp); rev != 0 {
-		return rev, nil
-	}
-	return 0, fmt.Errorf("lock: %s is held by another lease", key)
+	return rev, err
 }
 
 // waitWithoutRecheck is etcd's Mutex as it was before v3.5 (etcd issue

@@ -32,26 +32,18 @@ func NewSingleKeyWatch(client *clientv3.Client, name string, opts Options) (Lock
 }
 
 func (l *singleKeyWatch) Acquire(ctx context.Context) (Grant, error) {
-	cli := l.s.Client()
 	for {
 		if isExpired(l.s) {
 			return Grant{}, ErrSessionExpired
 		}
-		resp, err := cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
-			Then(clientv3.OpPut(l.key, "", clientv3.WithLease(l.s.Lease()))).
-			Else(clientv3.OpGet(l.key)).
-			Commit()
+		rev, at, err := l.putIfAbsent(ctx, l.key, "")
 		if err != nil {
 			return Grant{}, err
 		}
-		if resp.Succeeded {
-			return l.grant(l.key, resp.Header.Revision), nil
-		}
-		if rev := l.ownKey(resp); rev != 0 { // an earlier attempt's put, its answer lost
+		if rev != 0 {
 			return l.grant(l.key, rev), nil
 		}
-		if err := l.waitDelete(ctx, resp.Header.Revision+1); err != nil {
+		if err := l.waitDelete(ctx, at+1); err != nil {
 			return Grant{}, err
 		}
 	}

@@ -47,18 +47,11 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 		if isExpired(l.s) {
 			return Grant{}, ErrSessionExpired
 		}
-		resp, err := l.s.Client().Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
-			Then(clientv3.OpPut(l.key, value, clientv3.WithLease(l.s.Lease()))).
-			Else(clientv3.OpGet(l.key)).
-			Commit()
+		rev, _, err := l.putIfAbsent(ctx, l.key, value)
 		if err != nil {
 			return Grant{}, err
 		}
-		if resp.Succeeded {
-			return l.grant(l.key, resp.Header.Revision), nil
-		}
-		if rev := l.ownKey(resp); rev != 0 { // an earlier attempt's put, its answer lost
+		if rev != 0 {
 			return l.grant(l.key, rev), nil
 		}
 		select {

@@ -118,6 +118,8 @@ type window struct {
 // release — the history's stand-in for a client that ended holding — closes
 // nothing: such a holder holds until its lease ends or the history does.
 // Without (belief), only releases close windows, synthetic ones included.
+// In both, a release the lock refused, or one naming an older grant than
+// the client's latest (see staleReleases), closes nothing.
 func windows(ops []history.Operation, losses []history.Loss, validity bool) []window {
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
@@ -249,13 +251,16 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 	return v
 }
 
-// answerHeld reports whether a fault on the client's own link was open at
-// some moment of the acquire and lasted until the lease was gone: the server
-// may then have granted the lock while the lease was alive and the answer
-// waited in the cut link until after the lease lapsed — a grant stale on
-// arrival (the belief finding), not proof that the lock granted on an ended
-// lease. Seen with a correct lock: c2's acquire was answered at once by the
-// server, its link was cut 6 ms later, and the answer arrived 1.9 s after.
+// answerHeld reports whether a fault that cut the client off — on its own
+// link, or the isolation of its own member — was open at some moment of the
+// acquire and lasted until the lease was gone: the server may then have
+// granted the lock while the lease was alive and the answer waited in the
+// cut until after the lease lapsed — a grant stale on arrival (the belief
+// finding), not proof that the lock granted on an ended lease. Seen with
+// correct locks: c2's acquire was answered at once by the server, its link
+// was cut 6 ms later, and the answer arrived 1.9 s after (queue); c1's
+// acquire committed as its member was isolated, and was answered after the
+// heal (ttl-poll).
 func answerHeld(op history.Operation, l history.Loss, events []history.Event) bool {
 	starts := map[int]history.Event{}
 	member := ""

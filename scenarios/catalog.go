@@ -104,8 +104,8 @@ var Catalog = []Scenario{
 		Members: 3, TTL: 1, script: "paused-holder.txt", Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
-			leaseEndedDuring("c1", "pause-client", "c1 was paused"),
-			grantedDuring("c2", "pause-client", "c1", "c1 was paused"),
+			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was paused"),
 		},
 	},
 	{
@@ -116,8 +116,8 @@ var Catalog = []Scenario{
 		Members: 3, TTL: 1, script: "isolated-holder.txt", Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
-			leaseEndedDuring("c1", "cut-client", "c1's link was cut"),
-			grantedDuring("c2", "cut-client", "c1", "c1 was cut off"),
+			leaseEndedDuring("c1", faults.CutClient, "c1's link was cut"),
+			grantedDuring("c2", faults.CutClient, "c1", "c1 was cut off"),
 		},
 	},
 	{
@@ -138,7 +138,7 @@ var Catalog = []Scenario{
 		Members: 3, TTL: 1, script: "stale-release.txt", Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{
-			leaseEndedDuring("c1", "pause-client", "c1 was paused before its release"),
+			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused before its release"),
 			lateReleaseWhileHeld("c1", "c2", "c3"),
 		},
 	},
@@ -174,9 +174,9 @@ var Catalog = []Scenario{
 		},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
-			othersGranted(string(faults.KillLeader), "down", true),
-			cutOffLeasesEnded(string(faults.KillLeader), "down"),
-			rejoined(string(faults.KillLeader)),
+			othersGranted(faults.KillLeader, "down", true),
+			cutOffLeasesEnded(faults.KillLeader, "down"),
+			rejoined(faults.KillLeader),
 		},
 	},
 	{
@@ -190,9 +190,9 @@ var Catalog = []Scenario{
 		},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
-			cutOffLeasesEnded(string(faults.IsolateMember), "isolated"),
-			othersGranted(string(faults.IsolateMember), "isolated", false),
-			rejoined(string(faults.IsolateMember)),
+			cutOffLeasesEnded(faults.IsolateMember, "isolated"),
+			othersGranted(faults.IsolateMember, "isolated", false),
+			rejoined(faults.IsolateMember),
 		},
 	},
 	{
@@ -204,7 +204,7 @@ var Catalog = []Scenario{
 			return e.contend(ctx, 3, faults.Fault{Kind: faults.KillMember, Member: p.Member}, memberFaultPhases)
 		},
 		Minimum: memberFaultMinimum,
-		Effects: []Effect{othersGranted(string(faults.KillMember), "down", false), rejoined(string(faults.KillMember))},
+		Effects: []Effect{othersGranted(faults.KillMember, "down", false), rejoined(faults.KillMember)},
 	},
 	{
 		Name: "contention",

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
 )
 
 // Effect is something a scenario claims happens in every run of it — "c1's
@@ -45,6 +47,19 @@ func (s Scenario) CheckEffects(events []history.Event) []EffectResult {
 	return out
 }
 
+// JudgeEffects folds a run's effects into its result: a result other than
+// FAIL becomes ERROR when an effect did not happen — the schedule never
+// exercised what the scenario names, which is no evidence of safety — and
+// a FAIL stays (a violation found is evidence whatever else happened).
+// missing says what did not happen ("" if everything did).
+func JudgeEffects(result models.Result, effects []EffectResult) (judged models.Result, missing string) {
+	missing = Vacuous(effects)
+	if missing != "" && result != models.Fail {
+		return models.Error, missing
+	}
+	return result, missing
+}
+
 // Vacuous describes the effects that did not happen, or "" if all did.
 func Vacuous(effects []EffectResult) string {
 	var missing []string
@@ -73,10 +88,10 @@ type timeline struct {
 // window is one fault, from its start to its end (the history's end if it
 // never ended).
 type window struct {
-	fault      string // as the history names it: "pause-client c1 at before-write"
-	kind       string // its first word
-	subject    string // its second word: the client or member it names, if any
-	target     string // what it resolved to ("m2")
+	fault      string      // as the history names it: "pause-client c1 at before-write"
+	kind       faults.Kind // its first word
+	subject    string      // its second word: the client or member it names, if any
+	target     string      // what it resolved to ("m2")
 	start, end int64
 	err        string
 }
@@ -95,7 +110,7 @@ func newTimeline(events []history.Event) timeline {
 			}
 		case history.FaultStart:
 			f := strings.Fields(e.Fault)
-			w := window{fault: e.Fault, kind: f[0], target: e.Target, start: e.Time, end: -1, err: e.Error}
+			w := window{fault: e.Fault, kind: faults.Kind(f[0]), target: e.Target, start: e.Time, end: -1, err: e.Error}
 			if len(f) > 1 {
 				w.subject = f[1]
 			}
@@ -132,7 +147,7 @@ func newTimeline(events []history.Event) timeline {
 }
 
 // windows lists the fault windows of kind, naming subject if it is not "".
-func (tl timeline) windows(kind, subject string) []window {
+func (tl timeline) windows(kind faults.Kind, subject string) []window {
 	var out []window
 	for _, w := range tl.faults {
 		if w.kind == kind && (subject == "" || w.subject == subject) {
@@ -165,6 +180,18 @@ func (tl timeline) grants(client string) []history.Operation {
 	return out
 }
 
+// releases lists every release of client, whatever its outcome, in call
+// order.
+func (tl timeline) releases(client string) []history.Operation {
+	var out []history.Operation
+	for _, op := range tl.all {
+		if op.Op == history.Release && op.Client == client {
+			out = append(out, op)
+		}
+	}
+	return out
+}
+
 // clientsOf lists the clients connected through member, sorted.
 func (tl timeline) clientsOf(member string) []string {
 	var out []string
@@ -179,46 +206,49 @@ func (tl timeline) clientsOf(member string) []string {
 
 func at(t int64) string { return time.Duration(t).Round(time.Millisecond).String() }
 
+// during says what is missing unless one of times lies in a window of a
+// fault of kind on subject; none names what no window held.
+func (tl timeline) during(kind faults.Kind, subject string, times []int64, none string) string {
+	ws := tl.windows(kind, subject)
+	if len(ws) == 0 {
+		return fmt.Sprintf("no %s fault on %s", kind, subject)
+	}
+	for _, w := range ws {
+		if slices.ContainsFunc(times, w.within) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s between %s and %s", none, at(ws[0].start), at(ws[0].end))
+}
+
 // leaseEndedDuring: client's lease ended on the server inside a window of
 // the client fault kind on that client.
-func leaseEndedDuring(client, kind, what string) Effect {
+func leaseEndedDuring(client string, kind faults.Kind, what string) Effect {
 	return Effect{
 		Name: fmt.Sprintf("%s's lease ended on the server while %s", client, what),
 		missing: func(tl timeline) string {
-			ws := tl.windows(kind, client)
-			if len(ws) == 0 {
-				return fmt.Sprintf("no %s fault on %s", kind, client)
-			}
-			for _, w := range ws {
-				for _, l := range tl.losses {
-					if l.Client == client && w.within(l.Gone) {
-						return ""
-					}
+			var gone []int64
+			for _, l := range tl.losses {
+				if l.Client == client {
+					gone = append(gone, l.Gone)
 				}
 			}
-			return fmt.Sprintf("no lease of %s ended between %s and %s", client, at(ws[0].start), at(ws[0].end))
+			return tl.during(kind, client, gone, fmt.Sprintf("no lease of %s ended", client))
 		},
 	}
 }
 
 // grantedDuring: client was granted the lock while a fault of kind held on
 // other (the double-holder setting: other still believes it holds).
-func grantedDuring(client, kind, other, what string) Effect {
+func grantedDuring(client string, kind faults.Kind, other, what string) Effect {
 	return Effect{
 		Name: fmt.Sprintf("%s was granted the lock while %s", client, what),
 		missing: func(tl timeline) string {
-			ws := tl.windows(kind, other)
-			if len(ws) == 0 {
-				return fmt.Sprintf("no %s fault on %s", kind, other)
+			var granted []int64
+			for _, g := range tl.grants(client) {
+				granted = append(granted, g.Return)
 			}
-			for _, w := range ws {
-				for _, g := range tl.grants(client) {
-					if w.within(g.Return) {
-						return ""
-					}
-				}
-			}
-			return fmt.Sprintf("no grant to %s between %s and %s", client, at(ws[0].start), at(ws[0].end))
+			return tl.during(kind, other, granted, fmt.Sprintf("no grant to %s", client))
 		},
 	}
 }
@@ -263,8 +293,8 @@ func releasedWhileWaiting(holder, waiter string) Effect {
 			if !ok {
 				return fmt.Sprintf("%s was never seen queued", waiter)
 			}
-			for _, op := range tl.ops {
-				if op.Op == history.Release && op.Client == holder && op.Call >= queued {
+			for _, op := range tl.releases(holder) {
+				if op.Type == history.Ok && op.Call >= queued {
 					return ""
 				}
 			}
@@ -284,8 +314,8 @@ func releaseTookEffectUnanswered(client string) Effect {
 				if o.What != history.ObservedReleased || o.Client != client {
 					continue
 				}
-				for _, op := range tl.all {
-					if op.Op == history.Release && op.Client == client && op.Call <= o.Time && op.Type == history.Info {
+				for _, op := range tl.releases(client) {
+					if op.Call <= o.Time && op.Type == history.Info {
 						return ""
 					}
 				}
@@ -315,8 +345,8 @@ func regrantedBeforeRetry(client, waiter string) Effect {
 			if !ok || queued < again.Return {
 				return fmt.Sprintf("%s was not seen queued behind %s's second grant", waiter, client)
 			}
-			for _, op := range tl.all {
-				if op.Op == history.Release && op.Client == client && op.Call > queued {
+			for _, op := range tl.releases(client) {
+				if op.Call > queued {
 					return ""
 				}
 			}
@@ -337,14 +367,14 @@ func lateReleaseWhileHeld(late, holder, waiter string) Effect {
 			}
 			for _, g := range tl.grants(holder) {
 				end := int64(history.Infinity)
-				for _, op := range tl.all {
-					if op.Op == history.Release && op.Client == holder && op.Call >= g.Return {
+				for _, op := range tl.releases(holder) {
+					if op.Call >= g.Return {
 						end = op.Call
 						break
 					}
 				}
-				for _, op := range tl.all {
-					if op.Op == history.Release && op.Client == late && op.Call > g.Return && op.Call > queued && op.Call < end {
+				for _, op := range tl.releases(late) {
+					if op.Call > g.Return && op.Call > queued && op.Call < end {
 						return ""
 					}
 				}
@@ -356,10 +386,10 @@ func lateReleaseWhileHeld(late, holder, waiter string) Effect {
 
 // cutOff finds the first fault of kind and the clients of the member it
 // took away; missing says why there are none.
-func (tl timeline) cutOff(kind string) (w window, clients []string, missing string) {
+func (tl timeline) cutOff(kind faults.Kind) (w window, clients []string, missing string) {
 	ws := tl.windows(kind, "")
 	if len(ws) == 0 {
-		return w, nil, "no " + kind + " fault"
+		return w, nil, fmt.Sprintf("no %s fault", kind)
 	}
 	w = ws[0]
 	clients = tl.clientsOf(w.member())
@@ -372,7 +402,7 @@ func (tl timeline) cutOff(kind string) (w window, clients []string, missing stri
 // cutOffLeasesEnded: every client of the member a fault of kind took away
 // lost a lease on the server while the fault held; what says what became of
 // the member ("isolated").
-func cutOffLeasesEnded(kind, what string) Effect {
+func cutOffLeasesEnded(kind faults.Kind, what string) Effect {
 	return Effect{
 		Name: fmt.Sprintf("the member's clients lost their leases on the server while it was %s", what),
 		missing: func(tl timeline) string {
@@ -397,7 +427,7 @@ func cutOffLeasesEnded(kind, what string) Effect {
 // othersGranted: while a fault of kind held, a client of another member was
 // granted the lock — under a leader other than the member taken away, if
 // newLeader. what says what became of the member ("down").
-func othersGranted(kind, what string, newLeader bool) Effect {
+func othersGranted(kind faults.Kind, what string, newLeader bool) Effect {
 	name := "the rest of the cluster granted the lock while the member was " + what
 	if newLeader {
 		name = "a new leader was elected and the lock was granted under it while the old leader was down"
@@ -407,7 +437,7 @@ func othersGranted(kind, what string, newLeader bool) Effect {
 		missing: func(tl timeline) string {
 			ws := tl.windows(kind, "")
 			if len(ws) == 0 {
-				return "no " + kind + " fault"
+				return fmt.Sprintf("no %s fault", kind)
 			}
 			w := ws[0]
 			from := w.start
@@ -435,7 +465,7 @@ func othersGranted(kind, what string, newLeader bool) Effect {
 
 // rejoined: after a fault of kind ended, every client of the member it took
 // away was granted the lock again.
-func rejoined(kind string) Effect {
+func rejoined(kind faults.Kind) Effect {
 	return Effect{
 		Name: "after the fault was undone, the member's clients were granted the lock again",
 		missing: func(tl timeline) string {

@@ -582,9 +582,9 @@ func (e *Env) checkOthersHold(ctx context.Context, client string) {
 	ctx = context.WithoutCancel(ctx)
 	for _, h := range hs {
 		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
-		resp, err := e.c.Admin().Get(rctx, h.g.Key)
+		stands, err := e.grantStands(rctx, h.g)
 		cancel()
-		if err != nil || (len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == h.g.Token) {
+		if err != nil || stands {
 			continue
 		}
 		if alive, err := e.c.LeaseAlive(ctx, h.g.Lease); err != nil || !alive {
@@ -599,6 +599,16 @@ func (e *Env) checkOthersHold(ctx context.Context, client string) {
 			}
 		}
 	}
+}
+
+// grantStands reports whether g's key is still on the server as g created
+// it (same create revision): no release or lease end has removed it.
+func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
+	resp, err := e.c.Admin().Get(ctx, g.Key)
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == g.Token, nil
 }
 
 // isLost reports whether the server is known to have ended the lease g

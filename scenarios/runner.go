@@ -316,9 +316,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		x.Belief = rep.Belief.Result
 		x.Progress = rep.Progress.Result
 		x.Effects = s.CheckEffects(env.Events(i))
-		vacuous := Vacuous(x.Effects)
+		caught := failed(rep)
 		switch {
-		case execErr != nil && !failed(rep):
+		case execErr != nil && !caught:
 			// The run did not do what it says: its history proves nothing.
 			x.Verdict, x.Error = models.Error, execErr.Error()
 		case execErr != nil:
@@ -326,14 +326,10 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 			// it (a known-bad lock granted where its script says it must
 			// not): the violation is the verdict, the difference its note.
 			x.Error = execErr.Error()
-		case vacuous != "" && x.Verdict != models.Fail:
-			// Nothing failed, but the schedule never exercised what the
-			// scenario names: that is no evidence of safety.
-			x.Verdict, x.Error = models.Error, vacuous
-		case vacuous != "":
-			x.Error = vacuous
+		default:
+			x.Verdict, x.Error = JudgeEffects(x.Verdict, x.Effects)
 		}
-		x.Matches = matches(x, failed(rep))
+		x.Matches = matches(x, caught)
 		if r == "unfenced" {
 			x.LostFraction = rep.LostFraction
 		}

@@ -297,11 +297,8 @@ func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (string, err
 	}()
 	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	err = poll.Until(wctx, client+"'s release to take effect on the server", leasePoll, func(ctx context.Context) (bool, error) {
-		resp, err := e.c.Admin().Get(ctx, g.Key)
-		if err != nil {
-			return false, err
-		}
-		return len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != g.Token, nil
+		stands, err := e.grantStands(ctx, g)
+		return !stands, err
 	})
 	cancel()
 	if err == nil {

@@ -60,9 +60,9 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	if s, err := scenarios.Lookup(h.Scenario); err == nil {
 		effects := s.CheckEffects(events)
 		printEffects(stdout, effects)
-		if v := scenarios.Vacuous(effects); v != "" && result != models.Fail {
-			result = models.Error
-			fmt.Fprintf(stdout, "  %s\n", v)
+		var missing string
+		if result, missing = scenarios.JudgeEffects(result, effects); result == models.Error {
+			fmt.Fprintf(stdout, "  %s\n", missing)
 		}
 	}
 	fmt.Fprintf(stdout, "safety: %s\n", result)

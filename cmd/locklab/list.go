@@ -36,7 +36,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 		fmt.Fprintf(w, "  %-21s %s\n", s.Name, firstSentence(s.Lesson))
 	}
 	fmt.Fprintln(w, "locks:")
-	for _, name := range []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch"} {
+	for _, name := range lock.Names() {
 		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
 	}
 	fmt.Fprintln(w, "known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):")
