@@ -85,6 +85,11 @@ const (
 	// server while Client held it, had not begun to release it, and its
 	// lease was still alive: something else deleted it.
 	ObservedGrantGone = "grant-gone"
+	// ObservedStalled: the lab's own process ran nothing from StalledFrom
+	// to the event's Time (starved of CPU, a stop-the-world pause): every
+	// client — and the embedded cluster — stood still, as in a pause of
+	// them all, so a lease that lapsed then says nothing about the lock.
+	ObservedStalled = "stalled"
 )
 
 // Op names an operation.
@@ -130,6 +135,8 @@ type Event struct {
 	// WriteAt is when a critical section sent its write (run clock); zero
 	// when it sent none or the file predates it.
 	WriteAt int64 `json:"write_at,omitempty"`
+	// StalledFrom is when an observed stall began (run clock).
+	StalledFrom int64 `json:"stalled_from,omitempty"`
 }
 
 // IsCompletion reports whether e ends an operation.

@@ -130,6 +130,8 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 		{"observed without what", header + "\n" + `{"t":1,"type":"observed","client":"c1"}`, "h.jsonl:2: observed without what"},
 		{"connected without member", header + "\n" + `{"t":1,"type":"observed","what":"connected","client":"c1"}`, "h.jsonl:2: observed connected without a member"},
 		{"leader without member", header + "\n" + `{"t":1,"type":"observed","what":"leader"}`, "h.jsonl:2: observed leader without a member"},
+		{"stall ending before it began", header + "\n" + `{"t":5,"type":"observed","what":"stalled","stalled_from":9}`,
+			"h.jsonl:2: observed stalled: stalled_from 9 is not before the event's time 5"},
 		{"line too long", header + "\n" + strings.Repeat("x", history.MaxLine+1), "h.jsonl:2: line longer than"},
 	}
 	for _, tc := range cases {

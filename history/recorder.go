@@ -155,6 +155,14 @@ func (r *Recorder) ObserveGrantGone(client string, token int64) {
 	r.emit(Event{Type: Observed, What: ObservedGrantGone, Client: client, Token: token})
 }
 
+// ObserveStall records, now, that the lab's process stood still since from
+// (see ObservedStalled).
+func (r *Recorder) ObserveStall(from time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedStalled, StalledFrom: max(r.Since(from), 0)})
+}
+
 // Final records the resource's value at the end of the run.
 func (r *Recorder) Final(value int64) {
 	r.mu.Lock()

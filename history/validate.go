@@ -77,6 +77,8 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("observed %s without a client", e.What)
 		case (e.What == ObservedConnected || e.What == ObservedLeader) && e.Member == "":
 			return fmt.Sprintf("observed %s without a member", e.What)
+		case e.What == ObservedStalled && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):
+			return fmt.Sprintf("observed stalled: stalled_from %d is not before the event's time %d", e.StalledFrom, e.Time)
 		}
 		return ""
 	case Final:

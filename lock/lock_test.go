@@ -386,3 +386,47 @@ func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 		})
 	}
 }
+
+// A holder that works for longer than its TTL: every built-in lock keeps
+// its lease alive meanwhile, so the next client still waits; the set-nx-px
+// known-bad lock lets it lapse, and the next client is granted while the
+// first still believes it holds.
+func TestSlowHolderKeepsItsLease(t *testing.T) {
+	c := start(t)
+	factories := map[string]lock.Factory{"set-nx-px": lock.NewSetNXPX}
+	for _, kind := range lock.Names() {
+		factories[kind] = lock.Builtin[kind]
+	}
+	for kind, f := range factories {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			lockers := make([]lock.Locker, 2)
+			for i := range lockers {
+				cl, err := c.NewClient(fmt.Sprintf("%s-c%d", kind, i+1), c.Members()[i])
+				require.NoError(t, err)
+				lockers[i], err = f(cl.Etcd(), "slow-"+kind, lock.Options{TTL: 1})
+				require.NoError(t, err)
+				t.Cleanup(func() { lockers[i].Close() })
+			}
+			g1, err := lockers[0].Acquire(ctx(t))
+			require.NoError(t, err)
+			require.NotZero(t, g1.Lease)
+			if kind == "set-nx-px" {
+				require.NoError(t, c.WaitLeaseGone(ctx(t), g1.Lease), "nothing renews the lease")
+				g2, err := lockers[1].Acquire(ctx(t))
+				require.NoError(t, err, "granted while c1 still holds")
+				assert.Greater(t, g2.Token, g1.Token)
+				return
+			}
+			time.Sleep(2500 * time.Millisecond) // c1's work: two and a half TTLs
+			alive, err := c.LeaseAlive(ctx(t), g1.Lease)
+			require.NoError(t, err)
+			assert.True(t, alive, "the holder's lease outlives its work")
+			wctx, cancel := context.WithTimeout(ctx(t), 200*time.Millisecond)
+			defer cancel()
+			_, err = lockers[1].Acquire(wctx)
+			assert.ErrorIs(t, err, context.DeadlineExceeded, "c2 still waits")
+			require.NoError(t, lockers[0].Release(ctx(t), g1))
+		})
+	}
+}

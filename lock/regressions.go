@@ -2,8 +2,12 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
+	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -53,6 +57,14 @@ var Regressions = []Regression{
 		Link:      "https://github.com/etcd-io/etcd/issues/12017",
 		Scenarios: []string{"contention"}, Check: "validity",
 		Factory: NewOwnerWhileWaiting,
+	},
+	{
+		Name: "set-nx-px",
+		Bug: "the lease is set once, when the lock is taken, and never renewed (Redis' SET key value NX PX ttl): " +
+			"a holder whose critical section outlasts the TTL loses the lock while it still works",
+		Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
+		Scenarios: []string{"slow-holder"}, Check: "lease-kept",
+		Factory: NewSetNXPX,
 	},
 }
 
@@ -176,4 +188,87 @@ func (l *ownerWhileWaiting) Acquire(ctx context.Context) (Grant, error) {
 		return Grant{}, err
 	}
 	return l.grant(l.key, rev), nil // the bug: the guard holds, the lock is not ours yet
+}
+
+// setNXPX is Redis' `SET key value NX PX ttl` on etcd taken literally: each
+// acquire takes a lease with the TTL and puts the key on it if absent,
+// polling like ttl-poll — and nothing ever renews the lease. A holder that
+// works longer than the TTL loses the lock without being told (Grant.Lost
+// is nil: the lock cannot tell), and the next client is granted while the
+// first still works. Known bad: slow-holder catches it.
+type setNXPX struct {
+	cli *clientv3.Client
+	ttl int64
+	key string
+	mu  sync.Mutex
+	cur clientv3.LeaseID // the lease of the latest acquire
+}
+
+// NewSetNXPX returns the set-nx-px known-bad lock.
+func NewSetNXPX(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &setNXPX{cli: client, ttl: int64(opts.TTL), key: opts.Prefix + name}, nil
+}
+
+func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	var lease clientv3.LeaseID
+	for {
+		if lease == 0 {
+			resp, err := l.cli.Grant(ctx, l.ttl)
+			if err != nil {
+				return Grant{}, err
+			}
+			lease = resp.ID
+			l.mu.Lock()
+			l.cur = lease
+			l.mu.Unlock()
+		}
+		resp, err := l.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
+			Then(clientv3.OpPut(l.key, fmt.Sprintf("%x", lease), clientv3.WithLease(lease))).
+			Commit()
+		switch {
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			lease = 0 // it lapsed while we polled: take a fresh one, as the next SET would
+			continue
+		case err != nil:
+			return Grant{}, err
+		case resp.Succeeded:
+			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: lease}, nil // the bug: no keep-alive
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return Grant{}, ctx.Err()
+		}
+	}
+}
+
+func (l *setNXPX) Release(ctx context.Context, g Grant) error {
+	return releaseIfOwner(ctx, l.cli, g)
+}
+
+func (l *setNXPX) Lease() clientv3.LeaseID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cur
+}
+
+// Close revokes the latest lease, if it still lives.
+func (l *setNXPX) Close() error {
+	lease := l.Lease()
+	if lease == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if _, err := l.cli.Revoke(ctx, lease); err != nil && !errors.Is(err, errLeaseNotFound) {
+		return err
+	}
+	return nil
 }

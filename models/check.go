@@ -60,6 +60,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckStaleWrites(ops),
 			CheckValidity(ops, events),
 			CheckExpiredWaiter(ops, events),
+			CheckLeaseKept(ops, events),
 		},
 		Progress:     CheckProgress(ops, events, h.Minimum),
 		Belief:       CheckMutex(ops, events, timeout),

@@ -10,7 +10,8 @@ import (
 
 // The paused-holder bug, as a history. c1 holds the lock, reads the counter
 // (0) and is paused past its lease; c2 is granted the lock, reads 0, writes 1;
-// c1 wakes up and writes 1 too. One increment is lost.
+// c1 wakes up and writes 1 too. One increment is lost. (The pause is a
+// fault window: it is why c1's lease ended, not the lock.)
 //
 //	c1  |-acquire t=10-| |-------- cs: read 0 ... (paused) ... write 1 --------| |-release-|
 //	c2      |------------- acquire t=12 -------------| |-cs: read 0, write 1-| |-release-|
@@ -23,6 +24,7 @@ func Example() {
 		{Time: ms(0), Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l"},
 		{Time: ms(10), Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l", Token: 10},
 		{Time: ms(20), Type: history.Invoke, ID: 2, Client: "c1", Op: history.CS, Lock: "l"},
+		{Time: ms(25), Type: history.FaultStart, ID: 1, Fault: "pause-client c1 at before-write"},
 		{Time: ms(30), Type: history.Invoke, ID: 3, Client: "c2", Op: history.Acquire, Lock: "l"},
 		{Time: ms(1290), Type: history.LeaseLost, Client: "c1", AliveUntil: ms(1250)},
 		{Time: ms(1300), Type: history.Ok, ID: 3, Client: "c2", Op: history.Acquire, Lock: "l", Token: 12},
@@ -30,6 +32,7 @@ func Example() {
 		{Time: ms(1320), Type: history.Ok, ID: 4, Client: "c2", Op: history.CS, Lock: "l", Token: 12, Value: v(0), Accepted: &accepted},
 		{Time: ms(1330), Type: history.Invoke, ID: 5, Client: "c2", Op: history.Release, Lock: "l"},
 		{Time: ms(1340), Type: history.Ok, ID: 5, Client: "c2", Op: history.Release, Lock: "l"},
+		{Time: ms(1990), Type: history.FaultEnd, ID: 1, Fault: "pause-client c1 at before-write"},
 		{Time: ms(2000), Type: history.Ok, ID: 2, Client: "c1", Op: history.CS, Lock: "l", Token: 10, Value: v(0), Accepted: &accepted},
 		{Time: ms(2010), Type: history.Invoke, ID: 6, Client: "c1", Op: history.Release, Lock: "l"},
 		{Time: ms(2020), Type: history.Ok, ID: 6, Client: "c1", Op: history.Release, Lock: "l"},
@@ -52,6 +55,7 @@ func Example() {
 	//   stale-writes   PASS
 	//   validity       PASS
 	//   expired-waiter PASS
+	//   lease-kept     PASS
 	// belief: FAIL (two clients believed they held the lock)
 	// c1 cs → ok read=0 token=10 write accepted [20ms, 2s]
 	// c2 cs → ok read=0 token=12 write accepted [1.31s, 1.32s]

@@ -1,10 +1,12 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +59,9 @@ type Scenario struct {
 	// Effects are what the lesson says happens; a run where one did not is
 	// vacuous and cannot PASS (see Effect).
 	Effects []Effect
+	// opTimeout bounds one operation of the scenario's clients (zero:
+	// DefaultOpTimeout).
+	opTimeout time.Duration
 }
 
 // regrantWithin bounds how long after the last fault heals a lock must grant
@@ -218,6 +223,20 @@ var Catalog = []Scenario{
 		Effects: []Effect{contended()},
 	},
 	{
+		Name: "slow-holder",
+		Lesson: "No fault at all: three clients contend, and each works inside its critical section for a time drawn " +
+			"from the seed around the lease TTL — one of them for two and a half TTLs (Jepsen's lock workload works " +
+			"0–2 s under a 2 s TTL). A real client keeps its lease alive while it works (etcd's session renews it " +
+			"every TTL/3), so a slow holder is still the only holder. A lock that sets its lease once and never " +
+			"renews it (Redis' SET NX PX) loses the lock in the middle of the long section: the next client is " +
+			"granted while the first still works, only a fence keeps the resource safe, and the lock is broken " +
+			"whatever the resource does — the lease-kept check says so on every resource.",
+		Members: 3, TTL: 1, Expect: alwaysPass, opTimeout: slowOpTimeout,
+		run:     func(ctx context.Context, e *Env, p Plan) error { return e.slowHolders(ctx, p) },
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 2},
+		Effects: []Effect{heldPastTTL(time.Second)},
+	},
+	{
 		Name: "random",
 		Lesson: "A seeded mix of every fault — partitions, kills, leader moves, cut and delayed links, expired leases and " +
 			"paused clients — while three clients contend. With pauses longer than a lease, an unfenced resource may " +
@@ -274,6 +293,9 @@ type Plan struct {
 	Member string `json:"member,omitempty"`
 	// Faults is the fault schedule of the random scenario.
 	Faults *faults.Schedule `json:"faults,omitempty"`
+	// Work is how long each client of the slow-holder scenario works in its
+	// critical section, by client.
+	Work map[string]faults.Duration `json:"work,omitempty"`
 }
 
 // randomClients and randomPoints shape the random scenario.
@@ -312,10 +334,75 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 			return p, err
 		}
 		p.Faults = &sch
+	case s.Name == "slow-holder":
+		p.Work = slowWork(seed, time.Duration(s.TTL)*time.Second)
 	case s.MemberFaults:
 		p.Member = members[seed%uint64(len(members))]
 	}
 	return p, nil
+}
+
+// slowClients are the slow-holder scenario's clients.
+var slowClients = []string{"c1", "c2", "c3"}
+
+// slowOpTimeout bounds an operation in slow-holder: a waiter may wait for
+// every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
+const slowOpTimeout = 15 * time.Second
+
+// slowWork draws each slow-holder client's work from seed: uniform in
+// [TTL/4, 5·TTL/4], to the millisecond, except one client's, also drawn,
+// which works for 5·TTL/2 — longer than a lease can live unrenewed.
+func slowWork(seed uint64, ttl time.Duration) map[string]faults.Duration {
+	rng := rand.New(rand.NewPCG(seed, 0x510e))
+	work := map[string]faults.Duration{}
+	for _, c := range slowClients {
+		d := ttl/4 + time.Duration(rng.Int64N(int64(ttl)))
+		work[c] = faults.Duration(d.Round(time.Millisecond))
+	}
+	work[slowClients[rng.IntN(len(slowClients))]] = faults.Duration(5 * ttl / 2)
+	return work
+}
+
+// slowHolders runs the slow-holder scenario: the plan's clients, on
+// members in turn, each do one critical section of their drawn work. The
+// slowest acquires first; the others ask for the lock once it holds, so
+// they wait through its work. A client whose acquire or section fails tries
+// again (at most three cycles).
+func (e *Env) slowHolders(ctx context.Context, p Plan) error {
+	members := e.c.Members()
+	for i, name := range slowClients {
+		if err := e.AddClient(ctx, name, members[i%len(members)]); err != nil {
+			return err
+		}
+	}
+	slowest := slices.MaxFunc(slowClients, func(a, b string) int { return cmp.Compare(p.Work[a], p.Work[b]) })
+	holding := make(chan struct{})
+	var once sync.Once
+	held := func() { once.Do(func() { close(holding) }) }
+	var wg sync.WaitGroup
+	for _, name := range slowClients {
+		granted := func() {}
+		if name == slowest {
+			granted = held
+		}
+		wg.Go(func() {
+			defer granted() // the slowest never held: the others go on
+			if name != slowest {
+				select {
+				case <-holding:
+				case <-ctx.Done():
+					return
+				}
+			}
+			for range 3 {
+				if e.cycleThen(ctx, name, time.Duration(p.Work[name]), granted) || ctx.Err() != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return nil
 }
 
 func (s Scenario) steps() ([]Step, error) {
@@ -450,7 +537,7 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 	for _, name := range names {
 		wg.Go(func() {
 			for !stop.Load() && ctx.Err() == nil {
-				if e.cycle(ctx, name) {
+				if e.cycle(ctx, name, 0) {
 					sections.add(name)
 				}
 			}
@@ -584,9 +671,15 @@ func (t *tally) waitFor(ctx context.Context, n int64, stall time.Duration) {
 	}
 }
 
-// cycle is one client's acquire → critical section → release, with its pause
-// points; it reports whether the critical section ran.
-func (e *Env) cycle(ctx context.Context, client string) bool {
+// cycle is one client's acquire → critical section (working for work, see
+// cs) → release, with its pause points; it reports whether the critical
+// section ran.
+func (e *Env) cycle(ctx context.Context, client string, work time.Duration) bool {
+	return e.cycleThen(ctx, client, work, func() {})
+}
+
+// cycleThen is cycle, calling granted once the client holds the lock.
+func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, granted func()) bool {
 	w, err := e.worker(client)
 	if err != nil {
 		return false
@@ -594,10 +687,11 @@ func (e *Env) cycle(ctx context.Context, client string) bool {
 	if _, err := e.Acquire(ctx, client); err != nil {
 		return false
 	}
+	granted()
 	if w.cl.PausePoint(ctx, lock.AfterAcquire) != nil {
 		return false
 	}
-	_, csErr := e.CS(ctx, client)
+	_, csErr := e.cs(ctx, client, work)
 	if _, err := e.Release(ctx, client); errors.Is(err, errPaused) {
 		return false
 	}
@@ -628,7 +722,7 @@ func (e *Env) random(ctx context.Context, p Plan) error {
 	for _, name := range randomClients {
 		wg.Go(func() {
 			for wctx.Err() == nil {
-				if e.cycle(wctx, name) {
+				if e.cycle(wctx, name, 0) {
 					sections.add(name)
 				}
 			}

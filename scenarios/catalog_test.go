@@ -144,3 +144,23 @@ func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
 	}
 	assert.Equal(t, 1, sum.ExitCode())
 }
+
+// Configurations run at once give the verdicts they give one after
+// another, on the same seed, in the same (catalog) order.
+func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
+	verdicts := func(parallel int) []string {
+		sum, err := scenarios.Run(t.Context(), scenarios.Config{
+			Scenarios: []string{"paused-holder", "expire-while-waiting", "member-restart", "slow-holder"},
+			Locks:     []string{"queue", "ttl-poll"}, Resources: lock.ResourceNames(), Seed: 3, Parallel: parallel,
+		})
+		require.NoError(t, err)
+		var out []string
+		for _, r := range sum.Results {
+			out = append(out, fmt.Sprintf("%s × %s × %s: %s", r.Scenario, r.Lock, r.Resource, r.Verdict))
+		}
+		return out
+	}
+	sequential := verdicts(1)
+	require.Len(t, sequential, 4*2*3)
+	assert.Equal(t, sequential, verdicts(4))
+}

@@ -77,12 +77,13 @@ func Vacuous(effects []EffectResult) string {
 // timeline is a history read for effects: who talks to which member, the
 // fault windows, the lease losses, the operations and the observations.
 type timeline struct {
-	members  map[string]string // client → member
-	faults   []window
-	losses   []history.Loss
-	ops      []history.Operation // completed ok, in call order
-	all      []history.Operation // every operation, in call order
-	observed []history.Event
+	members   map[string]string // client → member
+	faults    []window
+	losses    []history.Loss
+	ops       []history.Operation // completed ok, in call order
+	all       []history.Operation // every operation, in call order
+	observed  []history.Event
+	lastEvent int64 // the time of the history's last event
 }
 
 // window is one fault, from its start to its end (the history's end if it
@@ -130,6 +131,7 @@ func newTimeline(events []history.Event) timeline {
 			}
 		}
 	}
+	tl.lastEvent = last
 	for i := range tl.faults {
 		if tl.faults[i].end < 0 {
 			tl.faults[i].end = last
@@ -511,6 +513,35 @@ func contended() Effect {
 				return fmt.Sprintf("%d of %d grants were contested", contested, len(grants))
 			}
 			return ""
+		},
+	}
+}
+
+// heldPastTTL: some holder held the lock for longer than ttl — from its
+// grant to its release call — while another client waited for it.
+func heldPastTTL(ttl time.Duration) Effect {
+	return Effect{
+		Name: fmt.Sprintf("a holder held the lock longer than its lease's TTL (%v) while another client waited", ttl),
+		missing: func(tl timeline) string {
+			longest := time.Duration(0)
+			for _, g := range tl.grants("") {
+				end := tl.lastEvent
+				for _, r := range tl.releases(g.Client) {
+					if r.Call > g.Return {
+						end = r.Call
+						break
+					}
+				}
+				held := time.Duration(end - g.Return)
+				longest = max(longest, held)
+				past := g.Return + int64(ttl)
+				if held > ttl && slices.ContainsFunc(tl.all, func(o history.Operation) bool {
+					return o.Op == history.Acquire && o.Client != g.Client && o.Call < past && o.Return > past
+				}) {
+					return ""
+				}
+			}
+			return fmt.Sprintf("no hold past %v had a waiter (the longest hold lasted %s)", ttl, longest.Round(time.Millisecond))
 		},
 	}
 }

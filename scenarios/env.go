@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,6 +103,9 @@ type EnvConfig struct {
 	// Minimum is the progress the run must make (see history.Minimum);
 	// nil states none.
 	Minimum *history.Minimum
+	// OpTimeout bounds one acquire, critical section or release; zero
+	// means DefaultOpTimeout.
+	OpTimeout time.Duration
 }
 
 // NewEnv prepares a run. It starts a lease monitor that records, on every
@@ -117,7 +121,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		factory:   cfg.Factory,
 		minimum:   cfg.Minimum,
 		opts:      lock.Options{TTL: cfg.TTL, Prefix: prefix},
-		opTimeout: DefaultOpTimeout,
+		opTimeout: cmp.Or(cfg.OpTimeout, DefaultOpTimeout),
 		start:     time.Now(),
 		clients:   map[string]*worker{},
 		tokens:    map[int64]int{},
@@ -149,7 +153,13 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stopMonitor, e.monitorDone = cancel, make(chan struct{})
-	go e.monitorLeases(ctx)
+	var bg sync.WaitGroup
+	bg.Go(func() { e.monitorLeases(ctx) })
+	bg.Go(func() { e.watchStalls(ctx) })
+	go func() {
+		bg.Wait()
+		close(e.monitorDone)
+	}()
 	return e, nil
 }
 
@@ -426,6 +436,14 @@ func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error
 // counter, pass the before-write pause point, write each counter+1 with the
 // grant's token. Each resource's history records it as one operation.
 func (e *Env) CS(ctx context.Context, client string) (string, error) {
+	return e.cs(ctx, client, 0)
+}
+
+// cs is a critical section in which the client works for d between its
+// read and its write: a slow holder, whose work the scenario draws from its
+// seed. The holder does not look at its lease meanwhile — a real one does
+// not either.
+func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, error) {
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
@@ -444,6 +462,7 @@ func (e *Env) CS(ctx context.Context, client string) (string, error) {
 		}
 		errs[i] = err
 	}
+	work(ctx, d)
 	pauseErr := w.cl.PausePoint(ctx, lock.BeforeWrite)
 	var parts []string
 	for i, r := range e.runs {
@@ -466,6 +485,20 @@ func (e *Env) CS(ctx context.Context, client string) (string, error) {
 		parts = append(parts, e.describeWrite(r.res.Name(), reads[i], wr, err))
 	}
 	return fmt.Sprintf("%s: %s", client, strings.Join(parts, "; ")), errors.Join(errs...)
+}
+
+// work waits for d, or until ctx ends: the holder's work, which its lease
+// must outlive.
+func work(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (e *Env) describeWrite(res string, read *int64, wr lock.Written, err error) string {
@@ -801,7 +834,6 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
 // already replaced after learning its session expired. Validity windows
 // depend on it.
 func (e *Env) monitorLeases(ctx context.Context) {
-	defer close(e.monitorDone)
 	t := time.NewTicker(leasePoll)
 	defer t.Stop()
 	for {
@@ -811,6 +843,38 @@ func (e *Env) monitorLeases(ctx context.Context) {
 		case <-t.C:
 		}
 		e.sweepLeases(ctx)
+	}
+}
+
+// stallTick is how often the stall watcher runs; a gap of stallGap or more
+// between two of its runs is recorded as a stall of the lab.
+const (
+	stallTick = 20 * time.Millisecond
+	stallGap  = 250 * time.Millisecond
+)
+
+// watchStalls records, on every history, each time the lab's own process
+// stood still for stallGap or more (starved of CPU, a stop-the-world
+// pause): its clients and the embedded cluster stood still with it, so a
+// lease that lapsed then is no finding against the lock (see
+// history.ObservedStalled).
+func (e *Env) watchStalls(ctx context.Context) {
+	t := time.NewTicker(stallTick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if now.Sub(last) >= stallGap {
+			for _, r := range e.runs {
+				r.rec.ObserveStall(last)
+			}
+		}
+		last = now
 	}
 }
 

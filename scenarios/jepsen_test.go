@@ -51,7 +51,7 @@ func TestJepsenComparison(t *testing.T) {
 	for _, name := range clients {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				env.cycle(ctx, name)
+				env.cycle(ctx, name, 0)
 			}
 		})
 	}

@@ -8,8 +8,11 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -45,6 +48,11 @@ type Config struct {
 	Factories map[string]lock.Factory
 	Logger    *zap.Logger
 	Progress  io.Writer
+	// Parallel is how many configurations run at once (zero:
+	// DefaultParallel). On an embedded cluster each runs on its own
+	// cluster, started for it — member faults stay within their run; on an
+	// external cluster they share it, each under its own key prefix.
+	Parallel int
 
 	// wrapSink, if set, wraps every history file's sink (tests use it to
 	// make recording fail part-way through a run).
@@ -173,31 +181,33 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			return sum, fmt.Errorf("unknown lock %q", lk)
 		}
 	}
-	c, err := openCluster(ctx, cfg)
+	var jobs []job
+	for _, s := range scens {
+		for _, lk := range cfg.Locks {
+			for run := range cfg.Runs {
+				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], seed: cfg.Seed + uint64(run)})
+			}
+		}
+	}
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel()
+	}
+	clusters, err := openClusters(ctx, cfg, min(parallel, len(jobs)))
 	if err != nil {
 		if ctx.Err() != nil { // interrupted while starting: incomplete, not broken
 			return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
 		}
 		return sum, err
 	}
-	defer c.Close()
-	for _, s := range scens {
-		for _, lk := range cfg.Locks {
-			f, ok := cfg.Factories[lk]
-			if !ok {
-				return sum, fmt.Errorf("unknown lock %q", lk)
-			}
-			for run := range cfg.Runs {
-				if ctx.Err() != nil {
-					sum.Seconds = time.Since(began).Seconds()
-					return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
-				}
-				rs := runOne(ctx, cfg, c, s, lk, f, cfg.Seed+uint64(run))
-				sum.Results = append(sum.Results, rs...)
-				progress(cfg.Progress, rs)
+	defer func() {
+		for i, c := range clusters {
+			if !slices.Contains(clusters[:i], c) { // an external cluster is shared
+				c.Close()
 			}
 		}
-	}
+	}()
+	sum.Results = runJobs(ctx, cfg, clusters, jobs)
 	sum.Complete = ctx.Err() == nil
 	sum.Seconds = time.Since(began).Seconds()
 	err = writeSummary(cfg.Out, sum)
@@ -205,6 +215,94 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		err = errors.Join(ErrInterrupted, err)
 	}
 	return sum, err
+}
+
+// DefaultParallel is how many configurations run at once unless told: a
+// run mostly waits — for leases to lapse, faults to hold, elections — so
+// twice the CPUs, at most 8.
+func DefaultParallel() int { return min(2*runtime.NumCPU(), 8) }
+
+// job is one scenario × lock × seed.
+type job struct {
+	s       Scenario
+	lock    string
+	factory lock.Factory
+	seed    uint64
+}
+
+// runJobs runs jobs on the clusters, one job per cluster at a time (an
+// external cluster is shared by every worker), and returns their results
+// in the jobs' order. Progress is printed in that order too, as soon as a
+// job and every one before it have finished. Once ctx ends no job starts;
+// the ones that did not run have no results.
+func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs []job) []Result {
+	results := make([][]Result, len(jobs))
+	finished := make([]bool, len(jobs))
+	var (
+		mu      sync.Mutex
+		printed int
+		next    atomic.Int64
+		wg      sync.WaitGroup
+	)
+	for _, c := range clusters {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
+				j := jobs[i]
+				rs := runOne(ctx, cfg, c, j.s, j.lock, j.factory, j.seed)
+				mu.Lock()
+				results[i], finished[i] = rs, true
+				for printed < len(jobs) && finished[printed] {
+					progress(cfg.Progress, results[printed])
+					printed++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	var out []Result
+	for i, rs := range results {
+		if finished[i] {
+			out = append(out, rs...)
+		}
+	}
+	return out
+}
+
+// openClusters starts n embedded clusters at once (or connects to the
+// external one, shared n times). If one fails, the others are closed.
+func openClusters(ctx context.Context, cfg Config, n int) ([]*cluster.Cluster, error) {
+	if cfg.External != nil {
+		c, err := openCluster(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]*cluster.Cluster, n)
+		for i := range out {
+			out[i] = c
+		}
+		return out, nil
+	}
+	out := make([]*cluster.Cluster, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Go(func() { out[i], errs[i] = openCluster(ctx, cfg) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, c := range out {
+			if c != nil {
+				c.Close()
+			}
+		}
+		return nil, err
+	}
+	return out, nil
 }
 
 func openCluster(ctx context.Context, cfg Config) (*cluster.Cluster, error) {
@@ -278,7 +376,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		}
 		sinks = append(sinks, sink)
 	}
-	env, err := NewEnv(EnvConfig{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum,
+	env, err := NewEnv(EnvConfig{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
 		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, lk, seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
 	if err != nil {
 		return fail(err.Error())

@@ -76,7 +76,7 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 }
 
 func printVerdict(w io.Writer, v models.Verdict) {
-	fmt.Fprintf(w, "  %-13s %-7s %s\n", v.Check, v.Result, v.Explanation)
+	fmt.Fprintf(w, "  %-14s %-7s %s\n", v.Check, v.Result, v.Explanation)
 	for _, e := range v.Evidence {
 		fmt.Fprintf(w, "      %s\n", e)
 	}
@@ -86,9 +86,9 @@ func printVerdict(w io.Writer, v models.Verdict) {
 func printEffects(w io.Writer, effects []scenarios.EffectResult) {
 	for _, ef := range effects {
 		if ef.Happened {
-			fmt.Fprintf(w, "  effect        yes     %s\n", ef.Name)
+			fmt.Fprintf(w, "  effect         yes     %s\n", ef.Name)
 		} else {
-			fmt.Fprintf(w, "  effect        NO      %s: %s\n", ef.Name, ef.Missing)
+			fmt.Fprintf(w, "  effect         NO      %s: %s\n", ef.Name, ef.Missing)
 		}
 	}
 }
@@ -149,7 +149,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, usagef("replay: %s holds no history", dir)
 	}
 	f := runFlags{scenario: plan.Scenario, lock: lockName, resource: strings.Join(resources, ","),
-		seed: plan.Seed, runs: 1, expect: "catalog", clusterFlags: clusterFlags{members: 3, verbose: *verbose}}
+		seed: plan.Seed, runs: 1, parallel: 1, expect: "catalog", clusterFlags: clusterFlags{members: 3, verbose: *verbose}}
 	cfg, err := f.config(io.Discard)
 	if err != nil {
 		return exitUsage, err

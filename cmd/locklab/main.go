@@ -31,7 +31,7 @@ const usage = `locklab — distributed locks on etcd, under faults, checked.
 
 Usage:
   locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K]
-                  [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
+                  [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
                   [--expect pass] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline
   locklab replay  RUN_DIR                     re-run a recorded schedule, compare verdicts

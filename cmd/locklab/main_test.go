@@ -108,7 +108,7 @@ func TestCheckCatchesAGrantWhileTheHolderStillHolds(t *testing.T) {
 func TestCheckCallsAVacuousHistoryAnError(t *testing.T) {
 	code, stdout, _ := locklab(t, t.Context(), "check", filepath.Join("testdata", "vacuous-paused-holder.history.jsonl"))
 	assert.Equal(t, exitMismatch, code, stdout)
-	assert.Contains(t, stdout, "effect        NO      c1's lease ended on the server while c1 was paused")
+	assert.Contains(t, stdout, "effect         NO      c1's lease ended on the server while c1 was paused")
 	assert.Contains(t, stdout, "vacuous schedule")
 	assert.Contains(t, stdout, "safety: ERROR")
 }

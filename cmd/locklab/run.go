@@ -62,7 +62,7 @@ type runFlags struct {
 	clusterFlags
 	scenario, lock, resource string
 	seed                     uint64
-	runs                     int
+	runs, parallel           int
 	expect, out              string
 }
 
@@ -72,6 +72,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.resource, "resource", "all", "resource name, comma list, or all")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the schedules")
 	fs.IntVar(&f.runs, "runs", 1, "runs per scenario × lock (seeds seed, seed+1, …)")
+	fs.IntVar(&f.parallel, "parallel", scenarios.DefaultParallel(),
+		"configurations run at once, each on its own embedded cluster (or sharing --endpoints)")
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
 	f.clusterFlags.register(fs)
@@ -152,7 +154,8 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 
 // config turns flags into a runner configuration.
 func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
-	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass"}
+	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass",
+		Parallel: f.parallel}
 	var err error
 	if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names()); err != nil {
 		return cfg, err
@@ -168,6 +171,8 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 		return cfg, usagef("--expect: want catalog or pass, got %q", f.expect)
 	case f.runs < 1:
 		return cfg, usagef("--runs: want at least 1, got %d", f.runs)
+	case f.parallel < 1:
+		return cfg, usagef("--parallel: want at least 1, got %d", f.parallel)
 	}
 	cfg.External, cfg.Logger, err = f.clusterFlags.check()
 	if err != nil {

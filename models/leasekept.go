@@ -1,0 +1,113 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// CheckLeaseKept checks that a lock keeps its holder's lease alive for as
+// long as the holder holds: it FAILs when the server ended a grant's lease
+// after the grant returned and before its client began to release it (or
+// by the end of the history), while nothing excused it — no fault was open
+// at any moment from the acquire's call to the loss, and the lab's own
+// process never stood still in that time (see history.ObservedStalled). A
+// holder that is alive, connected and merely slow must not lose its lock
+// behind its back: a lock that lets its lease lapse under a long critical
+// section (a TTL set once and never renewed, Redis' SET NX PX) hands the
+// lock to the next client while the first still works, whatever the
+// resource does about it.
+func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
+	v := Verdict{Check: "lease-kept"}
+	losses := history.LeaseLosses(events)
+	excused := excuses(events)
+	sorted := slices.Clone(ops)
+	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
+	stale := staleReleases(sorted)
+	for i, g := range sorted {
+		if g.Op != history.Acquire || g.Type != history.Ok {
+			continue
+		}
+		v.Operations++
+		l, ok := history.LossOf(g, losses)
+		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
+			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
+		}
+		if excusedBetween(excused, g.Call, l.Gone) != "" {
+			continue
+		}
+		v.Result, v.Evidence = Fail, append(evidence(g), describeLoss(l))
+		v.Explanation = fmt.Sprintf("The server ended %s's lease %v into its hold, before %s began to release the lock, "+
+			"and nothing excuses it: no fault was open and the lab never stood still from the acquire to the loss. "+
+			"The lock let a live, connected holder's lease lapse — a lease set once and never renewed, say — so the "+
+			"lock was free for the next client while %s still worked under it.",
+			g.Client, time.Duration(l.Gone-g.Return), g.Client, g.Client)
+		return v
+	}
+	if v.Operations == 0 {
+		v.Result, v.Explanation = NotApplicable, "The history has no grant."
+		return v
+	}
+	v.Result = Pass
+	v.Explanation = fmt.Sprintf("No lease of the %d grants ended while its holder held it, except where a fault or a "+
+		"stall of the lab explains it.", v.Operations)
+	return v
+}
+
+// releaseBegun is the call of client's first release in later (sorted by
+// call) that names the grant it holds — answered or not, refused or not:
+// from then on the client no longer counts on the grant. math.MaxInt64 if
+// it never began one.
+func releaseBegun(later []history.Operation, client string, stale map[int]bool) int64 {
+	for _, op := range later {
+		if op.Client == client && op.Op == history.Release && !op.Synthetic && !stale[op.ID] {
+			return op.Call
+		}
+		if op.Client == client && op.Op == history.Acquire {
+			break // a new acquire without a release: the old grant was given up
+		}
+	}
+	return math.MaxInt64
+}
+
+// span is a stretch of the run clock with what it was.
+type span struct {
+	from, to int64
+	what     string
+}
+
+// excuses lists the stretches in which a lease may lapse through no fault
+// of the lock: every fault window (one never closed lasts to the end) and
+// every stall of the lab's process.
+func excuses(events []history.Event) []span {
+	var out []span
+	open := map[int]int{} // fault id → index in out
+	for _, e := range events {
+		switch {
+		case e.Type == history.FaultStart:
+			open[e.ID] = len(out)
+			out = append(out, span{from: e.Time, to: math.MaxInt64, what: "fault " + e.Fault})
+		case e.Type == history.FaultEnd:
+			if i, ok := open[e.ID]; ok {
+				out[i].to = e.Time
+				delete(open, e.ID)
+			}
+		case e.Type == history.Observed && e.What == history.ObservedStalled:
+			out = append(out, span{from: e.StalledFrom, to: e.Time, what: "the lab stalled"})
+		}
+	}
+	return out
+}
+
+// excusedBetween names an excuse overlapping [from, to], or "".
+func excusedBetween(excused []span, from, to int64) string {
+	for _, s := range excused {
+		if s.from <= to && s.to >= from {
+			return s.what
+		}
+	}
+	return ""
+}
