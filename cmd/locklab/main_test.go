@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -155,6 +157,23 @@ func TestRunCheckReplay(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &sum))
 	assert.True(t, sum.Complete)
 	require.Len(t, sum.Results, 2)
+
+	// The report beside the results: a page, a summary, a JUnit file whose
+	// counts are the results'.
+	assert.Contains(t, stdout, "report: "+filepath.Join(out, reports.IndexFile))
+	for _, f := range []string{reports.IndexFile, reports.SummaryFile} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	b, err = os.ReadFile(filepath.Join(out, reports.JUnitFile))
+	require.NoError(t, err)
+	var junit struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &junit))
+	assert.Equal(t, len(sum.Results), junit.Tests)
+	assert.Zero(t, junit.Failures+junit.Errors, "every result as documented")
 
 	runDir := filepath.Join(out, "paused-holder", "queue", "1")
 	code, stdout, _ = locklab(t, t.Context(), "check", filepath.Join(runDir, "unfenced.history.jsonl"), "--out", filepath.Join(out, "viz"))

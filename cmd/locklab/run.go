@@ -15,7 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -206,7 +208,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	switch {
 	case errors.Is(err, scenarios.ErrInterrupted):
 		printSummary(stdout, sum)
-		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json says so)")
+		if rerr := writeReport(out, "locklab run", args, sum); rerr != nil {
+			fmt.Fprintln(stderr, "locklab: report:", rerr)
+		}
+		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json and the report say so)")
 		return exitUndecided, nil
 	case err != nil:
 		if created {
@@ -215,10 +220,46 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	printSummary(stdout, sum)
+	if err := writeReport(out, "locklab run", args, sum); err != nil {
+		fmt.Fprintln(stderr, "locklab: report:", err)
+		return exitMismatch, nil
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(out, reports.IndexFile))
 	if f.out == "" {
 		linkLatest(out)
 	}
 	return sum.ExitCode(), nil
+}
+
+// writeReport writes the human-readable report of sum into dir: each run
+// with its scenario's lesson, its history and the command that replays it.
+func writeReport(dir, title string, args []string, sum scenarios.Summary) error {
+	rep := reports.Report{Title: title, Command: strings.Join(append([]string{"locklab", "run"}, args...), " "),
+		Complete: sum.Complete, Seconds: sum.Seconds}
+	for _, r := range sum.Results {
+		run := reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Seed: r.Seed,
+			Expected: string(r.Expected), Verdict: r.Verdict, Matches: r.Matches, Skipped: r.Skipped, Error: r.Error,
+			Checks: r.Checks, Seconds: r.Seconds}
+		for _, ef := range r.Effects {
+			run.Effects = append(run.Effects, reports.Effect{Name: ef.Name, Happened: ef.Happened, Missing: ef.Missing})
+		}
+		if s, err := scenarios.Lookup(r.Scenario); err == nil {
+			run.Lesson = s.Lesson
+		}
+		if r.History != "" {
+			_, events, err := history.ReadFile(r.History)
+			if err != nil {
+				return err
+			}
+			run.Events = events
+			if rel, err := filepath.Rel(dir, r.History); err == nil {
+				run.History = rel
+			}
+			run.Replay = "go run ./cmd/locklab replay " + filepath.Dir(r.History)
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	return reports.Write(dir, rep)
 }
 
 // outDir picks the results directory: the flag, or reports/<time>. created

@@ -1,0 +1,170 @@
+package reports_test
+
+import (
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// pausedHolder is a report of the paused-holder scenario on etcd-mutex, from
+// histories the lab recorded, checked as a run checks them.
+func pausedHolder(t *testing.T, dir string) reports.Report {
+	t.Helper()
+	rep := reports.Report{Title: "locklab run", Command: "locklab run --scenario paused-holder --lock etcd-mutex",
+		Complete: true, Seconds: 1.5}
+	for _, res := range []string{"unfenced", "fenced"} {
+		name := "paused-holder-" + res + ".history.jsonl"
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+		h, events, err := history.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		check, err := models.Check(h, events, time.Second)
+		require.NoError(t, err)
+		expected := models.Pass
+		if res == "unfenced" {
+			expected = models.Fail
+		}
+		rep.Runs = append(rep.Runs, reports.Run{Scenario: "paused-holder", Lock: "etcd-mutex", Resource: res, Seed: 1,
+			Expected: string(expected), Verdict: check.Result(), Matches: check.Result() == expected,
+			Checks: check.Verdicts(), Lesson: "c1 freezes before its write…", History: name, Events: events,
+			Replay: "go run ./cmd/locklab replay reports/x/paused-holder/etcd-mutex/1", Seconds: 1.4})
+	}
+	return rep
+}
+
+// The paused-holder page shows what a reader must see: the unfenced
+// timeline has two holders at once and the lost update, the fenced one the
+// rejected stale write; the lease's end is drawn where the server ended it.
+func TestPausedHolderTimeline(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, reports.Write(dir, pausedHolder(t, dir)))
+	page, err := os.ReadFile(filepath.Join(dir, reports.IndexFile))
+	require.NoError(t, err)
+	html := string(page)
+	assert.Equal(t, 2, strings.Count(html, `<svg class="timeline"`))
+	assert.Contains(t, html, `class="overlap"`, "two clients believed they held the lock")
+	assert.Contains(t, html, `class="gone"`, "c1 held on after the server ended its lease")
+	assert.Contains(t, html, `class="wbad"`, "the fenced store rejected c1's stale write")
+	assert.Contains(t, html, "pause-client c1", "the fault band")
+	assert.Contains(t, html, "c1 and c2 both read 0 and both wrote 1", "the counter check's evidence")
+	assert.Contains(t, html, "the server has ended c1&#39;s lease", "the narrative")
+	assert.Contains(t, html, "go run ./cmd/locklab replay")
+	assert.NotContains(t, html, `id="incomplete"`)
+	assert.FileExists(t, filepath.Join(dir, "paused-holder-unfenced.counter.porcupine.html"))
+	assert.Contains(t, html, `href="paused-holder-unfenced.counter.porcupine.html"`)
+	for _, ref := range []string{"http://", "https://", "<link", "src="} {
+		assert.NotContains(t, html, ref, "the page is self-contained")
+	}
+}
+
+// junit.xml parses, and its counts are the results': not as documented is
+// a failure, ERROR an error, skipped skipped, a documented FAIL a pass.
+func TestJUnitCountsMatchTheResults(t *testing.T) {
+	dir := t.TempDir()
+	rep := reports.Report{Title: "locklab run", Complete: true, Runs: []reports.Run{
+		{Scenario: "a", Lock: "l", Resource: "fenced", Expected: "PASS", Verdict: models.Pass, Matches: true},
+		{Scenario: "a", Lock: "l", Resource: "unfenced", Expected: "FAIL", Verdict: models.Fail, Matches: true},
+		{Scenario: "b", Lock: "l", Resource: "fenced", Expected: "PASS", Verdict: models.Fail,
+			Checks: []models.Verdict{{Check: "validity", Result: models.Fail, Explanation: "Granted twice. More."}}},
+		{Scenario: "b", Lock: "l", Resource: "unfenced", Expected: "FAIL", Verdict: models.Error, Error: "vacuous schedule"},
+		{Scenario: "c", Lock: "l", Resource: "fenced", Expected: "PASS", Skipped: "needs member faults"},
+	}}
+	require.NoError(t, reports.Write(dir, rep))
+	b, err := os.ReadFile(filepath.Join(dir, reports.JUnitFile))
+	require.NoError(t, err)
+	var got struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Skipped  int `xml:"skipped,attr"`
+		Suites   []struct {
+			Name  string `xml:"name,attr"`
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	require.NoError(t, xml.Unmarshal(b, &got))
+	assert.Equal(t, []int{5, 1, 1, 1}, []int{got.Tests, got.Failures, got.Errors, got.Skipped})
+	require.Len(t, got.Suites, 3)
+	assert.Equal(t, "FAIL, documented PASS: validity FAIL: Granted twice.", got.Suites[1].Cases[0].Failure.Message)
+
+	md, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	require.NoError(t, err)
+	lines := strings.Split(string(md), "\n")
+	var rows []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| | scenario") {
+			rows = append(rows, l)
+		}
+	}
+	require.Len(t, rows, 5)
+	assert.Contains(t, rows[0], "❌", "not as documented first")
+	assert.Contains(t, rows[0], "validity FAIL: Granted twice.")
+	assert.Contains(t, rows[0], "| b | l | fenced |")
+	assert.Contains(t, rows[1], "❌")
+	assert.Contains(t, rows[1], "vacuous schedule")
+	assert.Contains(t, rows[2], "☑️", "then the documented FAILs")
+	assert.Contains(t, rows[4], "⏭️", "skipped last")
+}
+
+// Every recorded string is escaped: names that are markup stay text in
+// the page, in the summary and in junit.xml.
+func TestHostileNamesAreEscaped(t *testing.T) {
+	dir := t.TempDir()
+	evil := `<script>alert("x")</script><img src=x onerror=alert(1)>|*` + "\x00\x1b"
+	ev := []history.Event{
+		{Time: 1, Type: history.Invoke, ID: 1, Client: evil, Op: history.Acquire, Lock: "l"},
+		{Time: 2, Type: history.Ok, ID: 1, Client: evil, Op: history.Acquire, Lock: "l", Token: 3},
+		{Time: 3, Type: history.FaultStart, ID: 1, Fault: evil},
+		{Time: 4, Type: history.FaultEnd, ID: 1, Fault: evil, Error: evil},
+	}
+	rep := reports.Report{Title: evil, Command: evil, Runs: []reports.Run{{
+		Scenario: evil, Lock: evil, Resource: evil, Expected: evil, Verdict: models.Error, Error: evil, Lesson: evil,
+		Checks:  []models.Verdict{{Check: evil, Result: models.Fail, Explanation: evil, Evidence: []string{evil}}},
+		Effects: []reports.Effect{{Name: evil, Missing: evil}}, Replay: evil, History: "h.jsonl", Events: ev,
+	}}}
+	require.NoError(t, reports.Write(dir, rep))
+	// Markup inside a Markdown code span or an XML CDATA section is text.
+	inert := regexp.MustCompile("(?s)`[^`]*`|<!\\[CDATA\\[.*?\\]\\]>")
+	for _, name := range []string{reports.IndexFile, reports.SummaryFile, reports.JUnitFile} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		live := inert.ReplaceAllString(string(b), "")
+		assert.NotRegexp(t, `(^|[^\\])<(script|img)`, live, "%s: markup must be escaped", name)
+		assert.NotContains(t, string(b), "\x00", name)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, reports.JUnitFile))
+	require.NoError(t, err)
+	var v any
+	require.NoError(t, xml.Unmarshal(b, &v), "junit.xml stays well-formed")
+	page, err := os.ReadFile(filepath.Join(dir, reports.IndexFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `id="incomplete"`, "an incomplete run says so")
+	md, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(md), "\n") {
+		if strings.HasPrefix(line, "| ") {
+			cols := strings.Count(line, "|") - strings.Count(line, `\|`)
+			assert.Equal(t, 10, cols, "no name breaks the table's columns: %s", line)
+		}
+	}
+}

@@ -1,0 +1,389 @@
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Timeline geometry, in SVG user units.
+const (
+	tlLeft     = 60.0  // room for the lane labels
+	tlWidth    = 900.0 // the run's duration
+	tlFaultRow = 18.0  // height of one row of the fault band
+	tlLane     = 46.0  // height of one client's lane
+	tlAxis     = 22.0  // height of the time axis
+)
+
+// timeline is one history drawn to scale: shapes the template renders.
+type timeline struct {
+	Width, Height float64
+	Lanes         []lane
+	Faults        []bar
+	Overlaps      []bar // two clients believed they held the lock
+	Ticks         []tick
+	Breaks        []bar // stretches where nothing happened, drawn shorter than to scale
+	BandHeight    float64
+}
+
+// lane is one client's row.
+type lane struct {
+	Client string
+	Y      float64
+	// Waiting, Holding (as the client believed), Valid (the server's lease
+	// alive), Gone (held while the server had ended the lease).
+	Waiting, Holding, Valid, Gone []bar
+	Writes                        []mark
+	Losses                        []mark
+}
+
+// bar is a span with its text and the raw history lines behind it.
+type bar struct {
+	X, W, Y, H float64
+	Label      string
+	Title      string
+}
+
+// mark is a point event.
+type mark struct {
+	X, Y  float64
+	Ok    bool
+	Title string
+}
+
+// tick is a label on the time axis.
+type tick struct {
+	X     float64
+	Label string
+}
+
+// buildTimeline lays out events. Times are the history's (ns since start).
+func buildTimeline(events []history.Event) timeline {
+	var end int64 = 1
+	for _, e := range events {
+		end = max(end, e.Time)
+	}
+	sc := newScale(events, end)
+	x := sc.x
+	raw := map[int][]string{} // operation id → its invoke and completion lines
+	var clients []string
+	for _, e := range events {
+		if (e.Type == history.Invoke || e.IsCompletion()) && e.Client != "" {
+			b, _ := json.Marshal(e)
+			raw[e.ID] = append(raw[e.ID], string(b))
+			if !slices.Contains(clients, e.Client) {
+				clients = append(clients, e.Client)
+			}
+		}
+	}
+	tl := timeline{Width: tlLeft + tlWidth + 20}
+
+	// The fault band: a row per overlapping fault.
+	var rowsEnd []int64
+	starts := map[int]history.Event{}
+	for _, e := range events {
+		switch e.Type {
+		case history.FaultStart:
+			starts[e.ID] = e
+		case history.FaultEnd:
+			s, ok := starts[e.ID]
+			if !ok {
+				continue
+			}
+			delete(starts, e.ID)
+			tl.Faults = append(tl.Faults, faultBar(s, e, &rowsEnd, x))
+		}
+	}
+	for _, s := range starts { // never ended: to the end of the history
+		tl.Faults = append(tl.Faults, faultBar(s, history.Event{Time: end}, &rowsEnd, x))
+	}
+	tl.BandHeight = float64(max(len(rowsEnd), 1)) * tlFaultRow
+	top := tl.BandHeight + 8
+
+	ops := history.Pair(events)
+	losses := history.LeaseLosses(events)
+	labels := tokenLabels(ops)
+	byClient := map[string]*lane{}
+	for i, c := range clients {
+		tl.Lanes = append(tl.Lanes, lane{Client: c, Y: top + float64(i)*tlLane})
+	}
+	for i := range tl.Lanes {
+		byClient[tl.Lanes[i].Client] = &tl.Lanes[i]
+	}
+	var holds []bar
+	for i, op := range ops {
+		l := byClient[op.Client]
+		if l == nil || op.Synthetic {
+			continue
+		}
+		title := strings.Join(raw[op.ID], "\n")
+		switch op.Op {
+		case history.Acquire:
+			ret := op.Return
+			if ret == history.Infinity {
+				ret = end
+			}
+			l.Waiting = append(l.Waiting, bar{X: x(op.Call), W: x(ret) - x(op.Call), Y: l.Y + 4, H: 18,
+				Title: "waiting: " + title})
+			if op.Type != history.Ok {
+				continue
+			}
+			stop := releaseCall(ops[i+1:], op.Client, end)
+			label := labels[op.Token]
+			hold := bar{X: x(op.Return), W: max(x(stop)-x(op.Return), 1), Y: l.Y + 4, H: 18, Label: label,
+				Title: fmt.Sprintf("%s holds %s (as it believes) from %s to %s\n%s", op.Client, label, at(op.Return), at(stop), title)}
+			l.Holding = append(l.Holding, hold)
+			holds = append(holds, hold)
+			// The server's view of the grant's lease, beneath.
+			validEnd, goneAt := stop, int64(-1)
+			if loss, ok := history.LossOf(op, losses); ok && loss.AliveUntil < stop {
+				validEnd = max(loss.AliveUntil, op.Return)
+				if loss.Gone < stop {
+					goneAt = max(loss.Gone, op.Return)
+				}
+			}
+			l.Valid = append(l.Valid, bar{X: x(op.Return), W: max(x(validEnd)-x(op.Return), 1), Y: l.Y + 25, H: 6,
+				Title: fmt.Sprintf("server: %s's lease alive (%s valid) until at least %s", op.Client, label, at(validEnd))})
+			if goneAt >= 0 {
+				l.Gone = append(l.Gone, bar{X: x(goneAt), W: max(x(stop)-x(goneAt), 1), Y: l.Y + 25, H: 6,
+					Title: fmt.Sprintf("server: %s's lease was gone from %s — %s still believed it held %s", op.Client, at(goneAt), op.Client, label)})
+			}
+		case history.CS:
+			if op.Type != history.Ok || op.Accepted == nil {
+				continue
+			}
+			at := op.WriteAt
+			if at == 0 {
+				at = op.Return
+			}
+			what := "write accepted"
+			if !*op.Accepted {
+				what = "write REJECTED: " + op.Reason
+			}
+			l.Writes = append(l.Writes, mark{X: x(at), Y: l.Y + 13, Ok: *op.Accepted,
+				Title: fmt.Sprintf("%s %s (token %s, read %s)\n%s", op.Client, what, labels[op.Token], value(op.Value), title)})
+		}
+	}
+	for _, e := range events {
+		if e.Type != history.LeaseLost {
+			continue
+		}
+		if l := byClient[e.Client]; l != nil {
+			b, _ := json.Marshal(e)
+			l.Losses = append(l.Losses, mark{X: x(e.Time), Y: l.Y + 28,
+				Title: fmt.Sprintf("server: %s's lease %x ended (alive at %s, gone at %s)\n%s", e.Client, e.Lease, at(e.AliveUntil), at(e.Time), b)})
+		}
+	}
+	tl.Overlaps = overlaps(holds, top, float64(len(clients))*tlLane)
+	axisY := top + float64(len(clients))*tlLane + 4
+	tl.Ticks, tl.Breaks = sc.ticks(top, axisY-top)
+	tl.Height = axisY + tlAxis
+	return tl
+}
+
+func faultBar(s, e history.Event, rowsEnd *[]int64, x func(int64) float64) bar {
+	row := slices.IndexFunc(*rowsEnd, func(t int64) bool { return t < s.Time })
+	if row < 0 {
+		row = len(*rowsEnd)
+		*rowsEnd = append(*rowsEnd, 0)
+	}
+	(*rowsEnd)[row] = e.Time
+	name := s.Fault
+	if s.Target != "" || e.Target != "" {
+		name += " → " + cmpOr(e.Target, s.Target)
+	}
+	b, _ := json.Marshal(s)
+	title := fmt.Sprintf("fault %s from %s to %s\n%s", name, at(s.Time), at(e.Time), b)
+	if e.Error != "" || s.Error != "" {
+		title += "\nerror: " + cmpOr(e.Error, s.Error)
+	}
+	return bar{X: x(s.Time), W: max(x(e.Time)-x(s.Time), 2), Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, Title: title}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// releaseCall is when client began to release its grant: its next release
+// call in later, or end.
+func releaseCall(later []history.Operation, client string, end int64) int64 {
+	for _, op := range later {
+		if op.Client != client {
+			continue
+		}
+		if op.Op == history.Release && !op.Synthetic {
+			return op.Call
+		}
+		if op.Op == history.Acquire {
+			return op.Call
+		}
+	}
+	return end
+}
+
+// overlaps finds the spans where holding bars of different lanes overlap.
+func overlaps(holds []bar, top, height float64) []bar {
+	var out []bar
+	for i, a := range holds {
+		for _, b := range holds[i+1:] {
+			if a.Y == b.Y {
+				continue
+			}
+			from, to := math.Max(a.X, b.X), math.Min(a.X+a.W, b.X+b.W)
+			if to-from > 0.5 {
+				out = append(out, bar{X: from, W: to - from, Y: top, H: height,
+					Title: "two clients believed they held the lock here"})
+			}
+		}
+	}
+	return out
+}
+
+// tokenLabels names tokens t1, t2… in order of first grant.
+func tokenLabels(ops []history.Operation) map[int64]string {
+	out := map[int64]string{}
+	sorted := slices.Clone(ops)
+	slices.SortStableFunc(sorted, func(a, b history.Operation) int { return int(min(max(a.Return-b.Return, -1), 1)) })
+	for _, op := range sorted {
+		if op.Op == history.Acquire && op.Type == history.Ok && op.Token != 0 {
+			if _, ok := out[op.Token]; !ok {
+				out[op.Token] = fmt.Sprintf("t%d", len(out)+1)
+			}
+		}
+	}
+	return out
+}
+
+// breakWidth is how wide a stretch where nothing happened is drawn.
+const breakWidth = 36.0
+
+// scale maps history time to x: linear, except that a long stretch in
+// which no event happens (a pause, a lease running out, a slow holder's
+// work) is drawn breakWidth wide and labelled with its real length, so the
+// moments where things happen get the room.
+type scale struct {
+	segs []segment
+}
+
+type segment struct {
+	t0, t1 int64
+	x0, x1 float64
+	broken bool
+}
+
+func newScale(events []history.Event, end int64) scale {
+	times := []int64{0, end}
+	for _, e := range events {
+		times = append(times, e.Time)
+	}
+	slices.Sort(times)
+	times = slices.Compact(times)
+	cut := max(end/8, int64(100*time.Millisecond)) // a gap longer than this is drawn short
+	var gaps [][2]int64
+	var linear int64
+	prev := times[0]
+	for _, t := range times[1:] {
+		if t-prev > cut {
+			gaps = append(gaps, [2]int64{prev, t})
+		} else {
+			linear += t - prev
+		}
+		prev = t
+	}
+	perNs := (tlWidth - breakWidth*float64(len(gaps))) / float64(max(linear, 1))
+	var sc scale
+	t, xx := int64(0), tlLeft
+	for _, g := range append(gaps, [2]int64{end, end}) {
+		if g[0] > t {
+			w := float64(g[0]-t) * perNs
+			sc.segs = append(sc.segs, segment{t0: t, t1: g[0], x0: xx, x1: xx + w})
+			xx += w
+		}
+		if g[1] > g[0] {
+			sc.segs = append(sc.segs, segment{t0: g[0], t1: g[1], x0: xx, x1: xx + breakWidth, broken: true})
+			xx += breakWidth
+		}
+		t = g[1]
+	}
+	return sc
+}
+
+func (sc scale) x(t int64) float64 {
+	for _, s := range sc.segs {
+		if t <= s.t1 {
+			if t <= s.t0 || s.t1 == s.t0 {
+				return s.x0
+			}
+			return s.x0 + (s.x1-s.x0)*float64(t-s.t0)/float64(s.t1-s.t0)
+		}
+	}
+	if len(sc.segs) == 0 {
+		return tlLeft
+	}
+	return sc.segs[len(sc.segs)-1].x1
+}
+
+// ticks labels the axis: evenly within the stretches drawn to scale, and
+// each shortened stretch with its length.
+func (sc scale) ticks(top, height float64) (ticks []tick, breaks []bar) {
+	var linear int64
+	for _, s := range sc.segs {
+		if !s.broken {
+			linear += s.t1 - s.t0
+		}
+	}
+	step := niceStep(linear)
+	lastX := -100.0
+	for _, s := range sc.segs {
+		if s.broken {
+			breaks = append(breaks, bar{X: s.x0, W: s.x1 - s.x0, Y: top, H: height,
+				Label: "+" + at(s.t1-s.t0), Title: fmt.Sprintf("nothing happened from %s to %s: drawn shorter than to scale", at(s.t0), at(s.t1))})
+			continue
+		}
+		for t := (s.t0 + step - 1) / step * step; t <= s.t1; t += step {
+			if x := sc.x(t); x-lastX > 45 {
+				ticks = append(ticks, tick{X: x, Label: at(t)})
+				lastX = x
+			}
+		}
+	}
+	return ticks, breaks
+}
+
+// niceStep picks a tick spacing giving 5 to 12 ticks.
+func niceStep(end int64) int64 {
+	for _, s := range []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond,
+		100 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second,
+		5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute} {
+		if end/int64(s) <= 12 {
+			return int64(s)
+		}
+	}
+	return int64(5 * time.Minute)
+}
+
+// at formats a history time.
+func at(t int64) string {
+	d := time.Duration(t)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	default:
+		return fmt.Sprintf("%.2fs", d.Seconds())
+	}
+}
+
+func value(v *int64) string {
+	if v == nil {
+		return "?"
+	}
+	return fmt.Sprint(*v)
+}
