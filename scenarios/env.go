@@ -51,6 +51,8 @@ type Env struct {
 	alive   map[int64]int64  // lease → last time (run clock) it was seen alive
 	leases  map[int64]string // every lease a client has had and not yet lost → client
 	learned map[string]int   // client → how many of its lease grants the monitor has taken in
+	// revoking are the leases Expire is revoking: it records their loss.
+	revoking map[int64]bool
 
 	minimum     *history.Minimum
 	stopMonitor context.CancelFunc
@@ -129,6 +131,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		alive:     map[int64]int64{},
 		leases:    map[int64]string{},
 		learned:   map[string]int{},
+		revoking:  map[int64]bool{},
 	}
 	for i, name := range names {
 		res, err := lock.NewResource(name, prefix+"counter")
@@ -771,6 +774,12 @@ func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) 
 // checkLease asks the server about one lease; the first time it is gone, a
 // lease-lost event is recorded with the last time it was seen alive.
 func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.LeaseID) (bool, error) {
+	e.mu.Lock()
+	revoking := e.revoking[int64(lease)]
+	e.mu.Unlock()
+	if revoking {
+		return false, nil // Expire records it
+	}
 	sent := time.Since(e.start)
 	alive, err := e.c.LeaseAlive(ctx, lease)
 	if err != nil {
@@ -817,10 +826,26 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
 	}
 	lease := w.cl.Lease()
 	sent := time.Now()
-	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode}); err != nil {
+	if mode == faults.ModeRevoke {
+		// The revoke's answer is the exact record of this loss: the
+		// monitor must not record it first, from an older sighting.
+		e.mu.Lock()
+		e.revoking[int64(lease)] = true
+		e.mu.Unlock()
+		defer func() {
+			e.mu.Lock()
+			delete(e.revoking, int64(lease))
+			e.mu.Unlock()
+		}()
+	}
+	in, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode})
+	if err != nil {
 		return "", err
 	}
 	if mode == faults.ModeRevoke {
+		if strings.Contains(in.Target(), "already gone") {
+			sent = time.Time{} // it ended before the revoke: the monitor's last sighting is all we know
+		}
 		e.markLost(client, lease, sent)
 	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
 		return "", err
