@@ -28,6 +28,7 @@ type htmlRun struct {
 	Class    string
 	Open     bool
 	Timeline *timeline
+	NotDrawn string
 	Story    []string
 	Views    map[string]string
 }
@@ -67,8 +68,14 @@ func writeHTML(w io.Writer, r Report, views map[int]map[string]string) error {
 		hr := htmlRun{Run: run, ID: fmt.Sprintf("run-%d", i), Status: status(run), Class: class(run), Views: views[i]}
 		hr.Open = !many || !run.Matches
 		if len(run.Events) > 0 {
+			hr.Story = story(run.Events)
+		}
+		if n := len(run.Events); n > 0 && n <= maxDrawn {
 			tl := buildTimeline(run.Events)
-			hr.Timeline, hr.Story = &tl, story(run.Events)
+			hr.Timeline = &tl
+		} else if n > maxDrawn {
+			hr.NotDrawn = fmt.Sprintf("The timeline is not drawn: the history has %d events (more than %d). "+
+				"Its file has them all; `locklab check` judges it.", n, maxDrawn)
 		}
 		data.Runs = append(data.Runs, hr)
 		key := [3]string{run.Scenario, run.Lock, fmt.Sprint(run.Seed)}

@@ -62,8 +62,17 @@ type tick struct {
 	Label string
 }
 
+// Limits that keep a full run's page light: a history longer than
+// maxDrawn events is not drawn (its story and file are linked), and one
+// longer than maxRaw shows descriptions without its raw lines on hover.
+const (
+	maxDrawn = 3000
+	maxRaw   = 400
+)
+
 // buildTimeline lays out events. Times are the history's (ns since start).
 func buildTimeline(events []history.Event) timeline {
+	withRaw := len(events) <= maxRaw
 	var end int64 = 1
 	for _, e := range events {
 		end = max(end, e.Time)
@@ -74,8 +83,10 @@ func buildTimeline(events []history.Event) timeline {
 	var clients []string
 	for _, e := range events {
 		if (e.Type == history.Invoke || e.IsCompletion()) && e.Client != "" {
-			b, _ := json.Marshal(e)
-			raw[e.ID] = append(raw[e.ID], string(b))
+			if withRaw {
+				b, _ := json.Marshal(e)
+				raw[e.ID] = append(raw[e.ID], string(b))
+			}
 			if !slices.Contains(clients, e.Client) {
 				clients = append(clients, e.Client)
 			}
