@@ -36,7 +36,7 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
 			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
 		}
-		if excusedBetween(excused, g.Call, l.Gone) != "" {
+		if excusedBetween(excused, g.Call, l.Gone) {
 			continue
 		}
 		v.Result, v.Evidence = Fail, append(evidence(g), describeLoss(l))
@@ -73,11 +73,8 @@ func releaseBegun(later []history.Operation, client string, stale map[int]bool) 
 	return math.MaxInt64
 }
 
-// span is a stretch of the run clock with what it was.
-type span struct {
-	from, to int64
-	what     string
-}
+// span is a stretch of the run clock.
+type span struct{ from, to int64 }
 
 // excuses lists the stretches in which a lease may lapse through no fault
 // of the lock: every fault window (one never closed lasts to the end) and
@@ -89,25 +86,20 @@ func excuses(events []history.Event) []span {
 		switch {
 		case e.Type == history.FaultStart:
 			open[e.ID] = len(out)
-			out = append(out, span{from: e.Time, to: math.MaxInt64, what: "fault " + e.Fault})
+			out = append(out, span{from: e.Time, to: math.MaxInt64})
 		case e.Type == history.FaultEnd:
 			if i, ok := open[e.ID]; ok {
 				out[i].to = e.Time
 				delete(open, e.ID)
 			}
 		case e.Type == history.Observed && e.What == history.ObservedStalled:
-			out = append(out, span{from: e.StalledFrom, to: e.Time, what: "the lab stalled"})
+			out = append(out, span{from: e.StalledFrom, to: e.Time})
 		}
 	}
 	return out
 }
 
-// excusedBetween names an excuse overlapping [from, to], or "".
-func excusedBetween(excused []span, from, to int64) string {
-	for _, s := range excused {
-		if s.from <= to && s.to >= from {
-			return s.what
-		}
-	}
-	return ""
+// excusedBetween reports whether an excuse overlaps [from, to].
+func excusedBetween(excused []span, from, to int64) bool {
+	return slices.ContainsFunc(excused, func(s span) bool { return s.from <= to && s.to >= from })
 }

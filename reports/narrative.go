@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -54,7 +55,7 @@ func story(events []history.Event) []string {
 			faults[e.ID] = e
 			line = "fault: " + e.Fault + target(e.Target)
 		case history.FaultEnd:
-			line = "fault undone: " + cmpOr(faults[e.ID].Fault, e.Fault)
+			line = "fault undone: " + cmp.Or(faults[e.ID].Fault, e.Fault)
 			if e.Error != "" {
 				line += " (error: " + e.Error + ")"
 			}

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -206,21 +207,14 @@ func faultBar(s, e history.Event, rowsEnd *[]int64, x func(int64) float64) bar {
 	(*rowsEnd)[row] = e.Time
 	name := s.Fault
 	if s.Target != "" || e.Target != "" {
-		name += " → " + cmpOr(e.Target, s.Target)
+		name += " → " + cmp.Or(e.Target, s.Target)
 	}
 	b, _ := json.Marshal(s)
 	title := fmt.Sprintf("fault %s from %s to %s\n%s", name, at(s.Time), at(e.Time), b)
 	if e.Error != "" || s.Error != "" {
-		title += "\nerror: " + cmpOr(e.Error, s.Error)
+		title += "\nerror: " + cmp.Or(e.Error, s.Error)
 	}
 	return bar{X: x(s.Time), W: max(x(e.Time)-x(s.Time), 2), Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, Title: title}
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // releaseCall is when client began to release its grant: its next release
@@ -262,7 +256,7 @@ func overlaps(holds []bar, top, height float64) []bar {
 func tokenLabels(ops []history.Operation) map[int64]string {
 	out := map[int64]string{}
 	sorted := slices.Clone(ops)
-	slices.SortStableFunc(sorted, func(a, b history.Operation) int { return int(min(max(a.Return-b.Return, -1), 1)) })
+	slices.SortStableFunc(sorted, func(a, b history.Operation) int { return cmp.Compare(a.Return, b.Return) })
 	for _, op := range sorted {
 		if op.Op == history.Acquire && op.Type == history.Ok && op.Token != 0 {
 			if _, ok := out[op.Token]; !ok {
