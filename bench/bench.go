@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/cputime"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -48,6 +49,11 @@ type Config struct {
 	// Prefix is where the lock's keys go (default "locklab/bench/"). Each
 	// measurement uses a lock name of its own under it.
 	Prefix string
+	// ClusterCPU, if set, reads the CPU time the cluster has used so far:
+	// the cluster runs apart from the clients (in a child process), and the
+	// CPU of this process is the clients' alone. Nil: the cluster shares
+	// this process, and only their sum can be measured.
+	ClusterCPU func() (time.Duration, error)
 }
 
 // Result is what one measurement saw.
@@ -75,12 +81,39 @@ type Result struct {
 	// Requests is unary etcd requests per acquire+release, all clients
 	// together (keep-alives and watches are streams and are not counted).
 	Requests float64 `json:"requests_per_lock"`
+	// Wakeups is how many times, per release, a waiting client was woken
+	// to look at the lock again: a watch response with events delivered
+	// during its Acquire, or a poll of a lock.Poller. FutileWakeups are
+	// those that did not end in the grant (all of an acquire's wake-ups but
+	// its last): the thundering herd. A lock that wakes only the next
+	// waiter has about 1 and 0; a lock that wakes every waiter, about
+	// clients−1 and clients−2. A polling lock that is not a lock.Poller
+	// shows only its watch events.
+	Wakeups       float64 `json:"wakeups_per_release"`
+	FutileWakeups float64 `json:"futile_wakeups_per_release"`
+	// CPU is the CPU time spent per 1000 acquire+release.
+	CPU CPU `json:"cpu_per_1000_locks"`
+}
+
+// CPU is CPU time per 1000 locks, the clients' apart from the cluster's.
+type CPU struct {
+	// Clients is this process's CPU: the lab clients, their locks, their
+	// proxies and the measurement's own bookkeeping. When Shared, it is
+	// the cluster's too.
+	Clients time.Duration `json:"clients_ns"`
+	// Cluster is the cluster's CPU (zero when Shared or not measured).
+	Cluster time.Duration `json:"cluster_ns"`
+	// Shared: the cluster ran in this process; Clients is both together.
+	Shared bool `json:"shared,omitempty"`
+	// Unmeasured: this platform reports no CPU time.
+	Unmeasured bool `json:"unmeasured,omitempty"`
 }
 
 // Distribution summarises latencies.
 type Distribution struct {
 	Mean time.Duration `json:"mean_ns"`
 	P50  time.Duration `json:"p50_ns"`
+	P70  time.Duration `json:"p70_ns"`
 	P90  time.Duration `json:"p90_ns"`
 	P99  time.Duration `json:"p99_ns"`
 	Max  time.Duration `json:"max_ns"`
@@ -140,6 +173,8 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 		lastRel  atomic.Int64 // when the last holder called Release, ns since start; -1 before any
 		lastWho  atomic.Int32 // which worker made the last grant; -1 before any
 		same     atomic.Int64
+		wakes    atomic.Int64
+		futile   atomic.Int64
 		mu       sync.Mutex
 		acquires []time.Duration
 		handoffs []time.Duration
@@ -173,6 +208,10 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("bench: %w", err)
 	}
+	cpu0, err := cpuNow(cfg.ClusterCPU)
+	if err != nil {
+		return Result{}, err
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i, w := range workers {
@@ -184,8 +223,17 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 				handoffs = append(handoffs, hand...)
 				mu.Unlock()
 			}()
+			poller, _ := w.locker.(lock.Poller)
+			woken := func() int64 {
+				n := w.client.WatchEvents()
+				if poller != nil {
+					n += poller.Polls()
+				}
+				return n
+			}
 			for mctx.Err() == nil && (cfg.Acquires == 0 || left.Add(-1) >= 0) {
 				t0 := time.Now()
+				w0 := woken()
 				g, err := w.locker.Acquire(mctx)
 				if err != nil {
 					if mctx.Err() == nil {
@@ -195,6 +243,10 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 					return
 				}
 				got := time.Now()
+				if n := woken() - w0; n > 0 {
+					wakes.Add(n)
+					futile.Add(n - 1)
+				}
 				if inside.Add(1) != 1 {
 					fail(fmt.Errorf("%w (%s, %d clients)", ErrMutualExclusion, cfg.Lock, cfg.Clients))
 					cancel()
@@ -223,6 +275,10 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	cpu1, err := cpuNow(cfg.ClusterCPU)
+	if err != nil {
+		return Result{}, err
+	}
 	if firstErr != nil {
 		return Result{}, firstErr
 	}
@@ -241,6 +297,9 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	if n > 0 {
 		res.LocksPerSec = float64(n) / elapsed.Seconds()
 		res.Requests = float64(requests()-reqs0) / float64(n)
+		res.Wakeups = float64(wakes.Load()) / float64(n)
+		res.FutileWakeups = float64(futile.Load()) / float64(n)
+		res.CPU = cpu1.per1000(cpu0, n)
 	}
 	if term, err := c.Term(ctx); err == nil {
 		res.Elections = term - term0
@@ -249,6 +308,35 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 		res.SameClient = float64(same.Load()) / float64(n-1)
 	}
 	return res, nil
+}
+
+// cpuNow reads the CPU used so far by this process and, if it can be read
+// apart, by the cluster.
+func cpuNow(cluster func() (time.Duration, error)) (CPU, error) {
+	self, err := cputime.Self()
+	if errors.Is(err, cputime.ErrUnsupported) {
+		return CPU{Unmeasured: true}, nil
+	}
+	if err != nil {
+		return CPU{}, fmt.Errorf("bench: CPU time: %w", err)
+	}
+	if cluster == nil {
+		return CPU{Clients: self, Shared: true}, nil
+	}
+	cl, err := cluster()
+	if err != nil {
+		return CPU{}, fmt.Errorf("bench: the cluster's CPU time: %w", err)
+	}
+	return CPU{Clients: self, Cluster: cl}, nil
+}
+
+// per1000 is the CPU used from before to c, per 1000 of n locks.
+func (c CPU) per1000(before CPU, n int) CPU {
+	if c.Unmeasured {
+		return c
+	}
+	scale := func(d time.Duration) time.Duration { return d * 1000 / time.Duration(n) }
+	return CPU{Clients: scale(c.Clients - before.Clients), Cluster: scale(c.Cluster - before.Cluster), Shared: c.Shared}
 }
 
 func (cfg Config) withDefaults() (Config, error) {
@@ -287,9 +375,41 @@ func summarise(ds []time.Duration) Distribution {
 	return Distribution{
 		Mean:    sum / time.Duration(len(sorted)),
 		P50:     q(0.50),
+		P70:     q(0.70),
 		P90:     q(0.90),
 		P99:     q(0.99),
 		Max:     sorted[len(sorted)-1],
 		Samples: ds,
 	}
+}
+
+// Floor measures the least a hand-off can cost on c: one committed write
+// followed by one linearizable read, one after the other from one lab
+// client, samples times. A lock hands over with at least a write (the
+// holder's release) and a read that sees it (the next holder's check), so
+// no lock's hand-off can be faster than this distribution.
+func Floor(ctx context.Context, c *cluster.Cluster, samples int) (Distribution, error) {
+	if samples < 1 {
+		return Distribution{}, fmt.Errorf("bench: floor: want at least 1 sample, got %d", samples)
+	}
+	run := runs.Add(1)
+	cl, err := c.NewClient(fmt.Sprintf("bench%d-floor", run), c.Members()[0])
+	if err != nil {
+		return Distribution{}, fmt.Errorf("bench: floor: %w", err)
+	}
+	defer c.CloseClient(cl.Name())
+	key := fmt.Sprintf("locklab/bench/floor-%08x-%d", rand.Uint32(), run)
+	defer cl.Etcd().Delete(context.WithoutCancel(ctx), key)
+	ds := make([]time.Duration, 0, samples)
+	for i := range samples {
+		t0 := time.Now()
+		if _, err := cl.Etcd().Put(ctx, key, fmt.Sprint(i)); err != nil {
+			return Distribution{}, fmt.Errorf("bench: floor: %w", err)
+		}
+		if _, err := cl.Etcd().Get(ctx, key); err != nil {
+			return Distribution{}, fmt.Errorf("bench: floor: %w", err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return summarise(ds), nil
 }

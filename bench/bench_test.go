@@ -119,3 +119,57 @@ func TestRunInterrupted(t *testing.T) {
 	_, err := bench.Run(ctx, c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Duration: time.Minute})
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+func TestWakeupsShowTheHerd(t *testing.T) {
+	c := start(t)
+	const clients = 6
+	measure := func(name string) bench.Result {
+		f, err := lock.Lookup(name)
+		require.NoError(t, err)
+		// Each holder stays long enough that every other client is waiting
+		// when it releases.
+		res, err := bench.Run(t.Context(), c, bench.Config{Lock: name, Factory: f, Clients: clients, Acquires: 60,
+			Section: func() { time.Sleep(5 * time.Millisecond) }})
+		require.NoError(t, err)
+		return res
+	}
+	herd := measure("single-key-watch")
+	assert.Greater(t, herd.FutileWakeups, 2.0, "a release wakes every waiter, and all but one go back to sleep")
+	queue := measure("queue")
+	assert.Less(t, queue.FutileWakeups, 0.5, "a release wakes only the next in line")
+	assert.InDelta(t, 1.0, queue.Wakeups, 0.3)
+	// Waiters poll every 50 ms and mostly find the lock taken (the
+	// releasing client usually takes it straight back).
+	poll := measure("ttl-poll")
+	assert.Greater(t, poll.FutileWakeups, 0.3, "polls are wake-ups too")
+}
+
+func TestCPUIsMeasured(t *testing.T) {
+	c := start(t)
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Acquires: 40})
+	require.NoError(t, err)
+	assert.True(t, res.CPU.Shared, "an embedded cluster shares the process")
+	assert.Positive(t, res.CPU.Clients)
+
+	var cluster time.Duration
+	res, err = bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Acquires: 40,
+		ClusterCPU: func() (time.Duration, error) { cluster += time.Second; return cluster, nil }})
+	require.NoError(t, err)
+	assert.False(t, res.CPU.Shared)
+	assert.Equal(t, time.Second*1000/40, res.CPU.Cluster, "the cluster's CPU, per 1000 locks")
+}
+
+func TestFloor(t *testing.T) {
+	c := start(t)
+	d, err := bench.Floor(t.Context(), c, 50)
+	require.NoError(t, err)
+	assert.Len(t, d.Samples, 50)
+	assert.Positive(t, d.P50)
+	assert.LessOrEqual(t, d.P50, d.P70)
+	assert.LessOrEqual(t, d.P70, d.P90)
+	_, err = bench.Floor(t.Context(), c, 0)
+	assert.Error(t, err)
+	resp, err := c.Admin().Get(t.Context(), "locklab/bench/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	require.NoError(t, err)
+	assert.Zero(t, resp.Count, "the floor leaves no key behind")
+}

@@ -32,6 +32,7 @@ type Client struct {
 	pause    gate
 	reqs     atomic.Int64
 	answered atomic.Int64
+	wakes    atomic.Int64 // watch responses that carried events
 
 	grantsMu sync.Mutex
 	grants   []LeaseGrant // every lease granted through this client
@@ -75,7 +76,8 @@ func (c *Cluster) NewClient(name, member string) (*Client, error) {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	cl := &Client{name: name, member: member, proxy: p}
-	cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(cl.count))
+	cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(cl.count),
+		grpc.WithChainStreamInterceptor(cl.countWatch))
 	if cl.etcd, err = clientv3.New(cfg); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("client %s: %w", name, err)
@@ -190,6 +192,34 @@ func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *
 		cl.grantsMu.Lock()
 		cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(r.ID), At: time.Now()})
 		cl.grantsMu.Unlock()
+	}
+	return err
+}
+
+// WatchEvents is how many watch responses carrying events the client has
+// received: each one is a moment a watcher was woken by a change (several
+// events in one response are one wake-up).
+func (cl *Client) WatchEvents() int64 { return cl.wakes.Load() }
+
+// countWatch counts, on watch streams, every response that carries events.
+func (cl *Client) countWatch(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s, err := streamer(ctx, desc, cc, method, opts...)
+	if err != nil || method != etcdserverpb.Watch_Watch_FullMethodName {
+		return s, err
+	}
+	return watchCounter{ClientStream: s, n: &cl.wakes}, nil
+}
+
+// watchCounter is a watch stream that counts the responses with events.
+type watchCounter struct {
+	grpc.ClientStream
+	n *atomic.Int64
+}
+
+func (w watchCounter) RecvMsg(m any) error {
+	err := w.ClientStream.RecvMsg(m)
+	if r, ok := m.(*etcdserverpb.WatchResponse); ok && err == nil && len(r.Events) > 0 {
+		w.n.Add(1)
 	}
 	return err
 }

@@ -72,6 +72,14 @@ type Locker interface {
 	Close() error
 }
 
+// A Poller is a Locker that waits by polling, on a timer of its own, rather
+// than by watching. Polls is how many times it has tried again after
+// finding the lock taken: each is a wake-up of the waiter, as a watch event
+// is for a watching lock (benchmarks count both).
+type Poller interface {
+	Polls() int64
+}
+
 // Options configure a lock.
 type Options struct {
 	// TTL is the lease TTL in seconds (etcd raises values below its minimum,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -197,11 +198,12 @@ func (l *ownerWhileWaiting) Acquire(ctx context.Context) (Grant, error) {
 // is nil: the lock cannot tell), and the next client is granted while the
 // first still works. Known bad: slow-holder catches it.
 type setNXPX struct {
-	cli *clientv3.Client
-	ttl int64
-	key string
-	mu  sync.Mutex
-	cur clientv3.LeaseID // the lease of the latest acquire
+	cli   *clientv3.Client
+	ttl   int64
+	key   string
+	mu    sync.Mutex
+	cur   clientv3.LeaseID // the lease of the latest acquire
+	polls atomic.Int64
 }
 
 // NewSetNXPX returns the set-nx-px known-bad lock.
@@ -243,11 +245,18 @@ func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
 		}
 		select {
 		case <-tick.C:
+			l.polls.Add(1)
 		case <-ctx.Done():
 			return Grant{}, ctx.Err()
 		}
 	}
 }
+
+// Polls is how many times Acquire has tried again after finding the lock
+// taken.
+func (l *setNXPX) Polls() int64 { return l.polls.Load() }
+
+var _ Poller = (*setNXPX)(nil)
 
 func (l *setNXPX) Release(ctx context.Context, g Grant) error {
 	return releaseIfOwner(ctx, l.cli, g)

@@ -28,6 +28,7 @@ type ttlPoll struct {
 	leased
 	key   string
 	count atomic.Int64
+	polls atomic.Int64
 }
 
 // NewTTLPoll returns the ttl-poll lock.
@@ -56,8 +57,15 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 		}
 		select {
 		case <-tick.C: // the algorithm's own polling interval
+			l.polls.Add(1)
 		case <-ctx.Done():
 			return Grant{}, ctx.Err()
 		}
 	}
 }
+
+// Polls is how many times Acquire has tried again after finding the lock
+// taken.
+func (l *ttlPoll) Polls() int64 { return l.polls.Load() }
+
+var _ Poller = (*ttlPoll)(nil)

@@ -11,18 +11,30 @@ import (
 	"strings"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/atomicfile"
+	"github.com/locklab/locklab/internal/clusterproc"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/reports"
 )
 
 // benchReport is bench.json.
 type benchReport struct {
-	Members  int        `json:"members"`
-	External bool       `json:"external"`
-	Duration string     `json:"duration"`
-	Results  []benchRow `json:"results"`
+	Members  int    `json:"members"`
+	External bool   `json:"external"`
+	Fsync    bool   `json:"fsync"`
+	Duration string `json:"duration"`
+	Work     string `json:"work"`
+	// ClusterProcess: the embedded cluster ran in a child process, so the
+	// clients' CPU is measured apart from the cluster's.
+	ClusterProcess bool `json:"cluster_process"`
+	// Floor is one committed write plus one linearizable read, back to
+	// back: the least a hand-off can cost on this cluster.
+	Floor   bench.Distribution `json:"floor"`
+	Results []benchRow         `json:"results"`
 }
 
 // benchRow is one measurement, or why it failed.
@@ -35,10 +47,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	var cf clusterFlags
 	fs := newFlagSet("bench")
 	lockFlag := fs.String("lock", "all", "lock name, comma list, or all")
-	clientsFlag := fs.String("clients", "1,2,10,30", "contending clients, a comma list")
+	clientsFlag := fs.String("clients", "1,10,100", "contending clients, a comma list")
 	duration := fs.Duration("duration", 3*time.Second, "how long each measurement runs")
+	work := fs.Duration("work", 0, "how long each holder works while it holds the lock")
 	ttl := fs.Int("ttl", 5, "each client's lease, in seconds")
-	out := fs.String("out", "", "directory to write bench.json to (default: print only)")
+	fsync := fs.Bool("fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
+	inProcess := fs.Bool("in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
+	out := fs.String("out", "", "directory to write bench.json and bench.html to (default: print only)")
 	cf.register(fs)
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
@@ -59,6 +74,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		return exitUsage, usagef("--duration: want a positive duration, got %s", *duration)
 	case *ttl < 1:
 		return exitUsage, usagef("--ttl: want at least 1 second, got %d", *ttl)
+	case *work < 0:
+		return exitUsage, usagef("--work: want a duration of 0 or more, got %s", *work)
 	}
 	external, logger, err := cf.check()
 	if err != nil {
@@ -70,12 +87,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		}
 	}
 
-	var c *cluster.Cluster
-	if external != nil {
-		c, err = cluster.Connect(ctx, *external)
-	} else {
-		c, err = cluster.Start(ctx, cluster.Config{Members: cf.members, Logger: logger})
+	if external != nil && *fsync {
+		return exitUsage, usagef("--fsync: applies to an embedded cluster, not to --endpoints")
 	}
+
+	c, clusterCPU, stop, err := benchCluster(ctx, cf, external, logger, *fsync, *inProcess)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "locklab: interrupted before measuring anything")
 		return exitUndecided, nil
@@ -83,22 +99,44 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
-	defer c.Close()
+	defer stop()
 
 	where := fmt.Sprintf("an embedded %d-member cluster", cf.members)
-	if external != nil {
+	switch {
+	case external != nil:
 		where = "the cluster at " + cf.endpoints
+	case clusterCPU != nil:
+		where += " in a child process"
 	}
-	fmt.Fprintf(stdout, "locklab bench: %d lock(s) × %d client count(s), %s each, on %s (about %s)\n\n",
+	if *fsync {
+		where += ", fsync on"
+	}
+	fmt.Fprintf(stdout, "locklab bench: %d lock(s) × %d client count(s), %s each, on %s (about %s)\n",
 		len(locks), len(clients), *duration, where, (time.Duration(len(locks)*len(clients)) * *duration).Round(time.Second))
+	floor, err := bench.Floor(ctx, c, floorSamples)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "locklab: interrupted before measuring anything")
+		return exitUndecided, nil
+	}
+	if err != nil {
+		return exitUsage, err
+	}
+	fmt.Fprintf(stdout, "hand-off floor on this cluster (one committed write + one linearizable read, %d samples): p50 %s, p90 %s, p99 %s\n\n",
+		floorSamples, msString(floor.P50), msString(floor.P90), msString(floor.P99))
 	printBenchHeader(stdout)
-	report := benchReport{Members: len(c.Members()), External: external != nil, Duration: duration.String()}
+	report := benchReport{Members: len(c.Members()), External: external != nil, Fsync: *fsync, Duration: duration.String(),
+		Work: work.String(), ClusterProcess: clusterCPU != nil, Floor: floor}
+	var section func()
+	if *work > 0 {
+		section = func() { time.Sleep(*work) } // the holder's work: a wait, as I/O is
+	}
 	baseline := map[int]float64{} // etcd-mutex locks/s by clients, once measured
 	failed := 0
 	for _, name := range locks {
 		f, _ := lock.Lookup(name)
 		for _, n := range clients {
-			res, err := bench.Run(ctx, c, bench.Config{Lock: name, Factory: f, Clients: n, Duration: *duration, TTL: *ttl})
+			res, err := bench.Run(ctx, c, bench.Config{Lock: name, Factory: f, Clients: n, Duration: *duration, TTL: *ttl,
+				Section: section, ClusterCPU: clusterCPU})
 			if ctx.Err() != nil {
 				fmt.Fprintln(stderr, "locklab: interrupted: the measurements above are all there is; no bench.json written")
 				return exitUndecided, nil
@@ -114,11 +152,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			if name == "etcd-mutex" {
 				baseline[n] = res.LocksPerSec
 			}
-			printBenchRow(stdout, res, baseline[n])
+			printBenchRow(stdout, res, baseline[n], floor.P50)
 			report.Results = append(report.Results, benchRow{Result: res})
 		}
 	}
-	fmt.Fprintln(stdout, "\nhand-off: from a holder's Release call to the next grant (mean); same: grants that went back to the client that just released;\nrequests: unary etcd requests per acquire+release; elections: leader changes during the measurement (nothing is faulted: a loaded machine)")
+	fmt.Fprint(stdout, benchLegend)
 	if *out != "" {
 		path := filepath.Join(*out, "bench.json")
 		err := atomicfile.Write(path, func(w io.Writer) error {
@@ -129,7 +167,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		if err != nil {
 			return exitUsage, err
 		}
-		fmt.Fprintln(stdout, "results in", path)
+		page := benchPage(report, where, strings.Join(append([]string{"locklab", "bench"}, args...), " "))
+		if err := reports.WriteBench(*out, page); err != nil {
+			return exitUsage, err
+		}
+		fmt.Fprintf(stdout, "results in %s, plots in %s\n", path, filepath.Join(*out, reports.BenchFile))
 	}
 	if failed > 0 {
 		return exitMismatch, fmt.Errorf("bench: %d measurement(s) failed", failed)
@@ -150,19 +192,102 @@ func parseCounts(s string) ([]int, error) {
 	return out, nil
 }
 
-func printBenchHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-17s %7s %9s %8s %12s %12s %12s %12s %6s %9s %9s\n",
-		"lock", "clients", "locks/s", "×mutex", "acquire p50", "acquire p99", "hand-off", "hand-off p99", "same", "requests", "elections")
+// benchPage is what bench.html shows of a report.
+func benchPage(r benchReport, where, command string) reports.Bench {
+	latency := func(d bench.Distribution) reports.Latency {
+		return reports.Latency{P50: d.P50, P70: d.P70, P90: d.P90, P99: d.P99, Max: d.Max, Samples: d.Samples}
+	}
+	b := reports.Bench{Title: "locklab bench", Command: command, Where: where, Floor: latency(r.Floor)}
+	for _, x := range r.Results {
+		b.Rows = append(b.Rows, reports.BenchRow{Lock: x.Lock, Clients: x.Clients, LocksPerSec: x.LocksPerSec,
+			Acquire: latency(x.Acquire), Handoff: latency(x.Handoff), SameClient: x.SameClient, Wakeups: x.Wakeups,
+			FutileWakeups: x.FutileWakeups, Requests: x.Requests, ClientsCPU: x.CPU.Clients, ClusterCPU: x.CPU.Cluster,
+			CPUShared: x.CPU.Shared, Error: x.Error})
+	}
+	return b
 }
 
-func printBenchRow(w io.Writer, r bench.Result, baseline float64) {
+// floorSamples is how many write+read pairs measure the hand-off floor.
+const floorSamples = 200
+
+// benchCluster opens the cluster a bench measures on: the user's, or an
+// embedded one — by default in a child process, so that the clients' CPU can
+// be told from the cluster's. clusterCPU is nil when it cannot be. stop
+// closes it all.
+func benchCluster(ctx context.Context, cf clusterFlags, external *cluster.External, logger *zap.Logger, fsync, inProcess bool) (
+	c *cluster.Cluster, clusterCPU func() (time.Duration, error), stop func(), err error) {
+	switch {
+	case external != nil:
+		c, err = cluster.Connect(ctx, *external)
+	case inProcess:
+		c, err = cluster.Start(ctx, cluster.Config{Members: cf.members, Fsync: fsync, Logger: logger})
+	default:
+		p, perr := clusterproc.Start(ctx, clusterproc.Config{Members: cf.members, Fsync: fsync, Verbose: cf.verbose})
+		if perr != nil {
+			return nil, nil, nil, perr
+		}
+		c, err = cluster.Connect(ctx, cluster.External{Endpoints: p.Endpoints(), Logger: logger})
+		if err != nil {
+			p.Close()
+			return nil, nil, nil, err
+		}
+		return c, p.CPU, func() { c.Close(); p.Close() }, nil
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c, nil, func() { c.Close() }, nil
+}
+
+const benchLegend = `
+acquire: Acquire's call to return; hand-off: a holder's Release call to the next grant; ×floor: hand-off p50 over the floor's p50;
+same: grants that went back to the client that just released; wake/rel: waiters woken per release (watch events, polls),
+futile: of those, the ones that did not get the lock (the herd); req: unary etcd requests per acquire+release;
+CPU: per 1000 locks, of the clients (this process: clients, locks, their proxies) and of the cluster (its process);
+elect: leader changes during the measurement (nothing is faulted: a loaded machine)
+`
+
+func printBenchHeader(w io.Writer) {
+	fmt.Fprintf(w, "%-17s %7s %8s %7s  %-31s  %-16s %6s %5s %5s %6s %5s  %-17s %5s\n",
+		"", "", "", "", "acquire (ms)", "hand-off (ms)", "", "", "", "", "", "CPU (ms/1000)", "")
+	fmt.Fprintf(w, "%-17s %7s %8s %7s  %7s %7s %7s %7s  %7s %8s %6s %5s %5s %6s %5s  %8s %8s %5s\n",
+		"lock", "clients", "locks/s", "×mutex", "p50", "p70", "p90", "p99", "p50", "p99", "×floor",
+		"same", "wake", "futile", "req", "clients", "cluster", "elect")
+}
+
+func printBenchRow(w io.Writer, r bench.Result, baseline float64, floor time.Duration) {
 	ratio := "-"
 	if baseline > 0 && r.Lock != "etcd-mutex" {
 		ratio = fmt.Sprintf("%.1f×", r.LocksPerSec/baseline)
 	}
-	fmt.Fprintf(w, "%-17s %7d %9.1f %8s %12s %12s %12s %12s %5.0f%% %9.2f %9d\n",
-		r.Lock, r.Clients, r.LocksPerSec, ratio, msString(r.Acquire.P50), msString(r.Acquire.P99),
-		msString(r.Handoff.Mean), msString(r.Handoff.P99), 100*r.SameClient, r.Requests, r.Elections)
+	overFloor := "-"
+	if floor > 0 && r.Handoff.P50 > 0 {
+		overFloor = fmt.Sprintf("%.1f×", float64(r.Handoff.P50)/float64(floor))
+	}
+	clientsCPU, clusterCPU := ms(r.CPU.Clients), ms(r.CPU.Cluster)
+	switch {
+	case r.CPU.Unmeasured:
+		clientsCPU, clusterCPU = "-", "-"
+	case r.CPU.Shared:
+		clientsCPU, clusterCPU = ms(r.CPU.Clients)+"*", "*"
+	}
+	fmt.Fprintf(w, "%-17s %7d %8.1f %7s  %7s %7s %7s %7s  %7s %8s %6s %4.0f%% %5.2f %6.2f %5.2f  %8s %8s %5d\n",
+		r.Lock, r.Clients, r.LocksPerSec, ratio,
+		ms(r.Acquire.P50), ms(r.Acquire.P70), ms(r.Acquire.P90), ms(r.Acquire.P99),
+		ms(r.Handoff.P50), ms(r.Handoff.P99), overFloor,
+		100*r.SameClient, r.Wakeups, r.FutileWakeups, r.Requests, clientsCPU, clusterCPU, r.Elections)
+}
+
+// ms prints a duration in milliseconds, to a precision that suits it.
+func ms(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
 }
 
 func msString(d time.Duration) string {

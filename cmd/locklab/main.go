@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/locklab/locklab/internal/clusterproc"
 )
 
 // Exit statuses.
@@ -35,8 +37,8 @@ Usage:
                   [--expect pass] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline
   locklab replay  RUN_DIR                     re-run a recorded schedule, compare verdicts
-  locklab bench   [--lock L|all] [--clients 1,2,10,30] [--duration 3s] [--ttl 5]
-                  [--members 3 | --endpoints …] [--out DIR]   locks/s and hand-off latency
+  locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
+                  [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO                    the lesson, step by step
 
@@ -47,6 +49,7 @@ input; 3 a checker could not decide, or the run was interrupted.
 `
 
 func main() {
+	clusterproc.Serve() // the child process of an embedded cluster (bench) never returns
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -14,11 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/internal/clusterproc"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	clusterproc.Serve()
+	goleak.VerifyTestMain(m)
+}
 
 func locklab(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
 	t.Helper()
@@ -59,6 +63,8 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"bench", "--clients", "2,0"}, []string{"--clients", `"2,0"`}},
 		{[]string{"bench", "--duration", "-1s"}, []string{"--duration"}},
 		{[]string{"bench", "--ttl", "0"}, []string{"--ttl"}},
+		{[]string{"bench", "--work", "-1s"}, []string{"--work"}},
+		{[]string{"bench", "--endpoints", "127.0.0.1:1", "--fsync"}, []string{"--fsync"}},
 	}
 	for _, tc := range cases {
 		code, _, stderr := locklab(t, t.Context(), tc.args...)
@@ -227,13 +233,20 @@ func TestBench(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &report))
 	require.Len(t, report.Results, 2)
+	assert.True(t, report.ClusterProcess, "the cluster ran in a child process")
+	assert.Positive(t, report.Floor.P50, "the hand-off floor is measured")
 	for i, name := range []string{"etcd-mutex", "queue"} {
 		r := report.Results[i]
 		assert.Equal(t, name, r.Lock)
 		assert.Equal(t, 2, r.Clients)
 		assert.Empty(t, r.Error)
 		assert.Positive(t, r.Acquires)
+		assert.Positive(t, r.Acquire.P70)
+		assert.False(t, r.CPU.Shared)
+		assert.Positive(t, r.CPU.Clients, "the clients' CPU")
+		assert.Positive(t, r.CPU.Cluster, "the cluster's CPU, apart")
 	}
+	assert.FileExists(t, filepath.Join(out, reports.BenchFile))
 }
 
 func TestBenchInterrupted(t *testing.T) {
