@@ -13,14 +13,16 @@ import (
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
 
 func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	flags := newFlagSet("check")
-	out := flags.String("out", "", "directory for Porcupine's visualization of each failed check")
+	out := flags.String("out", "", "directory to write a report to: index.html (timeline, story, checks), summary.md, junit.xml, Porcupine's view of each failed check")
 	if err := parse(flags, args); err != nil {
 		return exitUsage, err
 	}
@@ -40,16 +42,6 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 		path, orDash(h.Scenario), orDash(h.Lock), orDash(h.Resource), h.Seed, len(events))
 	for _, v := range report.Verdicts() {
 		printVerdict(stdout, v)
-		if *out != "" && v.Result == models.Fail && v.HasVisualization() {
-			if err := os.MkdirAll(*out, 0o755); err != nil {
-				return exitUsage, usagef("--out: %v", err)
-			}
-			file := filepath.Join(*out, v.Check+".html")
-			if err := v.WriteVisualization(file); err != nil {
-				return exitUsage, err
-			}
-			fmt.Fprintf(stdout, "    visualization: %s\n", file)
-		}
 	}
 	if report.LostFraction != nil {
 		fmt.Fprintf(stdout, "lost: %.1f%% of acknowledged increments are missing from the final value\n", 100**report.LostFraction)
@@ -57,15 +49,30 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	result := report.Result()
 	// A history of a catalog scenario is held to the scenario's effects, as
 	// the run that recorded it was.
+	checked := scenarios.Result{Scenario: h.Scenario, Lock: h.Lock, Resource: h.Resource, Seed: h.Seed,
+		Expected: scenarios.ExpectPass, Checks: report.Verdicts()}
 	if s, err := scenarios.Lookup(h.Scenario); err == nil {
 		effects := s.CheckEffects(events)
 		printEffects(stdout, effects)
 		var missing string
 		if result, missing = scenarios.JudgeEffects(result, effects); result == models.Error {
 			fmt.Fprintf(stdout, "  %s\n", missing)
+			checked.Error = missing
 		}
+		checked.Effects = effects
 	}
 	fmt.Fprintf(stdout, "safety: %s\n", result)
+	checked.Verdict, checked.Matches = result, result == models.Pass
+	if *out != "" {
+		if err := writeCheckReport(*out, path, checked, args); err != nil {
+			return exitUsage, usagef("--out: %v", err)
+		}
+		views, _ := filepath.Glob(filepath.Join(*out, "*.porcupine.html"))
+		for _, v := range views {
+			fmt.Fprintf(stdout, "visualization: %s\n", v)
+		}
+		fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, reports.IndexFile))
+	}
 	switch result {
 	case models.Fail, models.Error:
 		return exitMismatch, nil
@@ -73,6 +80,46 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 		return exitUndecided, nil
 	}
 	return exitOK, nil
+}
+
+// writeCheckReport writes the report of one checked history to dir, with a
+// copy of the history beside it so that the report stands on its own.
+func writeCheckReport(dir, historyPath string, r scenarios.Result, args []string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(historyPath)
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(historyPath)
+	if !strings.HasSuffix(name, ".history.jsonl") {
+		name += ".history.jsonl"
+	}
+	copied := filepath.Join(dir, name)
+	if abs(copied) != abs(historyPath) {
+		if err := atomicfile.Write(copied, func(w io.Writer) error { _, err := w.Write(raw); return err }); err != nil {
+			return err
+		}
+	}
+	r.History = copied
+	rep, err := reportOf(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r})
+	if err != nil {
+		return err
+	}
+	rep.Complete = true
+	if _, err := os.Stat(filepath.Join(filepath.Dir(historyPath), "schedule.json")); err == nil {
+		rep.Runs[0].Replay = "go run ./cmd/locklab replay " + filepath.Dir(historyPath)
+	}
+	return reports.Write(dir, rep)
+}
+
+func abs(p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	return a
 }
 
 func printVerdict(w io.Writer, v models.Verdict) {
@@ -106,6 +153,7 @@ func orDash(s string) string {
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	flags := newFlagSet("replay")
 	verbose := flags.Bool("verbose", false, "show etcd's and the clients' logs")
+	outFlag := flags.String("out", "", "results directory for the replayed run (default reports/<time>, with reports/latest)")
 	if err := parse(flags, args); err != nil {
 		return exitUsage, err
 	}
@@ -155,23 +203,41 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, err
 	}
 	cfg.Replay = &plan
+	out, created, err := outDir(*outFlag)
+	if err != nil {
+		return exitUsage, err
+	}
+	cfg.Out = out
 	fmt.Fprintf(stdout, "replaying %s × %s, seed %d\n", plan.Scenario, lockName, plan.Seed)
 	sum, err := scenarios.Run(ctx, cfg)
 	if err != nil && !errors.Is(err, scenarios.ErrInterrupted) {
+		if created {
+			os.Remove(out)
+		}
 		return exitUsage, err
 	}
 	code := exitOK
-	for _, r := range sum.Results {
+	for i, r := range sum.Results {
 		same := r.Verdict == recorded[r.Resource]
 		mark := "same"
 		if !same {
 			mark, code = "DIFFERENT", exitMismatch
+			note := fmt.Sprintf("replayed %s, recorded %s (%s)", r.Verdict, recorded[r.Resource], filepath.Join(dir, r.Resource+".history.jsonl"))
+			sum.Results[i].Error = strings.TrimSpace(note + "\n" + r.Error)
 		}
 		fmt.Fprintf(stdout, "  %-13s recorded %-7s replayed %-7s %s\n", r.Resource, recorded[r.Resource], r.Verdict, mark)
 	}
+	if err := writeReport(out, "locklab replay", append([]string{"locklab", "replay"}, args...), sum); err != nil {
+		fmt.Fprintln(stderr, "locklab: report:", err)
+		return exitMismatch, nil
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(out, reports.IndexFile))
 	if !sum.Complete {
 		fmt.Fprintln(stderr, "locklab: interrupted")
 		return exitUndecided, nil
+	}
+	if *outFlag == "" {
+		linkLatest(out)
 	}
 	return code, nil
 }

@@ -35,8 +35,8 @@ Usage:
   locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K]
                   [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
                   [--expect pass] [--out DIR] [--verbose]
-  locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline
-  locklab replay  RUN_DIR                     re-run a recorded schedule, compare verdicts
+  locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline (--out: its report)
+  locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
                   [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
   locklab list                                scenarios, locks, resources, faults

@@ -185,14 +185,27 @@ func TestRunCheckReplay(t *testing.T) {
 	code, stdout, _ = locklab(t, t.Context(), "check", filepath.Join(runDir, "unfenced.history.jsonl"), "--out", filepath.Join(out, "viz"))
 	assert.Equal(t, exitMismatch, code, "a failing history exits 1")
 	assert.Contains(t, stdout, "c1 and c2 both read 0 and both wrote 1")
-	_, err = os.Stat(filepath.Join(out, "viz", "counter.html"))
-	assert.NoError(t, err)
+	// A report of the one history, standing on its own: the page, a copy of
+	// the history, Porcupine's view of the failed counter.
+	for _, f := range []string{reports.IndexFile, reports.SummaryFile, reports.JUnitFile, "unfenced.history.jsonl",
+		"unfenced.counter.porcupine.html"} {
+		assert.FileExists(t, filepath.Join(out, "viz", f))
+	}
+	assert.Contains(t, stdout, "report: "+filepath.Join(out, "viz", reports.IndexFile))
+	page, err := os.ReadFile(filepath.Join(out, "viz", reports.IndexFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `<svg class="timeline"`)
+	assert.Contains(t, string(page), "locklab replay "+runDir, "the page says how to replay the run")
 	code, _, _ = locklab(t, t.Context(), "check", filepath.Join(runDir, "fenced.history.jsonl"))
 	assert.Equal(t, exitOK, code)
 
-	code, stdout, _ = locklab(t, t.Context(), "replay", runDir)
+	replayed := filepath.Join(out, "replayed")
+	code, stdout, _ = locklab(t, t.Context(), "replay", runDir, "--out", replayed)
 	assert.Equal(t, exitOK, code, stdout)
 	assert.Contains(t, stdout, "unfenced      recorded FAIL    replayed FAIL    same")
+	for _, f := range []string{reports.IndexFile, "results.json", "paused-holder/queue/1/unfenced.history.jsonl"} {
+		assert.FileExists(t, filepath.Join(replayed, f), "the replay writes its own results and report")
+	}
 }
 
 // The CI gate: with --expect pass, a configuration documented to fail fails

@@ -208,7 +208,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	switch {
 	case errors.Is(err, scenarios.ErrInterrupted):
 		printSummary(stdout, sum)
-		if rerr := writeReport(out, "locklab run", args, sum); rerr != nil {
+		if rerr := writeReport(out, "locklab run", append([]string{"locklab", "run"}, args...), sum); rerr != nil {
 			fmt.Fprintln(stderr, "locklab: report:", rerr)
 		}
 		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json and the report say so)")
@@ -220,7 +220,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	printSummary(stdout, sum)
-	if err := writeReport(out, "locklab run", args, sum); err != nil {
+	if err := writeReport(out, "locklab run", append([]string{"locklab", "run"}, args...), sum); err != nil {
 		fmt.Fprintln(stderr, "locklab: report:", err)
 		return exitMismatch, nil
 	}
@@ -233,10 +233,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 
 // writeReport writes the human-readable report of sum into dir: each run
 // with its scenario's lesson, its history and the command that replays it.
-func writeReport(dir, title string, args []string, sum scenarios.Summary) error {
-	rep := reports.Report{Title: title, Command: strings.Join(append([]string{"locklab", "run"}, args...), " "),
-		Complete: sum.Complete, Seconds: sum.Seconds}
-	for _, r := range sum.Results {
+func writeReport(dir, title string, command []string, sum scenarios.Summary) error {
+	rep, err := reportOf(dir, title, command, sum.Results)
+	if err != nil {
+		return err
+	}
+	rep.Complete, rep.Seconds = sum.Complete, sum.Seconds
+	return reports.Write(dir, rep)
+}
+
+// reportOf is the report of results whose histories lie under dir.
+func reportOf(dir, title string, command []string, results []scenarios.Result) (reports.Report, error) {
+	rep := reports.Report{Title: title, Command: strings.Join(command, " ")}
+	for _, r := range results {
 		run := reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Seed: r.Seed,
 			Expected: string(r.Expected), Verdict: r.Verdict, Matches: r.Matches, Skipped: r.Skipped, Error: r.Error,
 			Checks: r.Checks, Seconds: r.Seconds}
@@ -249,17 +258,19 @@ func writeReport(dir, title string, args []string, sum scenarios.Summary) error 
 		if r.History != "" {
 			_, events, err := history.ReadFile(r.History)
 			if err != nil {
-				return err
+				return rep, err
 			}
 			run.Events = events
 			if rel, err := filepath.Rel(dir, r.History); err == nil {
 				run.History = rel
 			}
-			run.Replay = "go run ./cmd/locklab replay " + filepath.Dir(r.History)
+			if _, err := os.Stat(filepath.Join(filepath.Dir(r.History), "schedule.json")); err == nil {
+				run.Replay = "go run ./cmd/locklab replay " + filepath.Dir(r.History)
+			}
 		}
 		rep.Runs = append(rep.Runs, run)
 	}
-	return reports.Write(dir, rep)
+	return rep, nil
 }
 
 // outDir picks the results directory: the flag, or reports/<time>. created
