@@ -44,8 +44,11 @@ type Scenario struct {
 	Members      int
 	MemberFaults bool
 	TTL          int
-	// script is the file in scripts/ for a deterministic scenario.
+	// script is the file in scripts/ for a deterministic scenario; text,
+	// if set, is the script itself (a script from outside the catalog, and
+	// script then its file's name, for messages).
 	script string
+	text   string
 	// Plan derives the scenario's schedule from the seed (the script's
 	// commands, or a fault schedule); Run executes it on an Env.
 	run func(ctx context.Context, e *Env, p Plan) error
@@ -406,6 +409,9 @@ func (e *Env) slowHolders(ctx context.Context, p Plan) error {
 }
 
 func (s Scenario) steps() ([]Step, error) {
+	if s.text != "" {
+		return ParseScript(s.script, s.text)
+	}
 	text, err := scripts.ReadFile("scripts/" + s.script)
 	if err != nil {
 		return nil, err

@@ -44,8 +44,12 @@ type Config struct {
 	Out string
 	// Replay, if set, is run instead of the plan derived from the seed.
 	Replay *Plan
-	// Factories maps lock names to factories; nil means lock.Builtin.
+	// Factories adds locks to the built-in ones (lock.Builtin and the
+	// known-bad lock.Regressions), or replaces a built-in of the same name.
 	Factories map[string]lock.Factory
+	// Extra are scenarios beside the catalog's (FromScript makes them);
+	// Scenarios names them like the catalog's.
+	Extra []Scenario
 	Logger    *zap.Logger
 	Progress  io.Writer
 	// Parallel is how many configurations run at once (zero:
@@ -149,16 +153,20 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			return sum, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
 		}
 	}
-	if cfg.Factories == nil {
-		// The built-in locks, and the known-bad ones, which are expected to
-		// FAIL the scenario that catches them (see lock.Regression).
-		cfg.Factories = maps.Clone(lock.Builtin)
-		cfg.regressions = map[string]lock.Regression{}
-		for _, r := range lock.Regressions {
-			cfg.Factories[r.Name] = r.Factory
-			cfg.regressions[r.Name] = r
-		}
+	// The built-in locks, and the known-bad ones, which are expected to
+	// FAIL the scenario that catches them (see lock.Regression); the
+	// caller's own besides.
+	factories := maps.Clone(lock.Builtin)
+	cfg.regressions = map[string]lock.Regression{}
+	for _, r := range lock.Regressions {
+		factories[r.Name] = r.Factory
+		cfg.regressions[r.Name] = r
 	}
+	for name, f := range cfg.Factories {
+		factories[name] = f
+		delete(cfg.regressions, name) // the caller's lock, whatever its name
+	}
+	cfg.Factories = factories
 	if cfg.Runs <= 0 {
 		cfg.Runs = 1
 	}
@@ -170,6 +178,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	var scens []Scenario
 	for _, name := range cfg.Scenarios {
+		i := slices.IndexFunc(cfg.Extra, func(s Scenario) bool { return s.Name == name })
+		if i >= 0 {
+			scens = append(scens, cfg.Extra[i])
+			continue
+		}
 		s, err := Lookup(name)
 		if err != nil {
 			return sum, err

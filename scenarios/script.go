@@ -2,9 +2,11 @@ package scenarios
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/datadriven"
@@ -65,6 +67,12 @@ func ParseScript(name, text string) ([]Step, error) {
 		if _, ok := handlers[cmd]; !ok {
 			return nil, fmt.Errorf("%s:%d: unknown command %q (commands: %s)", name, st.Line, cmd, strings.Join(commandNames(), ", "))
 		}
+		if err := specs[cmd].check(args); err != nil {
+			return nil, fmt.Errorf("%s:%d: %s: %v", name, st.Line, cmd, err)
+		}
+		if cmd == "setup" && len(steps) > 0 {
+			return nil, fmt.Errorf("%s:%d: setup: must be the script's first command", name, st.Line)
+		}
 		steps = append(steps, st)
 	}
 	return steps, nil
@@ -115,8 +123,85 @@ func (a args) client() string {
 
 type handler func(ctx context.Context, e *Env, a args) (string, error)
 
+// spec is what a command accepts: a client name or none, key=value
+// arguments, bare flags.
+type spec struct {
+	client bool
+	keys   []string
+	flags  []string
+}
+
+// specs: every command's arguments. A script is refused at parse time for
+// anything else, so a typo never becomes a step that silently does less.
+var specs = map[string]spec{
+	"setup":           {keys: []string{"members", "ttl"}},
+	"client":          {client: true, keys: []string{"member"}},
+	"acquire":         {client: true, flags: []string{"async"}},
+	"cs":              {client: true, flags: []string{"async"}},
+	"release":         {client: true, keys: []string{"answer", "grant"}, flags: []string{"async"}},
+	"await":           {client: true},
+	"pause":           {client: true, keys: []string{"at"}},
+	"wait-paused":     {client: true},
+	"resume":          {client: true},
+	"cut":             {client: true},
+	"heal":            {},
+	"expire":          {client: true, keys: []string{"mode"}},
+	"wait-lease-gone": {client: true},
+	"wait-queued":     {client: true},
+	"check":           {},
+}
+
+// check says what is wrong with args for the command, if anything.
+func (sp spec) check(in []datadriven.CmdArg) error {
+	clients := 0
+	for _, x := range in {
+		switch {
+		case len(x.Vals) == 0 && slices.Contains(sp.flags, x.Key):
+		case len(x.Vals) == 0 && sp.client && clients == 0:
+			clients++
+		case len(x.Vals) == 0:
+			return fmt.Errorf("unexpected argument %q%s", x.Key, sp.accepts())
+		case !slices.Contains(sp.keys, x.Key):
+			return fmt.Errorf("unknown argument %q%s", x.Key, sp.accepts())
+		case len(x.Vals) != 1 || x.Vals[0] == "":
+			return fmt.Errorf("%s: want one value", x.Key)
+		}
+	}
+	if sp.client && clients == 0 {
+		return fmt.Errorf("want a client name%s", sp.accepts())
+	}
+	return nil
+}
+
+// accepts lists what a command takes, for an error message.
+func (sp spec) accepts() string {
+	var parts []string
+	if sp.client {
+		parts = append(parts, "CLIENT")
+	}
+	for _, k := range sp.keys {
+		parts = append(parts, k+"=…")
+	}
+	parts = append(parts, sp.flags...)
+	if len(parts) == 0 {
+		return " (it takes no arguments)"
+	}
+	return " (it takes " + strings.Join(parts, " ") + ")"
+}
+
 // handlers: one per command, each a thin call into Env.
 var handlers = map[string]handler{
+	"setup": func(ctx context.Context, e *Env, a args) (string, error) {
+		if m, err := strconv.Atoi(cmp.Or(a.kv["members"], "0")); err != nil || m < 0 {
+			return "", fmt.Errorf("setup: members=%s: want a count", a.kv["members"])
+		} else if have := len(e.c.Members()); m > have {
+			return "", fmt.Errorf("setup: the script needs %d members, the cluster has %d", m, have)
+		}
+		if ttl := a.kv["ttl"]; ttl != "" && ttl != strconv.Itoa(e.opts.TTL) {
+			return "", fmt.Errorf("setup: the script's lease TTL is %s s, the run's %d s", ttl, e.opts.TTL)
+		}
+		return "ready", nil
+	},
 	"client": func(ctx context.Context, e *Env, a args) (string, error) {
 		if err := e.AddClient(ctx, a.client(), a.kv["member"]); err != nil {
 			return "", err

@@ -47,3 +47,37 @@ func TestScripts(t *testing.T) {
 		}
 	})
 }
+
+// A script from outside the catalog is parsed as strictly as the catalog's,
+// and says itself what it needs and what it expects.
+func TestFromScript(t *testing.T) {
+	ok := "# A lesson.\nsetup members=5 ttl=2\n----\nready\n\nclient c1 member=m5\n----\nc1: connected to m5\n\n" +
+		"check\n----\nunfenced: FAIL (counter FAIL)\nfenced: PASS\nbelief: two clients believed they held the lock at once\n"
+	s, err := scenarios.FromScript("mine", "mine.txt", ok)
+	require.NoError(t, err)
+	assert.Equal(t, 5, s.Members)
+	assert.Equal(t, 2, s.TTL)
+	assert.Equal(t, "A lesson.", s.Lesson)
+	assert.Equal(t, scenarios.ExpectFail, s.Expect("unfenced"))
+	assert.Equal(t, scenarios.ExpectPass, s.Expect("fenced"))
+	assert.Equal(t, scenarios.ExpectPass, s.Expect("etcd-guarded"), "a resource the check does not name must pass")
+
+	for _, c := range []struct{ text, err string }{
+		{"acquire c1 fast\n----\nx\n", `mine.txt:1: acquire: unexpected argument "fast"`},
+		{"pause c1 when=now\n----\nx\n", `mine.txt:1: pause: unknown argument "when"`},
+		{"acquire\n----\nx\n", "mine.txt:1: acquire: want a client name"},
+		{"grab c1\n----\nx\n", `mine.txt:1: unknown command "grab"`},
+		{"heal c1\n----\nx\n", `mine.txt:1: heal: unexpected argument "c1" (it takes no arguments)`},
+		{"client c1 member=m1\n----\nx\n\nsetup ttl=2\n----\nready\n", "mine.txt:5: setup: must be the script's first command"},
+		{"setup ttl=0\n----\nready\n", "mine.txt:1: setup: ttl=0"},
+		{"client c1 member=m4\n----\nx\n", "mine.txt:1: client: member=m4: the script's cluster has 3 members"},
+		{"check\n----\nunfenced: MAYBE\n", `mine.txt:3: check: unfenced: want PASS or FAIL, got "MAYBE"`},
+		{"acquire c1\n", `mine.txt:1: acquire: want a line "----"`},
+		{"# only words\n", "mine.txt: no command"},
+	} {
+		_, err := scenarios.FromScript("mine", "mine.txt", c.text)
+		if assert.Error(t, err, c.text) {
+			assert.Contains(t, err.Error(), c.err)
+		}
+	}
+}

@@ -103,7 +103,7 @@ func writeCheckReport(dir, historyPath string, r scenarios.Result, args []string
 		}
 	}
 	r.History = copied
-	rep, err := reportOf(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r})
+	rep, err := reportOf(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r}, nil)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		}
 		fmt.Fprintf(stdout, "  %-13s recorded %-7s replayed %-7s %s\n", r.Resource, recorded[r.Resource], r.Verdict, mark)
 	}
-	if err := writeReport(out, "locklab replay", append([]string{"locklab", "replay"}, args...), sum); err != nil {
+	if err := writeReport(out, "locklab replay", append([]string{"locklab", "replay"}, args...), sum, nil); err != nil {
 		fmt.Fprintln(stderr, "locklab: report:", err)
 		return exitMismatch, nil
 	}

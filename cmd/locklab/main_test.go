@@ -271,3 +271,27 @@ func TestBenchInterrupted(t *testing.T) {
 	assert.Contains(t, stderr, "interrupted")
 	assert.NoFileExists(t, filepath.Join(out, "bench.json"))
 }
+
+// A scenario file a user wrote runs like the catalog's; a mistake in one is
+// bad input, named by file and line.
+func TestRunScript(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := locklab(t, t.Context(), "run", "--script", "testdata/user-paused-holder.txt", "--lock", "queue",
+		"--resource", "unfenced,fenced", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "user-paused-holder    queue              unfenced FAIL (ok)  fenced PASS (ok)")
+	page, err := os.ReadFile(filepath.Join(out, reports.IndexFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "My own copy of the paused-holder lesson", "the script's narration is its lesson")
+
+	for file, want := range map[string]string{
+		"testdata/bad-argument.txt": `testdata/bad-argument.txt:5: acquire: unexpected argument "fast"`,
+		"testdata/bad-command.txt":  `testdata/bad-command.txt:5: unknown command "grab"`,
+		"testdata/missing.txt":      "--script: open testdata/missing.txt",
+	} {
+		code, _, stderr := locklab(t, t.Context(), "run", "--script", file, "--out", t.TempDir())
+		assert.Equal(t, exitUsage, code, file)
+		assert.Contains(t, stderr, want)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+	}
+}

@@ -65,7 +65,7 @@ type runFlags struct {
 	scenario, lock, resource string
 	seed                     uint64
 	runs, parallel           int
-	expect, out              string
+	expect, out, script      string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -78,6 +78,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		"configurations run at once, each on its own embedded cluster (or sharing --endpoints)")
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
+	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	f.clusterFlags.register(fs)
 }
 
@@ -154,12 +155,53 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 	return out, nil
 }
 
+// readScripts reads the scenario files of --script. A scenario is named
+// after its file (without .txt); one whose name a catalog scenario has is
+// prefixed "script-", so that it is never mistaken for the catalog's.
+func readScripts(list string) ([]scenarios.Scenario, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []scenarios.Scenario
+	for _, path := range strings.Split(list, ",") {
+		path = strings.TrimSpace(path)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return nil, usagef("--script: %v", err)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".txt")
+		if _, err := scenarios.Lookup(name); err == nil {
+			name = "script-" + name
+		}
+		for _, s := range out {
+			if s.Name == name {
+				return nil, usagef("--script: two scripts are named %q", name)
+			}
+		}
+		s, err := scenarios.FromScript(name, path, string(text))
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // config turns flags into a runner configuration.
 func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass",
 		Parallel: f.parallel}
 	var err error
-	if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names()); err != nil {
+	if cfg.Extra, err = readScripts(f.script); err != nil {
+		return cfg, err
+	}
+	var extra []string
+	for _, s := range cfg.Extra {
+		extra = append(extra, s.Name)
+	}
+	if f.script != "" && (f.scenario == "" || f.scenario == "all") {
+		cfg.Scenarios = extra
+	} else if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names(), extra...); err != nil {
 		return cfg, err
 	}
 	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), lock.RegressionNames()...); err != nil {
@@ -208,7 +250,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	switch {
 	case errors.Is(err, scenarios.ErrInterrupted):
 		printSummary(stdout, sum)
-		if rerr := writeReport(out, "locklab run", append([]string{"locklab", "run"}, args...), sum); rerr != nil {
+		if rerr := writeReport(out, "locklab run", append([]string{"locklab", "run"}, args...), sum, cfg.Extra); rerr != nil {
 			fmt.Fprintln(stderr, "locklab: report:", rerr)
 		}
 		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json and the report say so)")
@@ -220,7 +262,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	printSummary(stdout, sum)
-	if err := writeReport(out, "locklab run", append([]string{"locklab", "run"}, args...), sum); err != nil {
+	if err := writeReport(out, "locklab run", append([]string{"locklab", "run"}, args...), sum, cfg.Extra); err != nil {
 		fmt.Fprintln(stderr, "locklab: report:", err)
 		return exitMismatch, nil
 	}
@@ -233,8 +275,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 
 // writeReport writes the human-readable report of sum into dir: each run
 // with its scenario's lesson, its history and the command that replays it.
-func writeReport(dir, title string, command []string, sum scenarios.Summary) error {
-	rep, err := reportOf(dir, title, command, sum.Results)
+func writeReport(dir, title string, command []string, sum scenarios.Summary, extra []scenarios.Scenario) error {
+	rep, err := reportOf(dir, title, command, sum.Results, extra)
 	if err != nil {
 		return err
 	}
@@ -243,7 +285,7 @@ func writeReport(dir, title string, command []string, sum scenarios.Summary) err
 }
 
 // reportOf is the report of results whose histories lie under dir.
-func reportOf(dir, title string, command []string, results []scenarios.Result) (reports.Report, error) {
+func reportOf(dir, title string, command []string, results []scenarios.Result, extra []scenarios.Scenario) (reports.Report, error) {
 	rep := reports.Report{Title: title, Command: strings.Join(command, " ")}
 	for _, r := range results {
 		run := reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Seed: r.Seed,
@@ -254,6 +296,11 @@ func reportOf(dir, title string, command []string, results []scenarios.Result) (
 		}
 		if s, err := scenarios.Lookup(r.Scenario); err == nil {
 			run.Lesson = s.Lesson
+		}
+		for _, s := range extra {
+			if s.Name == r.Scenario {
+				run.Lesson = s.Lesson
+			}
 		}
 		if r.History != "" {
 			_, events, err := history.ReadFile(r.History)

@@ -1,0 +1,103 @@
+package scenarios
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+)
+
+// FromScript makes a scenario of a script written outside the catalog, in
+// the catalog scripts' format (see scenarios/scripts/). name names the
+// scenario and file is used in messages ("file:line: …"). It is parsed as
+// strictly as the catalog's: an unknown command or argument is an error
+// naming its line.
+//
+// An optional first command `setup members=N ttl=S` sets the cluster size it
+// needs (default 3) and the lease TTL in seconds (default 1). Its expected
+// verdicts are read from its `check` step ("unfenced: FAIL (…)",
+// "fenced: PASS"); a resource it does not name must PASS. Every other
+// step's output is compared with the script's, as for the catalog: a step
+// that printed something else makes the run an ERROR. The lesson is the
+// narration before its first command.
+func FromScript(name, file, text string) (Scenario, error) {
+	steps, err := ParseScript(file, text)
+	if err != nil {
+		return Scenario{}, err
+	}
+	if len(steps) == 0 {
+		return Scenario{}, fmt.Errorf("%s: no command", file)
+	}
+	s := Scenario{Name: name, Members: 3, TTL: 1, script: file, text: text,
+		Lesson: strings.Join(steps[0].Narration, " "), Minimum: history.Minimum{Grants: 1}}
+	if st := steps[0]; st.Cmd == "setup" {
+		a := argMap(st.Args)
+		if v, ok := a.kv["members"]; ok {
+			if s.Members, err = strconv.Atoi(v); err != nil || s.Members < 1 {
+				return Scenario{}, fmt.Errorf("%s:%d: setup: members=%s: want a positive count", file, st.Line, v)
+			}
+		}
+		if v, ok := a.kv["ttl"]; ok {
+			if s.TTL, err = strconv.Atoi(v); err != nil || s.TTL < 1 {
+				return Scenario{}, fmt.Errorf("%s:%d: setup: ttl=%s: want a whole number of seconds, at least 1", file, st.Line, v)
+			}
+		}
+	}
+	expect := map[string]Expect{}
+	for _, st := range steps {
+		if st.Cmd != "check" {
+			continue
+		}
+		for i, line := range strings.Split(st.Expected, "\n") {
+			res, rest, ok := strings.Cut(line, ": ")
+			if !ok || !isResource(res) {
+				continue
+			}
+			verdict, _, _ := strings.Cut(rest, " ")
+			switch models.Result(verdict) {
+			case models.Pass:
+				expect[res] = ExpectPass
+			case models.Fail:
+				expect[res] = ExpectFail
+			default:
+				return Scenario{}, fmt.Errorf("%s:%d: check: %s: want PASS or FAIL, got %q", file, st.Line+2+i, res, verdict)
+			}
+		}
+	}
+	s.Expect = func(resource string) Expect {
+		if e, ok := expect[resource]; ok {
+			return e
+		}
+		return ExpectPass
+	}
+	for _, st := range steps {
+		switch st.Cmd {
+		case "client":
+			if m := argMap(st.Args).kv["member"]; memberIndex(m) > s.Members {
+				return Scenario{}, fmt.Errorf("%s:%d: client: member=%s: the script's cluster has %d members (setup members=N)", file, st.Line, m, s.Members)
+			}
+		}
+	}
+	return s, nil
+}
+
+func isResource(name string) bool {
+	for _, r := range lock.ResourceNames() {
+		if r == name {
+			return true
+		}
+	}
+	return false
+}
+
+// memberIndex is N of a member name "mN", or 0.
+func memberIndex(m string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(m, "m"))
+	if err != nil || !strings.HasPrefix(m, "m") {
+		return 0
+	}
+	return n
+}
