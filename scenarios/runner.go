@@ -49,9 +49,9 @@ type Config struct {
 	Factories map[string]lock.Factory
 	// Extra are scenarios beside the catalog's (FromScript makes them);
 	// Scenarios names them like the catalog's.
-	Extra []Scenario
-	Logger    *zap.Logger
-	Progress  io.Writer
+	Extra    []Scenario
+	Logger   *zap.Logger
+	Progress io.Writer
 	// Parallel is how many configurations run at once (zero:
 	// DefaultParallel). On an embedded cluster each runs on its own
 	// cluster, started for it — member faults stay within their run; on an
