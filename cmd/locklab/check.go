@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
+	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
@@ -103,7 +104,7 @@ func writeCheckReport(dir, historyPath string, r scenarios.Result, args []string
 		}
 	}
 	r.History = copied
-	rep, err := reportOf(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r}, nil)
+	rep, err := runreport.Of(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r}, nil)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
@@ -276,48 +276,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 // writeReport writes the human-readable report of sum into dir: each run
 // with its scenario's lesson, its history and the command that replays it.
 func writeReport(dir, title string, command []string, sum scenarios.Summary, extra []scenarios.Scenario) error {
-	rep, err := reportOf(dir, title, command, sum.Results, extra)
+	rep, err := runreport.Of(dir, title, command, sum.Results, extra)
 	if err != nil {
 		return err
 	}
 	rep.Complete, rep.Seconds = sum.Complete, sum.Seconds
 	return reports.Write(dir, rep)
-}
-
-// reportOf is the report of results whose histories lie under dir.
-func reportOf(dir, title string, command []string, results []scenarios.Result, extra []scenarios.Scenario) (reports.Report, error) {
-	rep := reports.Report{Title: title, Command: strings.Join(command, " ")}
-	for _, r := range results {
-		run := reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Seed: r.Seed,
-			Expected: string(r.Expected), Verdict: r.Verdict, Matches: r.Matches, Skipped: r.Skipped, Error: r.Error,
-			Checks: r.Checks, Seconds: r.Seconds}
-		for _, ef := range r.Effects {
-			run.Effects = append(run.Effects, reports.Effect{Name: ef.Name, Happened: ef.Happened, Missing: ef.Missing})
-		}
-		if s, err := scenarios.Lookup(r.Scenario); err == nil {
-			run.Lesson = s.Lesson
-		}
-		for _, s := range extra {
-			if s.Name == r.Scenario {
-				run.Lesson = s.Lesson
-			}
-		}
-		if r.History != "" {
-			_, events, err := history.ReadFile(r.History)
-			if err != nil {
-				return rep, err
-			}
-			run.Events = events
-			if rel, err := filepath.Rel(dir, r.History); err == nil {
-				run.History = rel
-			}
-			if _, err := os.Stat(filepath.Join(filepath.Dir(r.History), "schedule.json")); err == nil {
-				run.Replay = "go run ./cmd/locklab replay " + filepath.Dir(r.History)
-			}
-		}
-		rep.Runs = append(rep.Runs, run)
-	}
-	return rep, nil
 }
 
 // outDir picks the results directory: the flag, or reports/<time>. created

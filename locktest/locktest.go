@@ -1,0 +1,216 @@
+// Package locktest gates a lock from its own `go test`: one call runs the
+// lab's scenarios against the lock on a real etcd cluster (embedded by
+// default), each scenario and resource as a subtest, and fails the test
+// with the verdict's explanation, the seed, the command that replays the
+// schedule and the report's path.
+//
+// The defaults cannot lie: the resources are the ones a correct lock must
+// keep safe (fenced, etcd-guarded); every scenario's least progress and its
+// effects are enforced (a run that did nothing, or whose fault never took
+// effect, is an error, never a pass); a skipped scenario says why. A
+// scenario documented to FAIL on an unfenced resource — the lesson that a
+// lease is not a lock — is reported as a finding in the log, not as a
+// failure, when that resource is asked for.
+package locktest
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/runreport"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Name is the name the lock under test goes by in results and reports.
+const Name = "lock-under-test"
+
+// config is what Run runs; Options change it.
+type config struct {
+	scenarios []string
+	resources []string
+	seed      uint64
+	seeds     int
+	external  *cluster.External
+	compare   []string
+	extra     []scenarios.Scenario
+	parallel  int
+}
+
+// An Option changes what Run runs.
+type Option func(*config)
+
+// Seeds runs every scenario with n seeds, from first: first, first+1, …
+// (default 1 seed, seed 1).
+func Seeds(first uint64, n int) Option {
+	return func(c *config) { c.seed, c.seeds = first, n }
+}
+
+// Scenarios runs only the named scenarios (default: the whole catalog).
+func Scenarios(names ...string) Option {
+	return func(c *config) { c.scenarios = names }
+}
+
+// Script adds a scenario of your own, in the format of the catalog's
+// scripts (scenarios.FromScript makes one).
+func Script(s scenarios.Scenario) Option {
+	return func(c *config) { c.extra = append(c.extra, s) }
+}
+
+// Resource is a resource the lock protects in the scenarios.
+type Resource string
+
+// The resources (see the lock package): a store that accepts every write;
+// one that rejects a write whose fencing token is older than one it has
+// seen; an etcd key written only while the lock's key is still the
+// holder's.
+const (
+	Unfenced    Resource = "unfenced"
+	Fenced      Resource = "fenced"
+	EtcdGuarded Resource = "etcd-guarded"
+)
+
+// Resources protects these resources with the lock (default Fenced and
+// EtcdGuarded; Unfenced adds the lessons whose documented outcome is FAIL,
+// as findings).
+func Resources(rs ...Resource) Option {
+	return func(c *config) {
+		c.resources = nil
+		for _, r := range rs {
+			c.resources = append(c.resources, string(r))
+		}
+	}
+}
+
+// Endpoints runs on your own cluster instead of an embedded one; the
+// scenarios that kill or partition members are skipped there, and say so.
+func Endpoints(x cluster.External) Option {
+	return func(c *config) { c.external = &x }
+}
+
+// CompareWith runs the named built-in locks (lock.Names) through the same
+// schedules beside yours, each as its own subtest, so that a failure of
+// yours can be told from a schedule every lock fails.
+func CompareWith(builtins ...string) Option {
+	return func(c *config) { c.compare = builtins }
+}
+
+// Parallel sets how many configurations of a scenario run at once, each on
+// its own embedded cluster (default scenarios.DefaultParallel).
+func Parallel(n int) Option {
+	return func(c *config) { c.parallel = n }
+}
+
+// Run runs the scenarios against the lock factory makes. Each scenario is
+// a subtest (so -run selects them) and each result under it a subtest
+// named lock/resource/seed. A result that is not its documented verdict
+// fails its subtest with the explanation, the seed, the replay command and
+// the report (written under the scenario subtest's ArtifactDir: keep it
+// with go test -artifacts).
+func Run(t *testing.T, factory lock.Factory, opts ...Option) {
+	t.Helper()
+	cfg := config{resources: []string{string(Fenced), string(EtcdGuarded)}, seed: 1, seeds: 1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(cfg.scenarios) == 0 {
+		cfg.scenarios = scenarios.Names()
+		for _, s := range cfg.extra {
+			cfg.scenarios = append(cfg.scenarios, s.Name)
+		}
+	}
+	if factory == nil {
+		t.Fatal("locktest: no lock factory")
+	}
+	locks := append([]string{Name}, cfg.compare...)
+	for _, name := range cfg.scenarios {
+		t.Run(name, func(t *testing.T) {
+			runScenario(t, cfg, name, factory, locks)
+		})
+	}
+}
+
+func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, locks []string) {
+	dir := t.ArtifactDir()
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{name}, Locks: locks, Resources: cfg.resources,
+		Seed: cfg.seed, Runs: cfg.seeds, External: cfg.external, Out: dir,
+		Factories: map[string]lock.Factory{Name: factory}, Extra: cfg.extra, Parallel: cfg.parallel,
+	})
+	if err != nil {
+		t.Fatalf("locktest: %s: %v", name, err)
+	}
+	report := filepath.Join(dir, reports.IndexFile)
+	rep, err := runreport.Of(dir, "locktest "+t.Name(), []string{"go", "test", "-run", "'^" + t.Name() + "$'"}, sum.Results, cfg.extra)
+	if err == nil {
+		rep.Complete, rep.Seconds = sum.Complete, sum.Seconds
+		err = reports.Write(dir, rep)
+	}
+	if err != nil {
+		t.Errorf("locktest: report: %v", err)
+	}
+	for _, r := range sum.Results {
+		rerun := fmt.Sprintf("go test -run '^%s$'", regexpQuote(t.Name()))
+		t.Run(fmt.Sprintf("%s/%s/%d", r.Lock, r.Resource, r.Seed), func(t *testing.T) {
+			judge(t, r, rerun, report)
+		})
+	}
+}
+
+// judge passes, logs, skips or fails one result.
+func judge(t *testing.T, r scenarios.Result, rerun, report string) {
+	switch {
+	case r.Skipped != "":
+		t.Skipf("skipped: %s", r.Skipped)
+	case r.Matches && r.Verdict == models.Fail:
+		t.Logf("finding (documented: %s × %s FAILs): %s", r.Scenario, r.Resource, explain(r))
+	case r.Matches:
+		if r.Belief == models.Fail {
+			t.Logf("finding: two clients believed they held the lock at once (the resource stayed safe)")
+		}
+	default:
+		t.Errorf("%s × %s × %s, seed %d: %s, documented %s\n%s\nthe same schedule again: %s (the seed is fixed by the options)\nreport: %s (kept with go test -artifacts)",
+			r.Scenario, r.Lock, r.Resource, r.Seed, r.Verdict, r.Expected, explain(r), rerun, report)
+	}
+}
+
+// explain is why a result is what it is: its error, or its failed checks.
+func explain(r scenarios.Result) string {
+	var lines []string
+	if r.Error != "" {
+		lines = append(lines, r.Error)
+	}
+	for _, v := range r.Checks {
+		if v.Result == models.Fail || v.Result == models.Unknown || v.Result == models.Error {
+			lines = append(lines, fmt.Sprintf("%s %s: %s", v.Check, v.Result, v.Explanation))
+			for _, e := range v.Evidence {
+				lines = append(lines, "    "+e)
+			}
+		}
+	}
+	for _, ef := range r.Effects {
+		if !ef.Happened {
+			lines = append(lines, "did not happen: "+ef.Name+": "+ef.Missing)
+		}
+	}
+	if len(lines) == 0 {
+		return "no check failed"
+	}
+	return strings.Join(lines, "\n")
+}
+
+// regexpQuote quotes a test name for -run, level by level (subtests are
+// split on "/").
+func regexpQuote(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = regexp.QuoteMeta(p)
+	}
+	return strings.Join(parts, "$/^")
+}
