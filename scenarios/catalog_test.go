@@ -146,7 +146,10 @@ func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
 }
 
 // Configurations run at once give the verdicts they give one after
-// another, on the same seed, in the same (catalog) order.
+// another, on the same seed, in the same (catalog) order. A verdict the
+// catalog documents as ANY depends on timing the schedule does not fix (a
+// restarted member's holder may or may not lose its lease mid-section): it
+// is compared as what it is, reported and never gated, not by its value.
 func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 	verdicts := func(parallel int) []string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
@@ -156,7 +159,11 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 		require.NoError(t, err)
 		var out []string
 		for _, r := range sum.Results {
-			out = append(out, fmt.Sprintf("%s × %s × %s: %s", r.Scenario, r.Lock, r.Resource, r.Verdict))
+			verdict := string(r.Verdict)
+			if r.Expected == scenarios.ExpectAny {
+				verdict = fmt.Sprintf("ANY, matches %v", r.Matches)
+			}
+			out = append(out, fmt.Sprintf("%s × %s × %s: %s", r.Scenario, r.Lock, r.Resource, verdict))
 		}
 		return out
 	}
