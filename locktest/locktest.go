@@ -129,14 +129,23 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 		t.Fatal("locktest: no lock factory")
 	}
 	locks := append([]string{Name}, cfg.compare...)
+	ran := 0
 	for _, name := range cfg.scenarios {
 		t.Run(name, func(t *testing.T) {
-			runScenario(t, cfg, name, factory, locks)
+			ran += runScenario(t, cfg, name, factory, locks)
 		})
+	}
+	if ran == 0 {
+		// Every configuration skipped (or none selected): nothing was
+		// tested, and that is never a pass.
+		t.Errorf("locktest: nothing ran against the lock: every configuration of %s was skipped or not selected",
+			strings.Join(cfg.scenarios, ", "))
 	}
 }
 
-func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, locks []string) {
+// runScenario runs one scenario and judges each result in a subtest of its
+// own; it returns how many configurations of the lock under test ran.
+func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, locks []string) (ran int) {
 	dir := t.ArtifactDir()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{name}, Locks: locks, Resources: cfg.resources,
@@ -147,7 +156,8 @@ func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, lo
 		t.Fatalf("locktest: %s: %v", name, err)
 	}
 	report := filepath.Join(dir, reports.IndexFile)
-	rep, err := runreport.Of(dir, "locktest "+t.Name(), []string{"go", "test", "-run", "'^" + t.Name() + "$'"}, sum.Results, cfg.extra)
+	rerun := []string{"go", "test", "-run", fmt.Sprintf("'^%s$'", regexpQuote(t.Name()))}
+	rep, err := runreport.Of(dir, "locktest "+t.Name(), rerun, sum.Results, cfg.extra)
 	if err == nil {
 		rep.Complete, rep.Seconds = sum.Complete, sum.Seconds
 		err = reports.Write(dir, rep)
@@ -156,11 +166,14 @@ func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, lo
 		t.Errorf("locktest: report: %v", err)
 	}
 	for _, r := range sum.Results {
-		rerun := fmt.Sprintf("go test -run '^%s$'", regexpQuote(t.Name()))
+		if r.Lock == Name && r.Skipped == "" {
+			ran++
+		}
 		t.Run(fmt.Sprintf("%s/%s/%d", r.Lock, r.Resource, r.Seed), func(t *testing.T) {
-			judge(t, r, rerun, report)
+			judge(t, r, strings.Join(rerun, " "), report)
 		})
 	}
+	return ran
 }
 
 // judge passes, logs, skips or fails one result.
@@ -169,7 +182,7 @@ func judge(t *testing.T, r scenarios.Result, rerun, report string) {
 	case r.Skipped != "":
 		t.Skipf("skipped: %s", r.Skipped)
 	case r.Matches && r.Verdict == models.Fail:
-		t.Logf("finding (documented: %s × %s FAILs): %s", r.Scenario, r.Resource, explain(r))
+		t.Logf("finding (documented %s for %s × %s): %s", r.Expected, r.Scenario, r.Resource, explain(r))
 	case r.Matches:
 		if r.Belief == models.Fail {
 			t.Logf("finding: two clients believed they held the lock at once (the resource stayed safe)")

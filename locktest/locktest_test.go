@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/locktest"
 )
@@ -24,25 +25,52 @@ func TestQueuePassesTheGate(t *testing.T) {
 		locktest.CompareWith("etcd-mutex"))
 }
 
-// mustFail is set in the environment of the child test that gates a lock
-// known to be broken.
+// mustFail is set in the environment of a child test whose gate must fail.
 const mustFail = "LOCKTEST_MUST_FAIL"
 
-// The gate fails a broken lock: set-nx-px never renews its lease, and the
-// slow-holder scenario catches it. The gate runs in a child test process,
-// whose failure is the expected outcome.
-func TestBrokenLockFailsTheGate(t *testing.T) {
+// mustFailInChild runs test in a child test process, where gate runs, and
+// returns its output; the child must fail.
+func mustFailInChild(t *testing.T, gate func(t *testing.T)) string {
 	if os.Getenv(mustFail) != "" {
+		gate(t)
+		return ""
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd.Env = append(os.Environ(), mustFail+"=1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the gate must fail:\n%s", out)
+	return string(out)
+}
+
+// The gate fails a broken lock: set-nx-px never renews its lease, and the
+// slow-holder scenario catches it.
+func TestBrokenLockFailsTheGate(t *testing.T) {
+	out := mustFailInChild(t, func(t *testing.T) {
 		bad, ok := lock.LookupRegression("set-nx-px")
 		require.True(t, ok)
 		locktest.Run(t, bad.Factory, locktest.Scenarios("slow-holder"))
+	})
+	if out == "" {
 		return
 	}
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestBrokenLockFailsTheGate$", "-test.v")
-	cmd.Env = append(os.Environ(), mustFail+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the gate must fail a broken lock:\n%s", out)
-	assert.Contains(t, string(out), "--- FAIL: TestBrokenLockFailsTheGate/slow-holder/lock-under-test/fenced/1")
-	assert.Contains(t, string(out), "lease-kept FAIL")
-	assert.Contains(t, string(out), "the same schedule again: go test -run '^TestBrokenLockFailsTheGate$/^slow-holder$'")
+	assert.Contains(t, out, "--- FAIL: TestBrokenLockFailsTheGate/slow-holder/lock-under-test/fenced/1")
+	assert.Contains(t, out, "lease-kept FAIL")
+	assert.Contains(t, out, "the same schedule again: go test -run '^TestBrokenLockFailsTheGate$/^slow-holder$'")
+}
+
+// A gate where every configuration was skipped tested nothing: it fails.
+// (On an external cluster the scenarios that restart members are skipped.)
+func TestNothingRanFailsTheGate(t *testing.T) {
+	out := mustFailInChild(t, func(t *testing.T) {
+		c, err := cluster.Start(t.Context(), cluster.Config{})
+		require.NoError(t, err)
+		defer c.Close()
+		locktest.Run(t, lock.NewQueue, locktest.Scenarios("member-restart"),
+			locktest.Endpoints(cluster.External{Endpoints: c.Endpoints()}))
+	})
+	if out == "" {
+		return
+	}
+	assert.Contains(t, out, "--- SKIP: TestNothingRanFailsTheGate/member-restart/lock-under-test/fenced/1")
+	assert.Contains(t, out, "locktest: nothing ran against the lock")
 }

@@ -49,7 +49,7 @@ type BenchRow struct {
 
 // Latency is a latency distribution.
 type Latency struct {
-	P50, P70, P90, P99, Max time.Duration
+	P50, P70, P90, P99 time.Duration
 	// Samples are every latency measured, for the distribution's curve.
 	Samples []time.Duration
 }
@@ -69,7 +69,7 @@ var benchPage = template.Must(template.New("bench").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f×", float64(d)/float64(floor))
 	},
-	"dict": func(p plot, w, h float64) plotData { return plotData{P: p, W: w, H: h} },
+	"plotOf": func(p plot, w, h float64) plotData { return plotData{P: p, W: w, H: h} },
 }).Parse(benchText))
 
 // plotData is one plot and the page's plot size, for the plot template.
@@ -87,12 +87,11 @@ func WriteBench(dir string, b Bench) error {
 
 // Plot geometry, in SVG units.
 const (
-	plotW, plotH           = 460.0, 260.0
-	plotLeft, plotRight    = 56.0, 16.0
-	plotTop, plotBottom    = 14.0, 34.0
-	maxCurvePoints         = 300 // points per latency curve: enough for the eye
-	curveLow, curveHigh    = 10 * time.Microsecond, 60 * time.Second
-	percentileGuidePrecise = 0.99
+	plotW, plotH        = 460.0, 260.0
+	plotLeft, plotRight = 56.0, 16.0
+	plotTop, plotBottom = 14.0, 34.0
+	maxCurvePoints      = 300 // points per latency curve: enough for the eye
+	curveLow, curveHigh = 10 * time.Microsecond, 60 * time.Second
 )
 
 // palette colours the locks, in the order they first appear.
@@ -247,7 +246,7 @@ func latencyPlot(rows []BenchRow, clients int, colour func(string) string) plot 
 	for _, v := range []float64{0, 0.5, 1} {
 		p.YTicks = append(p.YTicks, axisTick{X: plotLeft - 6, Y: y(v), Label: fmt.Sprintf("%.0f%%", 100*v)})
 	}
-	for _, q := range []float64{0.5, 0.7, 0.9, percentileGuidePrecise} {
+	for _, q := range []float64{0.5, 0.7, 0.9, 0.99} {
 		p.Guides = append(p.Guides, axisTick{X: plotW - plotRight, Y: y(q), Label: fmt.Sprintf("p%.0f", 100*q)})
 	}
 	for _, r := range mine {

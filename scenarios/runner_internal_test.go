@@ -99,3 +99,16 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	assert.Contains(t, r.Error, "kept its lease")
 	assert.False(t, r.Matches)
 }
+
+// Every script command declares its arguments, and every declaration is a
+// command: a command without one would refuse every argument at parse time.
+func TestEveryCommandHasASpec(t *testing.T) {
+	for name := range handlers {
+		_, ok := specs[name]
+		assert.True(t, ok, "command %q has no spec", name)
+	}
+	for name := range specs {
+		_, ok := handlers[name]
+		assert.True(t, ok, "spec %q has no command", name)
+	}
+}

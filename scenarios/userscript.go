@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,7 @@ func FromScript(name, file, text string) (Scenario, error) {
 		}
 		for i, line := range strings.Split(st.Expected, "\n") {
 			res, rest, ok := strings.Cut(line, ": ")
-			if !ok || !isResource(res) {
+			if !ok || !slices.Contains(lock.ResourceNames(), res) {
 				continue
 			}
 			verdict, _, _ := strings.Cut(rest, " ")
@@ -74,23 +75,11 @@ func FromScript(name, file, text string) (Scenario, error) {
 		return ExpectPass
 	}
 	for _, st := range steps {
-		switch st.Cmd {
-		case "client":
-			if m := argMap(st.Args).kv["member"]; memberIndex(m) > s.Members {
-				return Scenario{}, fmt.Errorf("%s:%d: client: member=%s: the script's cluster has %d members (setup members=N)", file, st.Line, m, s.Members)
-			}
+		if m := argMap(st.Args).kv["member"]; st.Cmd == "client" && memberIndex(m) > s.Members {
+			return Scenario{}, fmt.Errorf("%s:%d: client: member=%s: the script's cluster has %d members (setup members=N)", file, st.Line, m, s.Members)
 		}
 	}
 	return s, nil
-}
-
-func isResource(name string) bool {
-	for _, r := range lock.ResourceNames() {
-		if r == name {
-			return true
-		}
-	}
-	return false
 }
 
 // memberIndex is N of a member name "mN", or 0.

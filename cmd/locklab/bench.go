@@ -121,8 +121,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	if err != nil {
 		return exitUsage, err
 	}
-	fmt.Fprintf(stdout, "hand-off floor on this cluster (one committed write + one linearizable read, %d samples): p50 %s, p90 %s, p99 %s\n\n",
-		floorSamples, msString(floor.P50), msString(floor.P90), msString(floor.P99))
+	fmt.Fprintf(stdout, "hand-off floor on this cluster (one committed write + one linearizable read, %d samples): p50 %s ms, p90 %s ms, p99 %s ms\n\n",
+		floorSamples, ms(floor.P50), ms(floor.P90), ms(floor.P99))
 	printBenchHeader(stdout)
 	report := benchReport{Members: len(c.Members()), External: external != nil, Fsync: *fsync, Duration: duration.String(),
 		Work: work.String(), ClusterProcess: clusterCPU != nil, Floor: floor}
@@ -195,7 +195,7 @@ func parseCounts(s string) ([]int, error) {
 // benchPage is what bench.html shows of a report.
 func benchPage(r benchReport, where, command string) reports.Bench {
 	latency := func(d bench.Distribution) reports.Latency {
-		return reports.Latency{P50: d.P50, P70: d.P70, P90: d.P90, P99: d.P99, Max: d.Max, Samples: d.Samples}
+		return reports.Latency{P50: d.P50, P70: d.P70, P90: d.P90, P99: d.P99, Samples: d.Samples}
 	}
 	b := reports.Bench{Title: "locklab bench", Command: command, Where: where, Floor: latency(r.Floor)}
 	for _, x := range r.Results {
@@ -288,8 +288,4 @@ func ms(d time.Duration) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.2f", v)
-}
-
-func msString(d time.Duration) string {
-	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }

@@ -23,8 +23,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -174,6 +176,10 @@ func Serve() {
 	if !ok {
 		return
 	}
+	// Ctrl-C reaches the whole process group: the parent stops the child
+	// by closing its standard input, after which the child removes its
+	// members' data; dying at the signal would leave that data behind.
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	os.Exit(serve(conf, os.Stdin, os.Stdout))
 }
 

@@ -39,3 +39,14 @@ func TestChildServesAndStops(t *testing.T) {
 	require.NoError(t, p.Close())
 	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "no process is left behind")
 }
+
+// Ctrl-C reaches the child too; it keeps serving until its parent closes
+// it, so that it can remove its members' data.
+func TestChildOutlivesAnInterrupt(t *testing.T) {
+	p, err := clusterproc.Start(t.Context(), clusterproc.Config{Members: 1})
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(p.Pid(), syscall.SIGINT))
+	_, err = p.CPU()
+	assert.NoError(t, err, "the child still answers after SIGINT")
+	assert.NoError(t, p.Close(), "and exits cleanly when closed")
+}
