@@ -59,7 +59,7 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 		}
 		other, _ := s.Plan(8)
 		if s.Name == "random" {
-			assert.NotEqual(t, first.Faults, other.Faults, "another seed, another schedule")
+			assert.NotEqual(t, first.Steps, other.Steps, "another seed, another script")
 		}
 	}
 	var verdicts []string
@@ -78,6 +78,28 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 		assert.Equal(t, verdicts[0], v)
 	}
 	assert.Equal(t, "unfenced=FAIL/FAIL fenced=PASS/FAIL etcd-guarded=PASS/FAIL", verdicts[0])
+}
+
+// Each drawn script of the random scenario runs twice with the same
+// verdicts, belief included: every step waits for what it needs, so timing
+// decides nothing.
+func TestRandomScriptsRunTheSameTwice(t *testing.T) {
+	run := func() map[string]string {
+		sum, err := scenarios.Run(t.Context(), scenarios.Config{
+			Scenarios: []string{"random"}, Locks: []string{"queue", "etcd-mutex"}, Resources: lock.ResourceNames(),
+			Seed: 1, Runs: 6,
+		})
+		require.NoError(t, err)
+		out := map[string]string{}
+		for _, r := range sum.Results {
+			assert.True(t, r.Matches, "%s × seed %d × %s: %s (%s)", r.Lock, r.Seed, r.Resource, r.Verdict, r.Error)
+			out[fmt.Sprintf("%s/%d/%s", r.Lock, r.Seed, r.Resource)] = fmt.Sprintf("%s belief %s", r.Verdict, r.Belief)
+		}
+		return out
+	}
+	first, second := run(), run()
+	require.Len(t, first, 36)
+	assert.Equal(t, first, second)
 }
 
 // Every known-bad lock is caught by its scenario on every resource, by the

@@ -63,6 +63,11 @@ type Env struct {
 	bg context.Context
 }
 
+// Bind makes ctx the run's context: a step's background work (an async
+// acquire, a pause being applied) outlives the step that starts it and ends
+// with ctx.
+func (e *Env) Bind(ctx context.Context) { e.bg = ctx }
+
 // background is the context for work that outlives the step starting it.
 func (e *Env) background(step context.Context) context.Context {
 	if e.bg != nil {
@@ -362,6 +367,14 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	w, err := e.worker(client)
 	if err != nil {
 		return "", err
+	}
+	// A client that saw its session's lease end makes a new session before
+	// it asks again, as a real one watching its session would: whether the
+	// old Locker has noticed yet is timing, not the lock's behaviour.
+	if l := w.locker.Lease(); l != 0 && e.isLeaseLost(int64(l)) {
+		if err := e.renew(w); err != nil {
+			return "", err
+		}
 	}
 	ids := make([]int, len(e.runs))
 	for i, r := range e.runs {
@@ -935,4 +948,11 @@ func (e *Env) Clients() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.order)
+}
+
+// isLeaseLost reports whether the server is known to have ended lease.
+func (e *Env) isLeaseLost(lease int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lost[lease]
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,12 +55,12 @@ func TestFailingHistorySinkMakesTheRunAnError(t *testing.T) {
 	assert.Equal(t, 1, sum.ExitCode())
 }
 
-// A random schedule whose fault could not be applied did not test what it
-// drew: the run is an ERROR that says which fault, not a PASS beside a note.
+// A drawn script whose fault could not be applied did not test what it
+// drew: the run is an ERROR that says which step, not a PASS beside a note.
 func TestRandomFaultThatDidNotApplyIsAnError(t *testing.T) {
-	plan := Plan{Scenario: "random", Seed: 1, Faults: &faults.Schedule{Seed: 1, Steps: []faults.Step{
-		{Fault: faults.Fault{Kind: faults.CutClient, Client: "c9"}, Hold: faults.Duration(10 * time.Millisecond)},
-	}}}
+	plan := Plan{Scenario: "random", Seed: 1, Steps: []string{
+		"client c1 member=m1", "acquire c1", "cut c9", "release c1", "acquire c1", "cs c1", "release c1",
+	}}
 	sum, err := Run(t.Context(), Config{
 		Scenarios: []string{"random"}, Locks: []string{"etcd-mutex"}, Resources: []string{"fenced"},
 		Seed: 1, Replay: &plan,
@@ -70,8 +69,8 @@ func TestRandomFaultThatDidNotApplyIsAnError(t *testing.T) {
 	require.Len(t, sum.Results, 1)
 	r := sum.Results[0]
 	assert.Equal(t, models.Error, r.Verdict)
-	assert.Contains(t, r.Error, "fault schedule did not run as drawn")
-	assert.Contains(t, r.Error, "c9")
+	assert.Contains(t, r.Error, "did not run as drawn")
+	assert.Contains(t, r.Error, "step 3: cut c9")
 }
 
 // A schedule whose effect is prevented — the minority partition healed at

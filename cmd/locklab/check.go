@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/internal/runreport"
@@ -170,11 +169,6 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err := json.Unmarshal(raw, &plan); err != nil {
 		return exitUsage, usagef("replay: %s: %v", filepath.Join(dir, "schedule.json"), err)
 	}
-	if plan.Faults != nil {
-		if _, err := faults.ParseSchedule(mustJSON(plan.Faults)); err != nil {
-			return exitUsage, usagef("replay: %s: %v", filepath.Join(dir, "schedule.json"), err)
-		}
-	}
 	recorded := map[string]models.Result{}
 	lockName := ""
 	var resources []string
@@ -241,9 +235,4 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		linkLatest(out)
 	}
 	return code, nil
-}
-
-func mustJSON(v any) []byte {
-	b, _ := json.Marshal(v)
-	return b
 }

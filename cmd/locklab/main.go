@@ -39,6 +39,8 @@ Usage:
   locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
                   [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
+  locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire]
+                  [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO                    the lesson, step by step
 
@@ -73,6 +75,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdReplay(ctx, args[1:], stdout, stderr)
 	case "bench":
 		code, err = cmdBench(ctx, args[1:], stdout, stderr)
+	case "explore":
+		code, err = cmdExplore(ctx, args[1:], stdout, stderr)
 	case "list":
 		code, err = cmdList(args[1:], stdout)
 	case "explain":
@@ -81,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (commands: run, check, replay, bench, list, explain)", args[0])
+		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, list, explain)", args[0])
 	}
 	var help helpError
 	if errors.As(err, &help) {

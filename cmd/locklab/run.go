@@ -114,6 +114,7 @@ var synopsis = map[string]string{
 	"check":   "check HISTORY.jsonl [flags]   check a recorded history offline",
 	"replay":  "replay RUN_DIR [flags]   re-run a recorded schedule and compare verdicts",
 	"bench":   "bench [flags]   locks/s, acquire and hand-off latency under contention",
+	"explore": "explore [flags]   draw scenario scripts until one breaks a resource's checks, shrink it, write it",
 	"list":    "list   scenarios, locks, resources and faults, one line each",
 	"explain": "explain SCENARIO   the scenario's lesson, step by step",
 }

@@ -1,0 +1,387 @@
+// Package explore searches for schedules that break a lock: rapid draws
+// scenario scripts (scenarios.Walk) and runs each on a real cluster, checks
+// a property of what happened, and shrinks a failing script to a short one
+// a person can read — and run again with `locklab run --script`.
+//
+// Every drawn step waits on an observable condition, so a script runs the
+// same way each time it runs; that is what makes rapid's shrinking work on
+// a real cluster. One cluster serves every case; each case has its own key
+// prefix.
+package explore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+	"pgregory.net/rapid"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Config is one exploration.
+type Config struct {
+	// Cluster runs every case; it must have Walk.Members members.
+	Cluster *cluster.Cluster
+	// Lock names the lock in scripts and messages; Factory makes it.
+	Lock    string
+	Factory lock.Factory
+	// Property is what every case must satisfy.
+	Property Property
+	// Walk shapes the drawn scripts (clients, fault kinds).
+	Walk scenarios.WalkOptions
+	// MaxSteps bounds the actions drawn per case (default 10); the
+	// script's closing steps come on top.
+	MaxSteps int
+	// Cases is how many cases to draw (default 20); Seed fixes them (the
+	// same seed draws the same cases; default 1).
+	Cases int
+	Seed  uint64
+	// ShrinkTime bounds the shrinking of a failing case (default 2 min).
+	ShrinkTime time.Duration
+	// Progress, if set, gets a line per case.
+	Progress io.Writer
+}
+
+// Case is one drawn script and what happened when it ran.
+type Case struct {
+	// Script is the scenario file of the case, every step's output
+	// recorded as it printed (the expected output `locklab run --script`
+	// compares against).
+	Script string
+	// Actions names the drawn actions, in order (closing steps excluded).
+	Actions []string
+	// Reports are the checks' verdicts per resource.
+	Reports map[string]models.Report
+	// Progressed says the lock granted again once every fault had healed.
+	Progressed bool
+
+	broken error // what the property says is wrong, nil if it held
+}
+
+// Steps is how many commands the case's script has.
+func (c *Case) Steps() int { return strings.Count(c.Script, "\n----\n") }
+
+// Result is what an exploration found.
+type Result struct {
+	// Cases is how many cases were drawn before a failure (or in all);
+	// Runs counts the scripts that ran on the cluster, shrinking included
+	// (a script drawn again is not run again: its outcome is known).
+	Cases, Runs int
+	// Failed is the shrunk failing case, nil if every case held.
+	Failed *Case
+	// Message is the property's complaint about Failed.
+	Message string
+	// Elapsed is the exploration's wall time.
+	Elapsed time.Duration
+}
+
+// rapidMu serializes explorations: rapid's budget is set through its
+// package flags.
+var rapidMu sync.Mutex
+
+// Run explores until a case breaks the property, then shrinks it; or until
+// Cases cases have held. An error is a failure of the lab (a case that
+// could not run), never a verdict.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Cluster == nil || cfg.Factory == nil || cfg.Property.Holds == nil {
+		return Result{}, errors.New("explore: Cluster, Factory and Property are required")
+	}
+	cfg.MaxSteps = cmp.Or(cfg.MaxSteps, 10)
+	cfg.Cases = cmp.Or(cfg.Cases, 20)
+	cfg.Seed = cmp.Or(cfg.Seed, 1)
+	cfg.ShrinkTime = cmp.Or(cfg.ShrinkTime, 2*time.Minute)
+	rapidMu.Lock()
+	defer rapidMu.Unlock()
+	// rapid asks testing.Short(): outside a test binary that needs the
+	// testing flags registered and the command line parsed (with nothing:
+	// a program parses its own arguments with its own flag sets).
+	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
+	restore, err := setRapid(map[string]string{
+		"rapid.checks":     strconv.Itoa(cfg.Cases),
+		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
+		"rapid.shrinktime": cfg.ShrinkTime.String(),
+		"rapid.nofailfile": "true",
+		"rapid.v":          "false",
+		"rapid.log":        "false",
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	defer restore()
+
+	began := time.Now()
+	var (
+		res       Result
+		labErr    error
+		failing   *Case
+		shrinking bool
+	)
+	tb := &recorder{}
+	// A drawn script runs the same way every time, so a script already run
+	// need not run again: rapid's shrinking draws many that map to one.
+	seen := map[string]*Case{}
+	prop := func(t *rapid.T) {
+		if labErr != nil || ctx.Err() != nil {
+			t.Skip("exploration stopped")
+		}
+		picks, key := draw(t, cfg)
+		if !shrinking {
+			res.Cases++
+		}
+		c, ok := seen[key]
+		if !ok {
+			res.Runs++
+			var err error
+			if c, err = RunCase(ctx, cfg, picks); err != nil {
+				if ctx.Err() == nil {
+					labErr = err
+				}
+				t.Skip("the case could not run")
+			}
+			c.broken = cfg.Property.Holds(c)
+			seen[key] = c
+			if cfg.Progress != nil {
+				verdict := "holds"
+				if c.broken != nil {
+					verdict = "FAILS: " + firstLine(c.broken.Error())
+				}
+				what := fmt.Sprintf("case %d", res.Cases)
+				if shrinking {
+					what = fmt.Sprintf("shrinking (run %d)", res.Runs)
+				}
+				fmt.Fprintf(cfg.Progress, "%s: %d actions, %d steps: %s %s\n", what, len(c.Actions), c.Steps(), cfg.Property.Name, verdict)
+			}
+			if c.broken != nil && (failing == nil || c.Steps() <= failing.Steps()) {
+				failing = c
+			}
+		}
+		if c.broken != nil {
+			shrinking = true
+			// One place and the same words for every failing case: rapid
+			// keeps a shrunk case only if it fails where and as the first
+			// one did (the checks' explanations name revisions, which
+			// differ run to run).
+			t.Fatalf("property %q does not hold", cfg.Property.Name)
+		}
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != nil && r != errStop {
+				panic(r)
+			}
+		}()
+		rapid.Check(tb, prop)
+	}()
+	res.Elapsed = time.Since(began)
+	if labErr != nil {
+		return res, labErr
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	if failing != nil {
+		res.Failed, res.Message = failing, failing.broken.Error()
+	} else if tb.failed {
+		return res, fmt.Errorf("explore: %s", firstLine(tb.msg))
+	}
+	return res, nil
+}
+
+// draw draws a case: how many actions, then each action by its place in
+// the walk's list of every action (Names; the walk takes the first it
+// allows at or after it). An index names the same action whatever came
+// before, so rapid's deleting a step leaves the rest as they were. The walk
+// here predicts each step's outcome as a correct lock's (the run itself
+// follows what really happens); key names the predicted actions, which fix
+// the script.
+func draw(t *rapid.T, cfg Config) (picks []int, key string) {
+	walk := scenarios.NewWalk(cfg.Walk)
+	all := walk.Names()
+	n := rapid.IntRange(1, cfg.MaxSteps).Draw(t, "actions")
+	var names []string
+	for range n {
+		u := rapid.IntRange(0, len(all)-1).Draw(t, "action")
+		a, ok := walk.Pick(u)
+		if !ok {
+			break
+		}
+		walk.Take(a, nil)
+		picks, names = append(picks, u), append(names, a.Name)
+	}
+	return picks, strings.Join(names, "; ")
+}
+
+// setRapid sets rapid's flags and returns what puts them back.
+func setRapid(values map[string]string) (func(), error) {
+	old := map[string]string{}
+	for name, v := range values {
+		f := flag.Lookup(name)
+		if f == nil {
+			return nil, fmt.Errorf("explore: rapid has no flag %s", name)
+		}
+		old[name] = f.Value.String()
+		if err := f.Value.Set(v); err != nil {
+			return nil, err
+		}
+	}
+	return func() {
+		for name, v := range old {
+			flag.Lookup(name).Value.Set(v)
+		}
+	}, nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// errStop ends rapid.Check's run once it has failed (rapid calls FailNow).
+var errStop = errors.New("explore: stop")
+
+// recorder is the rapid.TB an exploration runs under: it keeps what rapid
+// says instead of failing a test.
+type recorder struct {
+	mu     sync.Mutex
+	failed bool
+	msg    string
+}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Name() string              { return "explore" }
+func (r *recorder) Logf(string, ...any)       {}
+func (r *recorder) Log(...any)                {}
+func (r *recorder) Skipf(string, ...any)      { panic(errStop) }
+func (r *recorder) Skip(...any)               { panic(errStop) }
+func (r *recorder) SkipNow()                  { panic(errStop) }
+func (r *recorder) Errorf(f string, a ...any) { r.fail(fmt.Sprintf(f, a...)) }
+func (r *recorder) Error(a ...any)            { r.fail(fmt.Sprint(a...)) }
+func (r *recorder) Fatalf(f string, a ...any) { r.fail(fmt.Sprintf(f, a...)); panic(errStop) }
+func (r *recorder) Fatal(a ...any)            { r.fail(fmt.Sprint(a...)); panic(errStop) }
+func (r *recorder) FailNow()                  { r.fail(""); panic(errStop) }
+func (r *recorder) Fail()                     { r.fail("") }
+func (r *recorder) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+
+func (r *recorder) fail(msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = true
+	if r.msg == "" {
+		r.msg = msg
+	}
+}
+
+// runs numbers the cases' key prefixes within this process.
+var (
+	runsMu sync.Mutex
+	runs   int
+)
+
+// RunCase runs one case: the walk's preamble, then one action per pick (an
+// index into the walk's Names; see Walk.Pick), then
+// the walk's closing steps; and checks the histories. Each line's output
+// goes into the case's script.
+func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
+	walk := scenarios.NewWalk(cfg.Walk)
+	runsMu.Lock()
+	runs++
+	n := runs
+	runsMu.Unlock()
+	env, err := scenarios.NewEnv(scenarios.EnvConfig{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: cmp.Or(cfg.Walk.TTL, 1),
+		RunID: fmt.Sprintf("explore-%s-%d-%d", cfg.Lock, n, time.Now().UnixNano())})
+	if err != nil {
+		return nil, err
+	}
+	env.Bind(ctx)
+	c := &Case{Reports: map[string]models.Report{}}
+	var lines, outs []string
+	do := func(a scenarios.Action) error {
+		var got []string
+		for _, line := range a.Lines {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			cmd, args, err := datadriven.ParseLine(line)
+			if err != nil {
+				return err
+			}
+			sctx, cancel := context.WithTimeout(ctx, stepTimeout)
+			out := env.Do(sctx, cmd, args)
+			cancel()
+			got = append(got, out)
+		}
+		lines, outs = append(lines, a.Lines...), append(outs, got...)
+		walk.Take(a, got)
+		return nil
+	}
+	var runErr error
+	if runErr = do(walk.Preamble()); runErr == nil {
+		for _, u := range picks {
+			a, ok := walk.Pick(u)
+			if !ok {
+				break
+			}
+			c.Actions = append(c.Actions, a.Name)
+			if runErr = do(a); runErr != nil {
+				break
+			}
+		}
+	}
+	for runErr == nil {
+		a, ok := walk.Close()
+		if !ok {
+			break
+		}
+		if a.Name == "check" {
+			break // judged below, once the run is closed
+		}
+		runErr = do(a)
+	}
+	runErr = errors.Join(runErr, env.Close(), env.Err())
+	if runErr != nil {
+		return nil, runErr
+	}
+	reports, err := env.Reports()
+	if err != nil {
+		return nil, err
+	}
+	for i, name := range env.Resources() {
+		c.Reports[name] = reports[i]
+	}
+	summary, err := env.CheckSummary()
+	if err != nil {
+		return nil, err
+	}
+	lines, outs = append(lines, "check"), append(outs, summary)
+	c.Progressed = walk.Progressed()
+	narration := []string{
+		fmt.Sprintf("Drawn by locklab explore against the %s lock: %d actions, then the closing steps", cfg.Lock, len(c.Actions)),
+		"(wait out cut and paused clients' leases, resume, heal, release, one more grant).",
+		"Each step's output is what it printed when it ran.",
+	}
+	c.Script = scenarios.RenderScript(narration, lines, outs)
+	return c, nil
+}
+
+// stepTimeout bounds one step of a case, as for a catalog script.
+const stepTimeout = 30 * time.Second

@@ -1,0 +1,137 @@
+package explore_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// casesPerProperty is each property test's budget: small by default, so
+// go test ./... stays quick; LOCKLAB_EXPLORE_CASES raises it (see README).
+func casesPerProperty(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("LOCKLAB_EXPLORE_CASES")
+	if v == "" {
+		return 6
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, "LOCKLAB_EXPLORE_CASES")
+	return n
+}
+
+func startCluster(t *testing.T) *cluster.Cluster {
+	t.Helper()
+	c, err := cluster.Start(t.Context(), cluster.Config{Members: 3})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	return c
+}
+
+// holds explores the property against a correct lock with every fault
+// kind, one cluster for the test: no case may break it.
+func holds(t *testing.T, lockName string, p explore.Property, seed uint64) {
+	t.Helper()
+	f, err := lock.Lookup(lockName)
+	require.NoError(t, err)
+	res, err := explore.Run(t.Context(), explore.Config{Cluster: startCluster(t), Lock: lockName, Factory: f,
+		Property: p, Cases: casesPerProperty(t), Seed: seed, Progress: testWriter{t}})
+	require.NoError(t, err)
+	if res.Failed != nil {
+		path := filepath.Join(t.ArtifactDir(), "failing.txt")
+		_ = os.WriteFile(path, []byte(res.Failed.Script), 0o644)
+		t.Fatalf("%s broke %s: %s\nthe shrunk script (%s):\n%s", lockName, p.Name, res.Message, path, res.Failed.Script)
+	}
+	t.Logf("%d cases held (%d scripts ran) in %v", res.Cases, res.Runs, res.Elapsed)
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func TestExploreCounterLinearizes(t *testing.T) { holds(t, "queue", explore.CounterLinearizes, 1) }
+
+func TestExploreTokensGrow(t *testing.T) { holds(t, "etcd-mutex", explore.TokensGrow, 2) }
+
+func TestExploreNoStaleWriteAccepted(t *testing.T) { holds(t, "queue", explore.NoStaleWrite, 3) }
+
+func TestExploreNoExpiredWaiterGranted(t *testing.T) {
+	holds(t, "etcd-mutex", explore.NoExpiredWaiterGranted, 4)
+}
+
+func TestExploreGrantsValid(t *testing.T) { holds(t, "queue", explore.GrantsValid, 5) }
+
+func TestExploreProgressAfterHeal(t *testing.T) { holds(t, "etcd-mutex", explore.ProgressAfterHeal, 6) }
+
+// mustFind explores a property that must break, and returns the shrunk
+// case; it fails the test if the exploration finds nothing.
+func mustFind(t *testing.T, cfg explore.Config) *explore.Case {
+	t.Helper()
+	cfg.Cluster, cfg.Progress = startCluster(t), testWriter{t}
+	res, err := explore.Run(t.Context(), cfg)
+	require.NoError(t, err)
+	require.NotNil(t, res.Failed, "%d cases against %s found no break of %s: the exploration has stopped finding it", res.Cases, cfg.Lock, cfg.Property.Name)
+	path := filepath.Join(t.ArtifactDir(), "shrunk.txt")
+	require.NoError(t, os.WriteFile(path, []byte(res.Failed.Script), 0o644))
+	t.Logf("found at case %d, shrunk to %d actions (%d steps) after %d scripts, %v: %s\n%s",
+		res.Cases, len(res.Failed.Actions), res.Failed.Steps(), res.Runs, res.Elapsed, path, res.Failed.Script)
+	return res.Failed
+}
+
+// On an unfenced store, with pauses allowed, exploration must find the
+// paused holder's lost update and shrink it to the lesson's few actions.
+func TestExploreFindsPausedDoubleHolder(t *testing.T) {
+	c := mustFind(t, explore.Config{Lock: "queue", Factory: lock.NewQueue, Property: explore.Safe("unfenced"),
+		Walk: scenarios.WalkOptions{Faults: []string{scenarios.WalkPause}}, Cases: 60, Seed: 1})
+	assert.Contains(t, c.Script, "pause ")
+	assert.Contains(t, c.Script, "unfenced: FAIL")
+	assert.Contains(t, c.Script, "fenced: PASS")
+	// acquire, pause, wait out the lease, the next holder's grant and
+	// write, resume: six actions, give or take one the shrinker kept.
+	assert.LessOrEqual(t, len(c.Actions), 7, "shrunk to %v", c.Actions)
+}
+
+// A known-bad lock is caught by the property it breaks: etcd-11456 grants
+// a waiter whose lease ended while it waited.
+func TestExploreCatchesExpiredWaiterGrant(t *testing.T) {
+	bad, ok := lock.LookupRegression("etcd-11456")
+	require.True(t, ok)
+	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.NoExpiredWaiterGranted,
+		Walk: scenarios.WalkOptions{Faults: []string{scenarios.WalkExpire}}, Cases: 60, Seed: 1})
+	assert.Contains(t, c.Script, "expire ")
+	assert.LessOrEqual(t, len(c.Actions), 5, "shrunk to %v", c.Actions)
+}
+
+// A shrunk script runs again as a scenario file with the verdicts it
+// recorded: the run is deterministic.
+func TestShrunkScriptReproduces(t *testing.T) {
+	text, err := os.ReadFile("testdata/paused-double-holder.txt")
+	require.NoError(t, err)
+	s, err := scenarios.FromScript("paused-double-holder", "testdata/paused-double-holder.txt", string(text))
+	require.NoError(t, err)
+	for range 2 {
+		sum, err := scenarios.Run(context.Background(), scenarios.Config{Extra: []scenarios.Scenario{s},
+			Scenarios: []string{s.Name}, Locks: []string{"queue"}, Resources: lock.ResourceNames(), Seed: 1, Runs: 1})
+		require.NoError(t, err)
+		require.Len(t, sum.Results, 3)
+		for _, r := range sum.Results {
+			assert.True(t, r.Matches, "%s: %s (expected %s) %s", r.Resource, r.Verdict, r.Expected, r.Error)
+		}
+	}
+}

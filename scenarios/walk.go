@@ -1,0 +1,401 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// Fault kinds a Walk may draw.
+const (
+	WalkPause  = "pause"  // freeze a holder before its write or its release, link cut
+	WalkCut    = "cut"    // cut a holder's link until its lease lapses, then heal
+	WalkExpire = "expire" // revoke a holder's or a waiter's lease
+)
+
+// WalkFaults lists every fault kind a Walk can draw.
+var WalkFaults = []string{WalkPause, WalkCut, WalkExpire}
+
+// WalkOptions shape the scripts a Walk draws.
+type WalkOptions struct {
+	// Clients is how many clients the script uses (c1…; 2 or 3, default
+	// 3), on members m1… in turn.
+	Clients int
+	// Members is the cluster size (default 3); TTL the lease TTL in
+	// seconds (default 1).
+	Members, TTL int
+	// Faults are the fault kinds that may be drawn (nil: every one).
+	Faults []string
+}
+
+// Action is one drawn step of a script: one or more command lines that
+// belong together (a pause is armed, the work that reaches it started and
+// the pause waited for, so no step leaves the clients racing).
+type Action struct {
+	// Name says what the action does, for messages ("pause-write c1").
+	Name  string
+	Lines []string
+}
+
+// walkClient is what a Walk knows of one client.
+type walkClient struct {
+	name string
+	// held: it believes it holds the lock (granted, not yet released).
+	held bool
+	// leaseGone: the server has ended the lease of its session, as a step
+	// saw; doomed: its lease will lapse (its link is cut), not yet seen.
+	leaseGone, doomed bool
+	// paused: "" or the step it is frozen in ("cs", "release").
+	paused string
+	cut    bool
+	// waiting: its acquire is pending (queued); waiterExpired: its lease
+	// was revoked while it waited.
+	waiting, waiterExpired bool
+}
+
+// A Walk draws scenario scripts as a state machine: at each point it lists
+// the actions whose preconditions hold (Next), and it learns from each
+// action's output (Take). The preconditions make every step wait on
+// something observable — a waiter is only awaited once no live holder is
+// left, a cut or paused holder's lease is waited out before it acts again,
+// only one client waits at a time — so a drawn script runs the same way
+// each time it runs, which is what lets a failing one be shrunk and
+// replayed as a file.
+type Walk struct {
+	opts    WalkOptions
+	clients []*walkClient
+	closing bool
+	// final: the closing acquire's outcome (see Progressed).
+	finalAsked, finalGranted bool
+	done                     bool
+}
+
+// NewWalk starts a walk; the first actions are the setup and the clients.
+func NewWalk(opts WalkOptions) *Walk {
+	if opts.Clients < 2 || opts.Clients > 3 {
+		opts.Clients = 3
+	}
+	if opts.Members < 1 {
+		opts.Members = 3
+	}
+	if opts.TTL < 1 {
+		opts.TTL = 1
+	}
+	if opts.Faults == nil {
+		opts.Faults = WalkFaults
+	}
+	w := &Walk{opts: opts}
+	for i := range opts.Clients {
+		w.clients = append(w.clients, &walkClient{name: fmt.Sprintf("c%d", i+1)})
+	}
+	return w
+}
+
+// Preamble is the script's first action: setup and its clients.
+func (w *Walk) Preamble() Action {
+	a := Action{Name: "setup", Lines: []string{fmt.Sprintf("setup members=%d ttl=%d", w.opts.Members, w.opts.TTL)}}
+	for i, c := range w.clients {
+		a.Lines = append(a.Lines, fmt.Sprintf("client %s member=m%d", c.name, i%w.opts.Members+1))
+	}
+	return a
+}
+
+func (w *Walk) allows(kind string) bool { return slices.Contains(w.opts.Faults, kind) }
+
+// busy: some client holds the lock on a lease the server has not ended.
+func (w *Walk) busy() bool {
+	return slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.held && !c.leaseGone })
+}
+
+func (w *Walk) waiter() *walkClient {
+	for _, c := range w.clients {
+		if c.waiting {
+			return c
+		}
+	}
+	return nil
+}
+
+func (c *walkClient) idle() bool   { return !c.held && !c.waiting && c.paused == "" && !c.cut }
+func (c *walkClient) active() bool { return c.paused == "" && !c.cut && !c.waiting }
+
+// walkKinds are the action kinds, in the order Names lists them.
+var walkKinds = []string{"acquire", "wait", "await", "cs", "release", "pause-write", "pause-release",
+	"wait-lease-gone", "resume", "expire", "cut"}
+
+// Names lists every action a walk could ever draw, by name ("acquire
+// c1"), in a fixed order: a drawn index into it names the same action
+// whatever came before, so deleting one step of a script leaves the others
+// as they were.
+func (w *Walk) Names() []string {
+	var out []string
+	for _, k := range walkKinds {
+		for _, c := range w.clients {
+			out = append(out, k+" "+c.name)
+		}
+	}
+	return append(out, "heal")
+}
+
+// Pick is the first action Next allows at or after Names()[u], round the
+// list; false if none is allowed.
+func (w *Walk) Pick(u int) (Action, bool) {
+	acts := w.Next()
+	all := w.Names()
+	for d := range all {
+		name := all[(u+d)%len(all)]
+		for _, a := range acts {
+			if a.Name == name {
+				return a, true
+			}
+		}
+	}
+	return Action{}, false
+}
+
+// Next lists the actions that may come next, in a fixed order (the
+// plainest first, so a shrunk choice of 0 is the plainest step).
+func (w *Walk) Next() []Action {
+	var out []Action
+	add := func(name, client string, lines ...string) {
+		for i := range lines {
+			lines[i] = fmt.Sprintf(lines[i], client)
+		}
+		out = append(out, Action{Name: name + " " + client, Lines: lines})
+	}
+	busy, waiter := w.busy(), w.waiter()
+	firm := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.held && !c.leaseGone && !c.doomed })
+	cutDoomed := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut && c.doomed })
+	anyPaused := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.paused != "" })
+	anyCut := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut })
+	for _, c := range w.clients {
+		switch {
+		case c.idle() && !busy && waiter == nil:
+			add("acquire", c.name, "acquire %s")
+		case c.idle() && busy && waiter == nil:
+			add("wait", c.name, "acquire %s async", "wait-queued %s")
+		}
+		if c.waiting && !busy {
+			add("await", c.name, "await %s")
+		}
+		if c.active() && c.held {
+			add("cs", c.name, "cs %s")
+			add("release", c.name, "release %s")
+		}
+	}
+	for _, c := range w.clients {
+		if w.allows(WalkPause) && c.active() && c.held && !c.leaseGone {
+			add("pause-write", c.name, "pause %s at=before-write", "cs %s async", "wait-paused %s")
+			add("pause-release", c.name, "pause %s at=before-release", "release %s async", "wait-paused %s")
+		}
+		if c.doomed {
+			add("wait-lease-gone", c.name, "wait-lease-gone %s")
+		}
+		if c.paused != "" && !c.doomed {
+			add("resume", c.name, "resume %s", "await %s")
+		}
+		// A waiter's lease is revoked only while a holder keeps the lock
+		// for sure: with the holder's lease lapsing, the waiter's grant
+		// would race the revoke.
+		if w.allows(WalkExpire) && ((c.active() && c.held && !c.leaseGone) || (c.waiting && !c.waiterExpired && firm)) {
+			add("expire", c.name, "expire %s mode=revoke")
+		}
+		if w.allows(WalkCut) && c.active() && c.held && !c.leaseGone {
+			add("cut", c.name, "cut %s")
+		}
+	}
+	if anyCut && !cutDoomed && !anyPaused {
+		out = append(out, Action{Name: "heal", Lines: []string{"heal"}})
+	}
+	return out
+}
+
+// Close is the next action of the script's end, or false once the script
+// is complete: wait out every doomed lease, resume the paused, heal the
+// cut, release every holder, let the waiter finish; then one client must
+// be granted the lock again (the lock makes progress once faults heal),
+// does a section and releases; last, the check.
+func (w *Walk) Close() (Action, bool) {
+	w.closing = true
+	if w.done {
+		return Action{}, false
+	}
+	if first := w.clients[0]; w.finalAsked && first.held {
+		return Action{Name: "section " + first.name, Lines: []string{"cs " + first.name, "release " + first.name}}, true
+	}
+	for _, c := range w.clients {
+		if c.doomed {
+			return Action{Name: "wait-lease-gone " + c.name, Lines: []string{"wait-lease-gone " + c.name}}, true
+		}
+	}
+	for _, c := range w.clients {
+		if c.paused != "" {
+			return Action{Name: "resume " + c.name, Lines: []string{"resume " + c.name, "await " + c.name}}, true
+		}
+	}
+	if slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut }) {
+		return Action{Name: "heal", Lines: []string{"heal"}}, true
+	}
+	for _, c := range w.clients {
+		if c.held {
+			return Action{Name: "release " + c.name, Lines: []string{"release " + c.name}}, true
+		}
+	}
+	if c := w.waiter(); c != nil {
+		return Action{Name: "await " + c.name, Lines: []string{"await " + c.name}}, true
+	}
+	c := w.clients[0]
+	if !w.finalAsked {
+		w.finalAsked = true
+		return Action{Name: "progress " + c.name, Lines: []string{"acquire " + c.name}}, true
+	}
+	w.done = true
+	return Action{Name: "check", Lines: []string{"check"}}, true
+}
+
+// Progressed reports whether the closing acquire, after every fault had
+// healed, was granted.
+func (w *Walk) Progressed() bool { return w.finalGranted }
+
+// Take learns from an action's outputs, one per line (nil: assume each
+// step did what a correct lock does — for a script drawn before it runs).
+func (w *Walk) Take(a Action, outs []string) {
+	for i, line := range a.Lines {
+		out := ""
+		if i < len(outs) {
+			out = outs[i]
+		}
+		w.step(line, out, outs == nil)
+	}
+}
+
+// step learns from one command line and its output.
+func (w *Walk) step(line, out string, predict bool) {
+	f := strings.Fields(line)
+	if len(f) < 2 {
+		if f[0] == "heal" {
+			for _, c := range w.clients {
+				c.cut = false
+			}
+		}
+		return
+	}
+	c := w.client(f[1])
+	if c == nil {
+		return
+	}
+	granted := func() bool {
+		if predict {
+			return !c.waiterExpired
+		}
+		return strings.Contains(out, "granted token=")
+	}
+	async := slices.Contains(f, "async")
+	switch f[0] {
+	case "acquire":
+		switch {
+		case async:
+			c.waiting = true
+		default:
+			c.held = granted()
+			c.leaseGone = false
+			if w.finalAsked {
+				w.finalGranted = c.held
+			}
+		}
+	case "await":
+		switch {
+		case c.waiting:
+			c.held = granted()
+			c.leaseGone = c.held && c.waiterExpired
+			c.waiting, c.waiterExpired = false, false
+		case c.paused == "release":
+			c.held = false
+		}
+		c.paused = ""
+	case "release":
+		if !async {
+			c.held = false
+		}
+	case "pause":
+		c.paused = "cs"
+		if strings.Contains(line, "before-release") {
+			c.paused = "release"
+		}
+		c.doomed = true
+	case "wait-lease-gone":
+		c.doomed, c.leaseGone = false, true
+	case "expire":
+		if c.waiting {
+			c.waiterExpired = true
+		} else {
+			c.leaseGone = true
+		}
+	case "cut":
+		c.cut, c.doomed = true, true
+	}
+}
+
+func (w *Walk) client(name string) *walkClient {
+	for _, c := range w.clients {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// IsFault says whether the action is a fault (pause, cut, expire).
+func (a Action) IsFault() bool {
+	kind, _, _ := strings.Cut(a.Name, " ")
+	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire"}, kind)
+}
+
+// DrawScript draws a script from seed alone: the preamble, actions drawn
+// actions (more if none of them was a fault, so every script has one),
+// and the closing steps, each step as a correct lock makes it go. The same
+// seed draws the same script.
+func DrawScript(seed uint64, opts WalkOptions, actions int) []string {
+	rng := rand.New(rand.NewPCG(seed, 0x3a1c))
+	w := NewWalk(opts)
+	lines := w.Preamble().Lines
+	all := w.Names()
+	faults := 0
+	for i := 0; i < actions || (faults == 0 && i < 4*actions); i++ {
+		a, ok := w.Pick(rng.IntN(len(all)))
+		if !ok {
+			break
+		}
+		if a.IsFault() {
+			faults++
+		}
+		w.Take(a, nil)
+		lines = append(lines, a.Lines...)
+	}
+	for {
+		a, ok := w.Close()
+		if !ok {
+			return lines
+		}
+		w.Take(a, nil)
+		lines = append(lines, a.Lines...)
+	}
+}
+
+// RenderScript writes steps and their outputs in the scenario-file format,
+// narration first (each line a comment).
+func RenderScript(narration []string, lines, outs []string) string {
+	var b strings.Builder
+	for _, n := range narration {
+		b.WriteString(strings.TrimRight("# "+n, " ") + "\n")
+	}
+	for i, l := range lines {
+		out := ""
+		if i < len(outs) {
+			out = outs[i]
+		}
+		fmt.Fprintf(&b, "%s\n----\n%s\n\n", l, out)
+	}
+	return b.String()
+}
