@@ -10,17 +10,22 @@
 // effect, is an error, never a pass); a skipped scenario says why. A
 // scenario documented to FAIL on an unfenced resource — the lesson that a
 // lease is not a lock — is reported as a finding in the log, not as a
-// failure, when that resource is asked for.
+// failure, when that resource is asked for. Beside the catalog, a bounded
+// exploration (package explore) draws scenario scripts against the lock and
+// shrinks any that breaks it.
 package locktest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
@@ -41,6 +46,7 @@ type config struct {
 	compare   []string
 	extra     []scenarios.Scenario
 	parallel  int
+	cases     int
 }
 
 // An Option changes what Run runs.
@@ -107,6 +113,17 @@ func Parallel(n int) Option {
 	return func(c *config) { c.parallel = n }
 }
 
+// Cases sets how many drawn scripts the exploration subtest runs against
+// the lock (default 10; 0 leaves it out). The exploration draws scenario
+// scripts from the first seed — pauses, cut links, revoked leases of
+// holders and waiters — and each must keep every check on the chosen
+// resources (unfenced left out: it is the lesson, not the lock) and see
+// the lock grant again once faults heal; a failing script is shrunk and
+// written under the subtest's artifact directory.
+func Cases(n int) Option {
+	return func(c *config) { c.cases = n }
+}
+
 // Run runs the scenarios against the lock factory makes. Each scenario is
 // a subtest (so -run selects them) and each result under it a subtest
 // named lock/resource/seed. A result that is not its documented verdict
@@ -115,7 +132,7 @@ func Parallel(n int) Option {
 // with go test -artifacts).
 func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	t.Helper()
-	cfg := config{resources: []string{string(Fenced), string(EtcdGuarded)}, seed: 1, seeds: 1}
+	cfg := config{resources: []string{string(Fenced), string(EtcdGuarded)}, seed: 1, seeds: 1, cases: 10}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -133,6 +150,11 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	for _, name := range cfg.scenarios {
 		t.Run(name, func(t *testing.T) {
 			ran += runScenario(t, cfg, name, factory, locks)
+		})
+	}
+	if cfg.cases > 0 && len(guardedOf(cfg.resources)) > 0 {
+		t.Run("explore", func(t *testing.T) {
+			ran += runExplore(t, cfg, factory)
 		})
 	}
 	if ran == 0 {
@@ -174,6 +196,52 @@ func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, lo
 		})
 	}
 	return ran
+}
+
+// guardedOf are the resources a correct lock must keep safe.
+func guardedOf(resources []string) []string {
+	var out []string
+	for _, r := range resources {
+		if r != string(Unfenced) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// runExplore runs the bounded exploration; it returns 1 if cases ran.
+func runExplore(t *testing.T, cfg config, factory lock.Factory) int {
+	var (
+		c   *cluster.Cluster
+		err error
+	)
+	if cfg.external != nil {
+		c, err = cluster.Connect(t.Context(), *cfg.external)
+	} else {
+		c, err = cluster.Start(t.Context(), cluster.Config{Members: 3})
+	}
+	if err != nil {
+		t.Fatalf("locktest: explore: %v", err)
+	}
+	defer c.Close()
+	p := explore.Safe(guardedOf(cfg.resources)...)
+	res, err := explore.Run(t.Context(), explore.Config{Cluster: c, Lock: Name, Factory: factory, Property: p,
+		Cases: cfg.cases, Seed: cfg.seed, ShrinkTime: 30 * time.Second})
+	if err != nil {
+		t.Fatalf("locktest: explore: %v", err)
+	}
+	if res.Failed == nil {
+		t.Logf("%d drawn scripts kept %s (%s)", res.Cases, p.Name, res.Elapsed.Round(time.Millisecond))
+		return 1
+	}
+	path := filepath.Join(t.ArtifactDir(), "shrunk.txt")
+	if err := os.WriteFile(path, []byte(res.Failed.Script), 0o644); err != nil {
+		t.Errorf("locktest: %v", err)
+	}
+	t.Errorf("a drawn script broke %s at case %d: %s\nshrunk to %d actions: %s\nthe same cases again: go test -run '^%s$' (the seed is fixed by the options)\nthe script (%s, kept with go test -artifacts):\n%s",
+		p.Name, res.Cases, res.Message, len(res.Failed.Actions), strings.Join(res.Failed.Actions, "; "),
+		regexpQuote(t.Name()), path, res.Failed.Script)
+	return 1
 }
 
 // judge passes, logs, skips or fails one result.

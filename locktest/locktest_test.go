@@ -31,11 +31,17 @@ const mustFail = "LOCKTEST_MUST_FAIL"
 // mustFailInChild runs test in a child test process, where gate runs, and
 // returns its output; the child must fail.
 func mustFailInChild(t *testing.T, gate func(t *testing.T)) string {
+	return mustFailInChildRun(t, "", gate)
+}
+
+// mustFailInChildRun is mustFailInChild with a -run pattern for the
+// gate's subtests ("/^explore$").
+func mustFailInChildRun(t *testing.T, sub string, gate func(t *testing.T)) string {
 	if os.Getenv(mustFail) != "" {
 		gate(t)
 		return ""
 	}
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^"+t.Name()+"$"+sub, "-test.v")
 	cmd.Env = append(os.Environ(), mustFail+"=1")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "the gate must fail:\n%s", out)
@@ -48,7 +54,7 @@ func TestBrokenLockFailsTheGate(t *testing.T) {
 	out := mustFailInChild(t, func(t *testing.T) {
 		bad, ok := lock.LookupRegression("set-nx-px")
 		require.True(t, ok)
-		locktest.Run(t, bad.Factory, locktest.Scenarios("slow-holder"))
+		locktest.Run(t, bad.Factory, locktest.Scenarios("slow-holder"), locktest.Cases(0))
 	})
 	if out == "" {
 		return
@@ -65,7 +71,7 @@ func TestNothingRanFailsTheGate(t *testing.T) {
 		c, err := cluster.Start(t.Context(), cluster.Config{})
 		require.NoError(t, err)
 		defer c.Close()
-		locktest.Run(t, lock.NewQueue, locktest.Scenarios("member-restart"),
+		locktest.Run(t, lock.NewQueue, locktest.Scenarios("member-restart"), locktest.Cases(0),
 			locktest.Endpoints(cluster.External{Endpoints: c.Endpoints()}))
 	})
 	if out == "" {
@@ -73,4 +79,22 @@ func TestNothingRanFailsTheGate(t *testing.T) {
 	}
 	assert.Contains(t, out, "--- SKIP: TestNothingRanFailsTheGate/member-restart/lock-under-test/fenced/1")
 	assert.Contains(t, out, "locktest: nothing ran against the lock")
+}
+
+// The gate's exploration catches a broken lock by itself (the catalog's
+// subtests are not run here): etcd-11456 grants a waiter whose lease ended
+// while it waited, and a drawn script finds and shrinks that.
+func TestExplorationCatchesABrokenLock(t *testing.T) {
+	out := mustFailInChildRun(t, "/^explore$", func(t *testing.T) {
+		bad, ok := lock.LookupRegression("etcd-11456")
+		require.True(t, ok)
+		locktest.Run(t, bad.Factory, locktest.Cases(30))
+	})
+	if out == "" {
+		return
+	}
+	assert.Contains(t, out, "--- FAIL: TestExplorationCatchesABrokenLock/explore")
+	assert.Contains(t, out, "expired-waiter FAIL")
+	assert.Contains(t, out, "shrunk to")
+	assert.Contains(t, out, "the same cases again: go test -run '^TestExplorationCatchesABrokenLock$/^explore$'")
 }

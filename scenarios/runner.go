@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -367,6 +368,13 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		if err := writeJSON(filepath.Join(dir, "schedule.json"), plan); err != nil {
 			return fail(err.Error())
 		}
+		// A scenario from a file goes beside its schedule, so that replay
+		// can rebuild it (as ScriptFile names it).
+		if s.text != "" {
+			if err := os.WriteFile(ScriptFile(dir, s.Name), []byte(s.text), 0o644); err != nil {
+				return fail(err.Error())
+			}
+		}
 	}
 	var writers []*history.Writer
 	var sinks []history.Sink
@@ -452,6 +460,10 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	}
 	return out
 }
+
+// ScriptFile is where a run of a scenario from a file keeps the file: in
+// the run's directory, named after the scenario.
+func ScriptFile(dir, scenario string) string { return filepath.Join(dir, scenario+".txt") }
 
 // failed reports whether a safety check of rep FAILed: evidence of a
 // violation, whatever else went wrong in the run.

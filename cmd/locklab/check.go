@@ -193,6 +193,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	f := runFlags{scenario: plan.Scenario, lock: lockName, resource: strings.Join(resources, ","),
 		seed: plan.Seed, runs: 1, parallel: 1, expect: "catalog", clusterFlags: clusterFlags{members: 3, verbose: *verbose}}
+	if path := scenarios.ScriptFile(dir, plan.Scenario); fileExists(path) {
+		f.script = path // a run of a scenario file (--script) keeps the file beside its schedule
+	}
 	cfg, err := f.config(io.Discard)
 	if err != nil {
 		return exitUsage, err
@@ -235,4 +238,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		linkLatest(out)
 	}
 	return code, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

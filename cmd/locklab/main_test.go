@@ -284,6 +284,11 @@ func TestRunScript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "My own copy of the paused-holder lesson", "the script's narration is its lesson")
 
+	// The run keeps the file beside its schedule: replay rebuilds it.
+	code, stdout, stderr = locklab(t, t.Context(), "replay", filepath.Join(out, "user-paused-holder", "queue", "1"), "--out", t.TempDir())
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "unfenced      recorded FAIL    replayed FAIL    same")
+
 	for file, want := range map[string]string{
 		"testdata/bad-argument.txt": `testdata/bad-argument.txt:5: acquire: unexpected argument "fast"`,
 		"testdata/bad-command.txt":  `testdata/bad-command.txt:5: unknown command "grab"`,
@@ -294,4 +299,22 @@ func TestRunScript(t *testing.T) {
 		assert.Contains(t, stderr, want)
 		assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
 	}
+}
+
+// explore finds the paused double holder on an unfenced store, writes the
+// shrunk script, and run --script reproduces its verdicts.
+func TestExploreWritesAScriptRunReproduces(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "found.txt")
+	code, stdout, stderr := locklab(t, t.Context(), "explore", "--lock", "queue", "--resource", "unfenced",
+		"--faults", "pause", "--cases", "60", "--shrink-time", "3s", "--out", script)
+	require.Equal(t, exitMismatch, code, stdout+stderr)
+	assert.Contains(t, stdout, "FAIL at case")
+	assert.Contains(t, stdout, "run it again: locklab run --script "+script+" --lock queue")
+	code, stdout, stderr = locklab(t, t.Context(), "run", "--script", script, "--lock", "queue", "--out", t.TempDir())
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "unfenced FAIL (ok)  fenced PASS (ok)  etcd-guarded PASS (ok)")
+
+	code, _, stderr = locklab(t, t.Context(), "explore", "--faults", "gc")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `--faults: unknown faults "gc"`)
 }
