@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cockroachdb/datadriven"
 	"pgregory.net/rapid"
 
 	"github.com/locklab/locklab/cluster"
@@ -61,8 +60,10 @@ type Case struct {
 	// recorded as it printed (the expected output `locklab run --script`
 	// compares against).
 	Script string
-	// Actions names the drawn actions, in order (closing steps excluded).
+	// Actions names the drawn actions, in order (closing steps excluded);
+	// Faults counts those that were faults.
 	Actions []string
+	Faults  int
 	// Reports are the checks' verdicts per resource.
 	Reports map[string]models.Report
 	// Progressed says the lock granted again once every fault had healed.
@@ -80,6 +81,8 @@ type Result struct {
 	// Runs counts the scripts that ran on the cluster, shrinking included
 	// (a script drawn again is not run again: its outcome is known).
 	Cases, Runs int
+	// Faulted counts the drawn cases (shrinking aside) with a fault.
+	Faulted int
 	// Failed is the shrunk failing case, nil if every case held.
 	Failed *Case
 	// Message is the property's complaint about Failed.
@@ -170,6 +173,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 			if c.broken != nil && (failing == nil || c.Steps() <= failing.Steps()) {
 				failing = c
 			}
+		}
+		if !shrinking && c.Faults > 0 {
+			res.Faulted++
 		}
 		if c.broken != nil {
 			shrinking = true
@@ -321,13 +327,10 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			cmd, args, err := datadriven.ParseLine(line)
+			out, err := env.DoLine(ctx, line)
 			if err != nil {
 				return err
 			}
-			sctx, cancel := context.WithTimeout(ctx, stepTimeout)
-			out := env.Do(sctx, cmd, args)
-			cancel()
 			got = append(got, out)
 		}
 		lines, outs = append(lines, a.Lines...), append(outs, got...)
@@ -342,6 +345,9 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 				break
 			}
 			c.Actions = append(c.Actions, a.Name)
+			if a.IsFault() {
+				c.Faults++
+			}
 			if runErr = do(a); runErr != nil {
 				break
 			}
@@ -382,6 +388,3 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 	c.Script = scenarios.RenderScript(narration, lines, outs)
 	return c, nil
 }
-
-// stepTimeout bounds one step of a case, as for a catalog script.
-const stepTimeout = 30 * time.Second

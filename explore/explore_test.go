@@ -26,7 +26,7 @@ func casesPerProperty(t *testing.T) int {
 	t.Helper()
 	v := os.Getenv("LOCKLAB_EXPLORE_CASES")
 	if v == "" {
-		return 6
+		return 10
 	}
 	n, err := strconv.Atoi(v)
 	require.NoError(t, err, "LOCKLAB_EXPLORE_CASES")
@@ -55,7 +55,8 @@ func holds(t *testing.T, lockName string, p explore.Property, seed uint64) {
 		_ = os.WriteFile(path, []byte(res.Failed.Script), 0o644)
 		t.Fatalf("%s broke %s: %s\nthe shrunk script (%s):\n%s", lockName, p.Name, res.Message, path, res.Failed.Script)
 	}
-	t.Logf("%d cases held (%d scripts ran) in %v", res.Cases, res.Runs, res.Elapsed)
+	require.Positive(t, res.Faulted, "no case drew a fault: the property was never put to the test")
+	t.Logf("%d cases held, %d with a fault (%d scripts ran) in %v", res.Cases, res.Faulted, res.Runs, res.Elapsed)
 }
 
 type testWriter struct{ t *testing.T }

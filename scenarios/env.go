@@ -663,13 +663,7 @@ func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
 // isLost reports whether the server is known to have ended the lease g
 // rests on.
 func (e *Env) isLost(g lock.Grant) bool {
-	lease := g.Lease
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if lease == 0 {
-		return false
-	}
-	return e.lost[int64(lease)]
+	return g.Lease != 0 && e.isLeaseLost(int64(g.Lease))
 }
 
 // describeErr names an error without anything that changes run to run.

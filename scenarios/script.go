@@ -93,6 +93,26 @@ func (e *Env) Do(ctx context.Context, cmd string, args []datadriven.CmdArg) stri
 	return out
 }
 
+// DoLine runs one command line as a scenario file writes it ("acquire c2
+// async"), bounded as a script step is. A line that does not parse, names
+// an unknown command or gives it an argument it does not take is an error.
+func (e *Env) DoLine(ctx context.Context, line string) (string, error) {
+	cmd, args, err := datadriven.ParseLine(line)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", line, err)
+	}
+	sp, ok := specs[cmd]
+	if !ok {
+		return "", fmt.Errorf("%s: unknown command %q", line, cmd)
+	}
+	if err := sp.check(args); err != nil {
+		return "", fmt.Errorf("%s: %w", line, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	return e.Do(ctx, cmd, args), nil
+}
+
 type args struct {
 	pos  []string
 	kv   map[string]string

@@ -65,7 +65,6 @@ type walkClient struct {
 type Walk struct {
 	opts    WalkOptions
 	clients []*walkClient
-	closing bool
 	// final: the closing acquire's outcome (see Progressed).
 	finalAsked, finalGranted bool
 	done                     bool
@@ -158,12 +157,7 @@ func (w *Walk) Pick(u int) (Action, bool) {
 // plainest first, so a shrunk choice of 0 is the plainest step).
 func (w *Walk) Next() []Action {
 	var out []Action
-	add := func(name, client string, lines ...string) {
-		for i := range lines {
-			lines[i] = fmt.Sprintf(lines[i], client)
-		}
-		out = append(out, Action{Name: name + " " + client, Lines: lines})
-	}
+	add := func(kind, client string, lines ...string) { out = append(out, action(kind, client, lines...)) }
 	busy, waiter := w.busy(), w.waiter()
 	firm := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.held && !c.leaseGone && !c.doomed })
 	cutDoomed := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut && c.doomed })
@@ -217,21 +211,21 @@ func (w *Walk) Next() []Action {
 // be granted the lock again (the lock makes progress once faults heal),
 // does a section and releases; last, the check.
 func (w *Walk) Close() (Action, bool) {
-	w.closing = true
 	if w.done {
 		return Action{}, false
 	}
-	if first := w.clients[0]; w.finalAsked && first.held {
-		return Action{Name: "section " + first.name, Lines: []string{"cs " + first.name, "release " + first.name}}, true
+	first := w.clients[0]
+	if w.finalAsked && first.held {
+		return action("section", first.name, "cs %s", "release %s"), true
 	}
 	for _, c := range w.clients {
 		if c.doomed {
-			return Action{Name: "wait-lease-gone " + c.name, Lines: []string{"wait-lease-gone " + c.name}}, true
+			return action("wait-lease-gone", c.name, "wait-lease-gone %s"), true
 		}
 	}
 	for _, c := range w.clients {
 		if c.paused != "" {
-			return Action{Name: "resume " + c.name, Lines: []string{"resume " + c.name, "await " + c.name}}, true
+			return action("resume", c.name, "resume %s", "await %s"), true
 		}
 	}
 	if slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut }) {
@@ -239,19 +233,28 @@ func (w *Walk) Close() (Action, bool) {
 	}
 	for _, c := range w.clients {
 		if c.held {
-			return Action{Name: "release " + c.name, Lines: []string{"release " + c.name}}, true
+			return action("release", c.name, "release %s"), true
 		}
 	}
 	if c := w.waiter(); c != nil {
-		return Action{Name: "await " + c.name, Lines: []string{"await " + c.name}}, true
+		return action("await", c.name, "await %s"), true
 	}
-	c := w.clients[0]
 	if !w.finalAsked {
 		w.finalAsked = true
-		return Action{Name: "progress " + c.name, Lines: []string{"acquire " + c.name}}, true
+		return action("progress", first.name, "acquire %s"), true
 	}
 	w.done = true
 	return Action{Name: "check", Lines: []string{"check"}}, true
+}
+
+// action is the action kind of client: its lines are formats with the
+// client's name for %s.
+func action(kind, client string, formats ...string) Action {
+	a := Action{Name: kind + " " + client}
+	for _, f := range formats {
+		a.Lines = append(a.Lines, fmt.Sprintf(f, client))
+	}
+	return a
 }
 
 // Progressed reports whether the closing acquire, after every fault had
