@@ -14,5 +14,6 @@
 //   - queue.go: queue, the lab's revision-queue lock with a fast hand-off
 //   - ttlpoll.go: ttl-poll, Redis' SET NX PX pattern on etcd
 //   - singlekey.go: single-key-watch, every waiter on one key (the herd)
+//   - election.go: etcd-election, etcd's concurrency.Election as a lock
 //   - resource.go: unfenced, fenced and etcd-guarded counters; CriticalSection
 package lock

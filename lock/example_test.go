@@ -103,6 +103,7 @@ func ExampleLookup() {
 	// queue            tokens grow: true
 	// ttl-poll         tokens grow: true
 	// single-key-watch tokens grow: true
+	// etcd-election    tokens grow: true
 }
 
 // The known-bad locks are data: each names the public bug it reproduces and

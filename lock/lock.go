@@ -118,11 +118,12 @@ var Builtin = map[string]Factory{
 	"queue":            NewQueue,
 	"ttl-poll":         NewTTLPoll,
 	"single-key-watch": NewSingleKeyWatch,
+	"etcd-election":    NewElection,
 }
 
 // Names lists the built-in locks in a fixed order.
 func Names() []string {
-	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch"}
+	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch", "etcd-election"}
 }
 
 // Lookup returns the built-in lock called name.

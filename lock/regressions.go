@@ -67,6 +67,14 @@ var Regressions = []Regression{
 		Scenarios: []string{"slow-holder"}, Check: "lease-kept",
 		Factory: NewSetNXPX,
 	},
+	{
+		Name: "campaign-unchecked",
+		Bug: "etcd's Election taken at Campaign's word: a candidate whose lease ended while it waited is told it " +
+			"leads once the keys before its own are gone, though its own key went with its lease",
+		Link:      "https://github.com/etcd-io/etcd/pull/22387",
+		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
+		Factory: NewCampaignUnchecked,
+	},
 }
 
 // RegressionNames lists the known-bad locks in order.

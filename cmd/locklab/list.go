@@ -15,6 +15,33 @@ var lockLines = map[string]string{
 	"queue":            "locklab's revision queue: the same queue, hand-off in one commit and one read",
 	"ttl-poll":         "Redis SET NX PX on etcd: one key with a lease, retried every 50 ms, no fairness",
 	"single-key-watch": "one key, every waiter watches it and races on delete: the thundering herd",
+	"etcd-election":    "etcd's own concurrency.Election as a lock: Campaign acquires, Resign releases",
+}
+
+// lockStories are what `locklab explain LOCK` tells of a lock beyond its
+// line in the list.
+var lockStories = map[string]string{
+	"etcd-election": "Leader election is a lock under another name. etcd's concurrency.Election keeps the same " +
+		"queue as its Mutex: each candidate puts a key named after its session's lease under the election's " +
+		"prefix, the oldest key leads, and every other candidate waits for the keys before its own to be deleted. " +
+		"In the lab, Campaign is the acquire, Resign the release, and the leader key's create revision the " +
+		"fencing token (a leader's term number: every later leader's is larger).\n\n" +
+		"The two-leaders lesson (paused-holder, isolated-holder): the leader is frozen — a GC pause, SIGSTOP, a " +
+		"cut link — for longer than its lease. The server ends the lease, deletes the leader key, and the next " +
+		"candidate is elected, rightly. The old leader wakes and goes on leading: nothing tells a frozen process " +
+		"that time passed. For a while there are two leaders, and whatever both write without a fence, one of " +
+		"them overwrites. Election does not prevent it and cannot: fence what a leader writes with its term " +
+		"(the fenced store refuses the old term once it has seen the new one), or make each write conditional " +
+		"on the leader key still having the leader's revision (the etcd-guarded store; Election's Proclaim " +
+		"does exactly this comparison).\n\n" +
+		"The phantom-leader lesson (expire-while-waiting): Campaign returns \"you lead\" as soon as the keys " +
+		"before the candidate's own are gone — without looking at its own key. A candidate whose lease ended " +
+		"while it waited lost its key with it, yet is told it leads, and no other candidate is stopped by a key " +
+		"that is not there. etcd's Mutex has checked its own key after waiting since v3.5 (etcd issue 11456); " +
+		"Election does not. The lab's etcd-election reads the leader key once more after Campaign and refuses " +
+		"a grant whose key is gone; campaign-unchecked, a known-bad lock, is the same without that read, and " +
+		"the expire-while-waiting scenarios catch it.\n\n" +
+		"See it: locklab run --lock etcd-election,campaign-unchecked --scenario paused-holder,expire-while-waiting",
 }
 
 var resourceLines = map[string]string{
@@ -67,7 +94,16 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		return exitUsage, err
 	}
 	if fs.NArg() != 1 {
-		return exitUsage, usagef("explain: want one scenario (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
+		return exitUsage, usagef("explain: want one scenario or lock (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
+	}
+	if line, ok := lockLines[fs.Arg(0)]; ok {
+		fmt.Fprintf(w, "%s: %s\n", fs.Arg(0), line)
+		for _, para := range strings.Split(lockStories[fs.Arg(0)], "\n\n") {
+			if para != "" {
+				fmt.Fprintf(w, "\n%s\n", wrap(para, 78))
+			}
+		}
+		return exitOK, nil
 	}
 	s, err := scenarios.Lookup(fs.Arg(0))
 	if err != nil {

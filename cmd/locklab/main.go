@@ -42,7 +42,7 @@ Usage:
   locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire]
                   [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
   locklab list                                scenarios, locks, resources, faults
-  locklab explain SCENARIO                    the lesson, step by step
+  locklab explain SCENARIO|LOCK               the lesson, step by step; a lock's story
 
 Exit status: 0 every verdict as expected; 1 one is not (a FAIL where a pass
 was documented or the reverse, an ERROR, too little progress); 2 bad usage or

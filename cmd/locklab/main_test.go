@@ -147,6 +147,10 @@ func TestListAndExplain(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "A lease is not a lock")
 	assert.Contains(t, out, "> pause c1 at=before-write")
+	code, out, _ = locklab(t, t.Context(), "explain", "etcd-election")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "two-leaders")
+	assert.Contains(t, out, "phantom-leader")
 }
 
 func TestRunCheckReplay(t *testing.T) {

@@ -116,7 +116,7 @@ var synopsis = map[string]string{
 	"bench":   "bench [flags]   locks/s, acquire and hand-off latency under contention",
 	"explore": "explore [flags]   draw scenario scripts until one breaks a resource's checks, shrink it, write it",
 	"list":    "list   scenarios, locks, resources and faults, one line each",
-	"explain": "explain SCENARIO   the scenario's lesson, step by step",
+	"explain": "explain SCENARIO|LOCK   the scenario's lesson, step by step; a lock's story",
 }
 
 // parse parses args, flags before or after the positional arguments,
