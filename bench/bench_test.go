@@ -11,12 +11,15 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/lock/etcdctl"
+
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
 )
 
 func TestMain(m *testing.M) {
+	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	goleak.VerifyTestMain(m)
 }
 

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 
+	"github.com/locklab/locklab/cluster/grpcwire"
 	"github.com/locklab/locklab/cluster/netproxy"
 )
 
@@ -36,6 +37,7 @@ type Client struct {
 
 	grantsMu sync.Mutex
 	grants   []LeaseGrant // every lease granted through this client
+	granted  map[clientv3.LeaseID]bool
 }
 
 // LeaseGrant is a lease the server granted to a client, and when the answer
@@ -189,12 +191,40 @@ func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *
 		cl.answered.Add(1)
 	}
 	if r, ok := reply.(*etcdserverpb.LeaseGrantResponse); ok && err == nil && r.ID != 0 {
-		cl.grantsMu.Lock()
-		cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(r.ID), At: time.Now()})
-		cl.grantsMu.Unlock()
+		cl.noteGrant(r.ID)
 	}
 	return err
 }
+
+// noteGrant records a lease the server granted through the client, once.
+func (cl *Client) noteGrant(id int64) {
+	cl.grantsMu.Lock()
+	defer cl.grantsMu.Unlock()
+	if cl.granted[clientv3.LeaseID(id)] {
+		return
+	}
+	if cl.granted == nil {
+		cl.granted = map[clientv3.LeaseID]bool{}
+	}
+	cl.granted[clientv3.LeaseID(id)] = true
+	cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(id), At: time.Now()})
+}
+
+// ReadWire has the client's link read the gRPC traffic of every connection
+// opened through it from now on, so that LeaseGrants includes the leases
+// granted to a program that is not the lab's (a lock run as a process,
+// given Endpoint). Cleartext connections only: a TLS one is not read.
+func (cl *Client) ReadWire() {
+	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
+		c := grpcwire.NewConn(cl.noteGrant)
+		return c.Request, c.Answer
+	})
+}
+
+// Endpoint is the client's own link to its member, for a program that is
+// not the lab's to reach the cluster through: cuts and delays of the client
+// apply to it.
+func (cl *Client) Endpoint() string { return cl.etcd.Endpoints()[0] }
 
 // WatchEvents is how many watch responses carrying events the client has
 // received: each one is a moment a watcher was woken by a change (several

@@ -20,6 +20,18 @@ type gate struct {
 	parked  chan struct{} // closed once the worker stopped
 	release chan struct{} // closed by resume
 	onPark  func()        // runs as the worker stops: cuts the client's link
+	// hook, if set, runs after onPark with true, and with false as the
+	// pause ends, before the worker goes on (see OnPause).
+	hook func(frozen bool)
+}
+
+// OnPause has hook run when a pause stops the client's worker (with true,
+// once the link is cut) and when it ends (with false, after the link
+// heals): a lock that runs as a process of its own is frozen with it.
+func (cl *Client) OnPause(hook func(frozen bool)) {
+	cl.pause.mu.Lock()
+	defer cl.pause.mu.Unlock()
+	cl.pause.hook = hook
 }
 
 // PausePoint is called by the client's worker at each named point of its work
@@ -40,6 +52,9 @@ func (cl *Client) PausePoint(ctx context.Context, point string) error {
 	g.at = point
 	if g.onPark != nil {
 		g.onPark()
+	}
+	if g.hook != nil {
+		g.hook(true)
 	}
 	release := g.release
 	close(g.parked)
@@ -136,6 +151,9 @@ func (g *gate) resume(heal func()) {
 	}
 	if g.at != "" && heal != nil {
 		heal()
+	}
+	if g.at != "" && g.hook != nil {
+		g.hook(false)
 	}
 	close(g.release)
 	g.armed, g.at = "", ""

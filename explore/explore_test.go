@@ -12,13 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/lock/etcdctl"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	goleak.VerifyTestMain(m)
+}
 
 // casesPerProperty is each property test's budget: small by default, so
 // go test ./... stays quick; LOCKLAB_EXPLORE_CASES raises it (see README).

@@ -119,15 +119,20 @@ var Builtin = map[string]Factory{
 	"ttl-poll":         NewTTLPoll,
 	"single-key-watch": NewSingleKeyWatch,
 	"etcd-election":    NewElection,
+	"etcdctl":          NewEtcdctl,
 }
 
 // Names lists the built-in locks in a fixed order.
 func Names() []string {
-	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch", "etcd-election"}
+	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch", "etcd-election", "etcdctl"}
 }
 
-// Lookup returns the built-in lock called name.
+// Lookup returns the built-in lock called name, or the lock run as a
+// process by "exec:COMMAND" (see Exec).
 func Lookup(name string) (Factory, error) {
+	if cmd, ok := strings.CutPrefix(name, ExecPrefix); ok {
+		return Exec(cmd)
+	}
 	f, ok := Builtin[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (locks: %s)", ErrUnknownLock, name, strings.Join(Names(), ", "))

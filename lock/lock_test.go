@@ -13,13 +13,18 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/lock/etcdctl"
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	goleak.VerifyTestMain(m)
+}
 
 const wait = 20 * time.Second
 

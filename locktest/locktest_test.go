@@ -9,12 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/lock/etcdctl"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/locktest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	goleak.VerifyTestMain(m)
+}
 
 // A correct lock passes the gate, with the lessons on an unfenced store
 // logged as findings and a built-in lock beside it for comparison.

@@ -23,6 +23,9 @@ type Effect struct {
 	// missing returns "" when the effect is in the history, else what is
 	// missing, in a phrase.
 	missing func(tl timeline) string
+	// moot, if set, returns why the lesson cannot happen to this lock at
+	// all, by its design (not by the run's timing), or "".
+	moot func(tl timeline) string
 }
 
 // EffectResult is one effect's outcome in one run.
@@ -31,6 +34,9 @@ type EffectResult struct {
 	Happened bool   `json:"happened"`
 	// Missing says what the history lacks when it did not happen.
 	Missing string `json:"missing,omitempty"`
+	// Moot says why it cannot happen to this lock by the lock's design:
+	// the run tested nothing and is skipped, neither PASS nor ERROR.
+	Moot string `json:"moot,omitempty"`
 }
 
 // CheckEffects judges each of the scenario's effects on one history.
@@ -43,6 +49,9 @@ func (s Scenario) CheckEffects(events []history.Event) []EffectResult {
 	for i, ef := range s.Effects {
 		m := ef.missing(tl)
 		out[i] = EffectResult{Name: ef.Name, Happened: m == "", Missing: m}
+		if ef.moot != nil && m != "" {
+			out[i].Moot = ef.moot(tl)
+		}
 	}
 	return out
 }
@@ -58,6 +67,17 @@ func JudgeEffects(result models.Result, effects []EffectResult) (judged models.R
 		return models.Error, missing
 	}
 	return result, missing
+}
+
+// Moot says why the scenario's lesson cannot happen to the lock at all, or
+// "" if it can.
+func Moot(effects []EffectResult) string {
+	for _, ef := range effects {
+		if ef.Moot != "" {
+			return "does not apply to this lock: " + ef.Moot
+		}
+	}
+	return ""
 }
 
 // Vacuous describes the effects that did not happen, or "" if all did.
@@ -353,6 +373,19 @@ func regrantedBeforeRetry(client, waiter string) Effect {
 				}
 			}
 			return fmt.Sprintf("%s released nothing after %s queued", client, waiter)
+		},
+		// A lock that takes a new lease for every grant (etcdctl lock: one
+		// session per grant) never holds two grants on one lease, so a
+		// retried release cannot name the newer one's key: the lesson is
+		// not its to learn. Both grants' leases must be known and alive
+		// when granted, and differ.
+		moot: func(tl timeline) string {
+			grants := tl.grants(client)
+			if len(grants) < 2 || grants[0].Lease == 0 || grants[1].Lease == 0 || grants[0].Lease == grants[1].Lease {
+				return ""
+			}
+			return fmt.Sprintf("it took a new lease for %s's second grant (%x, the first on %x): a release retried "+
+				"by key name cannot reach a newer grant of the same session", client, grants[1].Lease, grants[0].Lease)
 		},
 	}
 }

@@ -300,6 +300,21 @@ func (e *Env) renew(w *worker) error {
 	if err != nil {
 		return fmt.Errorf("client %s: %w", w.name, err)
 	}
+	if _, ok := l.(lock.Process); ok {
+		// A lock run as a process: the lab learns its leases off the
+		// wire, and a pause freezes the process itself.
+		w.cl.ReadWire()
+		w.cl.OnPause(func(frozen bool) {
+			e.mu.Lock()
+			p, _ := w.locker.(lock.Process)
+			e.mu.Unlock()
+			if p != nil && frozen {
+				p.Stop()
+			} else if p != nil {
+				p.Continue()
+			}
+		})
+	}
 	e.mu.Lock()
 	w.locker, w.held = l, false
 	e.mu.Unlock()
@@ -324,6 +339,20 @@ func (e *Env) learn(w *worker) {
 		}
 	}
 	e.learned[w.name] = len(grants)
+	if _, ok := w.locker.(lock.Process); ok && len(grants) > 0 {
+		// A lock run as a process says its lease only with a grant, and
+		// may take a new one per acquire: its lease is the latest the
+		// server granted through the client.
+		w.cl.SetLease(grants[len(grants)-1].ID)
+	}
+}
+
+// leaseOf is the lease w's lock rests on now, as far as the lab knows.
+func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
+	if _, ok := w.locker.(lock.Process); ok {
+		return w.cl.Lease()
+	}
+	return w.locker.Lease()
 }
 
 func (e *Env) worker(name string) (*worker, error) {
@@ -371,7 +400,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
 	// old Locker has noticed yet is timing, not the lock's behaviour.
-	if l := w.locker.Lease(); l != 0 && e.isLeaseLost(int64(l)) {
+	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
 		if err := e.renew(w); err != nil {
 			return "", err
 		}
@@ -433,7 +462,7 @@ func (e *Env) grantLease(ctx context.Context, w *worker, g lock.Grant) int64 {
 // is done for and the client gets a new one, as a real client would make a
 // new session. It reports whether the lease was gone.
 func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error) {
-	lease := w.locker.Lease()
+	lease := e.leaseOf(w)
 	gone := errors.Is(err, lock.ErrSessionExpired)
 	if !gone && lease != 0 {
 		alive, aerr := e.c.LeaseAlive(context.WithoutCancel(ctx), lease)
@@ -768,7 +797,7 @@ func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) 
 	}
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
-	lease := w.locker.Lease()
+	lease := e.leaseOf(w)
 	err = poll.Until(ctx, "the server to drop "+client+"'s lease", leasePoll, func(ctx context.Context) (bool, error) {
 		return e.checkLease(ctx, client, lease)
 	})

@@ -445,6 +445,10 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 			// it (a known-bad lock granted where its script says it must
 			// not): the violation is the verdict, the difference its note.
 			x.Error = execErr.Error()
+		case !caught && Moot(x.Effects) != "":
+			// The lesson cannot happen to this lock: nothing was tested,
+			// and there is no verdict to give.
+			x.Skipped, x.Verdict = Moot(x.Effects), ""
 		default:
 			x.Verdict, x.Error = JudgeEffects(x.Verdict, x.Effects)
 		}
@@ -539,6 +543,10 @@ func progress(w io.Writer, rs []Result) {
 			mark = "skipped"
 		case !r.Matches:
 			mark = "UNEXPECTED"
+		}
+		if r.Verdict == "" {
+			line += fmt.Sprintf("  %s %s", r.Resource, mark)
+			continue
 		}
 		line += fmt.Sprintf("  %s %s (%s)", r.Resource, r.Verdict, mark)
 	}

@@ -355,7 +355,8 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (string, error) {
 	defer cancel()
 	err = poll.Until(ctx, client+" to wait for the lock", leasePoll, func(ctx context.Context) (bool, error) {
 		e.learn(w)
-		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+		// Not keys-only: that drops each key's lease.
+		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix())
 		if err != nil {
 			return false, err
 		}

@@ -12,13 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/lock/etcdctl"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	goleak.VerifyTestMain(m)
+}
 
 // TestScripts runs every script with the queue lock and compares each step's
 // output with the file. Regenerate with: go test ./scenarios -run Scripts -rewrite

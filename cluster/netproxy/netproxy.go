@@ -40,6 +40,7 @@ type Proxy struct {
 	delay   time.Duration
 	conns   map[net.Conn]struct{}
 	closed  bool
+	tap     func() (requests, answers func([]byte))
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -67,6 +68,17 @@ func New(upstream func() (string, error)) (*Proxy, error) {
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
+}
+
+// SetTap has every new connection's bytes shown as they are read: tap is
+// called once per connection for a pair of functions, one fed what the
+// client sends, the other what upstream answers, each from its own
+// goroutine, before the bytes are forwarded (they must not be kept: copy
+// them). Connections already open are not shown.
+func (p *Proxy) SetTap(tap func() (requests, answers func([]byte))) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tap = tap
 }
 
 // Addr is the proxy's listening address, host:port on 127.0.0.1.
@@ -269,10 +281,17 @@ func (p *Proxy) serve(in net.Conn) {
 		return
 	}
 	defer p.untrack(out)
+	p.mu.Lock()
+	tap := p.tap
+	p.mu.Unlock()
+	var requests, answers func([]byte)
+	if tap != nil {
+		requests, answers = tap()
+	}
 	var pipes sync.WaitGroup
 	pipes.Add(2)
-	go func() { defer pipes.Done(); p.pipe(out, in, false) }()
-	go func() { defer pipes.Done(); p.pipe(in, out, true) }()
+	go func() { defer pipes.Done(); p.pipe(out, in, false, requests) }()
+	go func() { defer pipes.Done(); p.pipe(in, out, true, answers) }()
 	pipes.Wait()
 }
 
@@ -285,8 +304,9 @@ type chunk struct {
 // queued, the link is not cut and there is no delay; otherwise it waits in a
 // queue, so that a delay is latency (not a throughput cap) and a cut holds
 // data instead of dropping it. answers says src is upstream (CutAnswers
-// holds it). When either side ends, both are closed.
-func (p *Proxy) pipe(dst, src net.Conn, answers bool) {
+// holds it); observe, if not nil, sees every read. When either side ends,
+// both are closed.
+func (p *Proxy) pipe(dst, src net.Conn, answers bool, observe func([]byte)) {
 	q := make(chan chunk, chunkQueue)
 	var (
 		wmu     sync.Mutex   // one write to dst at a time
@@ -300,6 +320,9 @@ func (p *Proxy) pipe(dst, src net.Conn, answers bool) {
 		buf := make([]byte, 32*1024)
 		for {
 			n, err := src.Read(buf)
+			if n > 0 && observe != nil {
+				observe(buf[:n])
+			}
 			if n > 0 {
 				delay := p.Delay()
 				if delay == 0 && pending.Load() == 0 && !p.held(answers) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/locklab/locklab/internal/clusterproc"
+	"github.com/locklab/locklab/lock/etcdctl"
 )
 
 // Exit statuses.
@@ -52,6 +53,7 @@ input; 3 a checker could not decide, or the run was interrupted.
 
 func main() {
 	clusterproc.Serve() // the child process of an embedded cluster (bench) never returns
+	etcdctl.Serve()     // the etcdctl of a lock run as a process (the etcdctl lock) never returns
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

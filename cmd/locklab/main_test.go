@@ -14,12 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/lock/etcdctl"
+
 	"github.com/locklab/locklab/internal/clusterproc"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
+	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	clusterproc.Serve()
 	goleak.VerifyTestMain(m)
 }

@@ -1,0 +1,208 @@
+// Package grpcwire reads etcd's gRPC traffic off the wire, as a proxy sees
+// it, to learn the leases the server grants to a client the lab does not
+// link: a lock that runs as a process of its own talks to etcd through the
+// lab's proxy, and the lab must know its leases to follow them (when one
+// ends, the grants resting on it end too) and to end them on purpose.
+//
+// It follows one cleartext HTTP/2 connection in both directions: the
+// request headers name each stream's method (decoded with HPACK, whose
+// table is kept per direction), and the first gRPC message of the answer
+// on a LeaseGrant stream is the LeaseGrantResponse. TLS connections cannot
+// be read; they carry no preface the reader recognizes, and it stops.
+package grpcwire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+	"google.golang.org/protobuf/proto"
+)
+
+// leaseGrant is the method whose answers carry new leases.
+const leaseGrant = "/etcdserverpb.Lease/LeaseGrant"
+
+// maxBuffered bounds what one direction keeps of a frame not yet complete;
+// past it (a stream that is not what it seems) the reader stops.
+const maxBuffered = 1 << 24
+
+// Conn reads one connection. Request and Answer are fed the bytes of each
+// direction in order, as read; each may be called from its own goroutine.
+type Conn struct {
+	onGrant func(id int64)
+
+	mu      sync.Mutex
+	streams map[uint32]bool // streams whose method is LeaseGrant, until answered
+
+	up, down direction
+}
+
+// direction is one side's frame reader.
+type direction struct {
+	buf     []byte
+	preface bool // the client preface is still to come (requests only)
+	dead    bool
+	dec     *hpack.Decoder
+	block   []byte            // the header block being gathered, until END_HEADERS
+	blockOf uint32            // its stream
+	data    map[uint32][]byte // gRPC bytes of a LeaseGrant answer, until a whole message
+}
+
+// NewConn returns a reader for one connection that calls onGrant with each
+// lease the server grants over it.
+func NewConn(onGrant func(id int64)) *Conn {
+	c := &Conn{onGrant: onGrant, streams: map[uint32]bool{}}
+	c.up = direction{preface: true, dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
+	c.down = direction{dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
+	return c
+}
+
+// Request takes bytes the client sent.
+func (c *Conn) Request(p []byte) { c.feed(&c.up, p, true) }
+
+// Answer takes bytes the server sent.
+func (c *Conn) Answer(p []byte) { c.feed(&c.down, p, false) }
+
+func (c *Conn) feed(d *direction, p []byte, request bool) {
+	if d.dead {
+		return
+	}
+	d.buf = append(d.buf, p...)
+	if d.preface {
+		if len(d.buf) < len(http2.ClientPreface) {
+			if !bytes.HasPrefix([]byte(http2.ClientPreface), d.buf) {
+				d.stop()
+			}
+			return
+		}
+		if !bytes.HasPrefix(d.buf, []byte(http2.ClientPreface)) {
+			d.stop()
+			return
+		}
+		d.buf = d.buf[len(http2.ClientPreface):]
+		d.preface = false
+	}
+	for len(d.buf) >= 9 {
+		length := int(d.buf[0])<<16 | int(d.buf[1])<<8 | int(d.buf[2])
+		if 9+length > len(d.buf) {
+			break
+		}
+		typ, flags := http2.FrameType(d.buf[3]), http2.Flags(d.buf[4])
+		stream := binary.BigEndian.Uint32(d.buf[5:9]) & (1<<31 - 1)
+		c.frame(d, request, typ, flags, stream, d.buf[9:9+length])
+		d.buf = d.buf[9+length:]
+	}
+	if len(d.buf) > maxBuffered {
+		d.stop()
+	}
+	// Keep the buffer from growing without bound behind a slice window.
+	if cap(d.buf) > 64*1024 && len(d.buf) < cap(d.buf)/4 {
+		d.buf = append([]byte(nil), d.buf...)
+	}
+}
+
+func (d *direction) stop() {
+	d.dead, d.buf, d.block, d.data = true, nil, nil, nil
+}
+
+// frame handles one whole frame.
+func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http2.Flags, stream uint32, payload []byte) {
+	switch typ {
+	case http2.FrameHeaders:
+		payload = unpad(flags, payload)
+		if flags.Has(http2.FlagHeadersPriority) && len(payload) >= 5 {
+			payload = payload[5:]
+		}
+		d.block, d.blockOf = append(d.block[:0], payload...), stream
+		if flags.Has(http2.FlagHeadersEndHeaders) {
+			c.headers(d, request)
+		}
+	case http2.FrameContinuation:
+		if stream != d.blockOf {
+			d.stop()
+			return
+		}
+		d.block = append(d.block, payload...)
+		if flags.Has(http2.FlagContinuationEndHeaders) {
+			c.headers(d, request)
+		}
+	case http2.FrameData:
+		if request {
+			return
+		}
+		c.mu.Lock()
+		want := c.streams[stream]
+		c.mu.Unlock()
+		if !want {
+			return
+		}
+		msg := append(d.data[stream], unpad(flags, payload)...)
+		if len(msg) < 5 {
+			d.data[stream] = msg
+			return
+		}
+		n := int(binary.BigEndian.Uint32(msg[1:5]))
+		if len(msg) < 5+n {
+			d.data[stream] = msg
+			return
+		}
+		delete(d.data, stream)
+		c.done(stream)
+		if msg[0] != 0 { // compressed: etcd's clients do not compress
+			return
+		}
+		var resp etcdserverpb.LeaseGrantResponse
+		if proto.Unmarshal(msg[5:5+n], &resp) == nil && resp.ID != 0 && resp.Error == "" {
+			c.onGrant(resp.ID)
+		}
+	case http2.FrameRSTStream:
+		delete(d.data, stream)
+		c.done(stream)
+	}
+}
+
+// headers decodes the gathered header block; on requests it notes the
+// streams that ask for a lease.
+func (c *Conn) headers(d *direction, request bool) {
+	var path string
+	d.dec.SetEmitFunc(func(f hpack.HeaderField) {
+		if f.Name == ":path" {
+			path = f.Value
+		}
+	})
+	_, err := d.dec.Write(d.block)
+	if err == nil {
+		err = d.dec.Close()
+	}
+	d.block = d.block[:0]
+	if err != nil {
+		d.stop() // the table is lost: nothing after this can be read
+		return
+	}
+	if request && path == leaseGrant {
+		c.mu.Lock()
+		c.streams[d.blockOf] = true
+		c.mu.Unlock()
+	}
+}
+
+func (c *Conn) done(stream uint32) {
+	c.mu.Lock()
+	delete(c.streams, stream)
+	c.mu.Unlock()
+}
+
+// unpad strips a frame's padding.
+func unpad(flags http2.Flags, p []byte) []byte {
+	if !flags.Has(http2.FlagDataPadded) || len(p) == 0 { // the same bit for HEADERS
+		return p
+	}
+	pad := int(p[0])
+	if 1+pad > len(p) {
+		return nil
+	}
+	return p[1 : len(p)-pad]
+}

@@ -1,0 +1,52 @@
+package cluster_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// A program the lab does not link — here a second etcd client, as a lock
+// run as a process would be — reaches the cluster through a lab client's
+// Endpoint; with ReadWire, every lease the server grants it is learned off
+// the wire, the later ones too (their requests' headers come from the HPACK
+// table, not literally).
+func TestReadWireLearnsAnotherProgramsLeases(t *testing.T) {
+	c := start(t, 3)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	cl.ReadWire()
+	other, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Endpoint()}})
+	require.NoError(t, err)
+	defer other.Close()
+
+	var want []clientv3.LeaseID
+	for range 5 {
+		resp, err := other.Grant(ctx(t), 5)
+		require.NoError(t, err)
+		want = append(want, resp.ID)
+		// Other traffic on the same connection between grants.
+		_, err = other.Put(ctx(t), "k", "v", clientv3.WithLease(resp.ID))
+		require.NoError(t, err)
+	}
+	var got []clientv3.LeaseID
+	for _, g := range cl.LeaseGrants() {
+		got = append(got, g.ID)
+	}
+	assert.Equal(t, want, got)
+}
+
+// Without ReadWire, another program's leases are not the client's.
+func TestWireIsNotReadUnlessAsked(t *testing.T) {
+	c := start(t, 3)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	other, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Endpoint()}})
+	require.NoError(t, err)
+	defer other.Close()
+	_, err = other.Grant(ctx(t), 5)
+	require.NoError(t, err)
+	assert.Empty(t, cl.LeaseGrants())
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# etcdctl-lock: etcd's own `etcdctl lock` as a locklab lock, over the lab's
+# process protocol (README: "Locks in any language"). Each grant is one
+# `etcdctl lock` process: it takes a session (a lease of LOCKLAB_TTL
+# seconds), queues under LOCKLAB_LOCK as etcd's Mutex does, prints the key it
+# holds once it holds the lock, and keeps it until SIGTERM (it then deletes
+# the key) or until its session ends. The fencing token is read from the key
+# by the lab (its create revision).
+out="$LOCKLAB_DIR/out" err="$LOCKLAB_DIR/err" pid=
+
+# class names what etcdctl's last error means, for an "error" answer.
+class() {
+	msg=$(grep -v '^$' "$err" | tail -n 1)
+	case $msg in
+	*"session is expired"* | *"session expired"* | *"lock lost"*) echo "expired $msg" ;;
+	*"code = Unavailable"*) echo "unavailable $msg" ;;
+	*) echo "$msg" ;;
+	esac
+}
+
+while read -r cmd; do
+	case $cmd in
+	acquire)
+		rm -f "$out" && mkfifo "$out"
+		etcdctl --endpoints="$LOCKLAB_ENDPOINTS" lock --ttl="$LOCKLAB_TTL" "$LOCKLAB_LOCK" >"$out" 2>"$err" &
+		pid=$!
+		exec 3<"$out"
+		if read -r key <&3; then
+			echo "granted key=$key"
+		else
+			wait "$pid"
+			pid=
+			echo "error $(class)"
+		fi
+		;;
+	release)
+		if [ -z "$pid" ]; then
+			echo "error not-held nothing to release"
+		else
+			# SIGTERM: etcdctl deletes its key and exits 0; if its session
+			# ended first, it has left (or leaves) with "session expired".
+			kill -TERM "$pid" 2>/dev/null
+			if wait "$pid"; then
+				echo released
+			else
+				c=$(class)
+				case $c in
+				expired*) echo "error not-held the lock was lost: ${c#expired }" ;;
+				*) echo "error $c" ;;
+				esac
+			fi
+		fi
+		pid=
+		exec 3<&-
+		;;
+	*)
+		echo "error unknown command: $cmd"
+		;;
+	esac
+done
+# Standard input closed: give up what is held, and leave.
+if [ -n "$pid" ]; then
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid"
+fi

@@ -1,0 +1,460 @@
+package lock
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/locklab/locklab/lock/etcdctl"
+)
+
+// ExecPrefix starts the name of a lock run as a process: "exec:./my-lock",
+// or "exec:python3 my_lock.py" (the rest is split on spaces).
+const ExecPrefix = "exec:"
+
+// The process protocol. The lab starts the program once per client — and
+// again after it was stopped or crashed — in a process group of its own,
+// with these variables set and, when the lab serves etcdctl (see package
+// etcdctl), a directory holding etcdctl first on its PATH:
+const (
+	// EnvEndpoints is the client's own link to the cluster (one URL): cuts,
+	// delays and pauses of the client apply to what goes through it.
+	EnvEndpoints = "LOCKLAB_ENDPOINTS"
+	// EnvLock is the lock's name, unique to the run: use it as the key
+	// prefix of the lock.
+	EnvLock = "LOCKLAB_LOCK"
+	// EnvTTL is the lease TTL in seconds.
+	EnvTTL = "LOCKLAB_TTL"
+	// EnvDir is a directory of the process's own, removed once it has
+	// ended; it is also first on its PATH.
+	EnvDir = "LOCKLAB_DIR"
+)
+
+// The lab writes one command per line on the program's standard input and
+// reads one answer per command from its standard output:
+//
+//	acquire  →  granted key=KEY [token=N] [lease=ID]   or   error [CLASS] MESSAGE
+//	release  →  released                               or   error [CLASS] MESSAGE
+//
+// The key is the etcd key that holds the lock; the token, if not given, is
+// read from it (its create revision: larger for every later grant), and so
+// is the lease it rests on. CLASS is expired (the client's lease is gone),
+// not-held (there is nothing to release) or unavailable (the connection
+// broke: what happened is unknown). Lines starting with # are comments.
+// On SIGTERM the program stops waiting, gives up a lock it holds and exits;
+// when its standard input closes, it releases and exits. A pause is SIGSTOP
+// of its process group (and a cut of its link), a resume SIGCONT.
+
+// Process is a Locker that runs as a process of its own, which the lab
+// freezes for a pause: the lab stops it at the moment it pauses the client
+// (its link is cut too) and continues it when the client resumes.
+type Process interface {
+	Stop() error
+	Continue() error
+}
+
+// stopTimeout bounds how long a process has to leave after SIGTERM (or
+// after its standard input closed) before it is killed.
+const stopTimeout = 3 * time.Second
+
+// Exec returns the factory of the lock run by command (a program and its
+// arguments, split on spaces).
+func Exec(command string) (Factory, error) {
+	argv := strings.Fields(command)
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("%w: %s names no program", ErrUnknownLock, ExecPrefix)
+	}
+	return execFactory(argv, nil), nil
+}
+
+// execFactory runs argv; setup, if not nil, prepares the process's own
+// directory before it starts (the built-in etcdctl lock writes its script
+// there).
+func execFactory(argv []string, setup func(dir string) error) Factory {
+	return func(client *clientv3.Client, name string, opts Options) (Locker, error) {
+		opts, err := opts.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		eps := client.Endpoints()
+		if len(eps) == 0 {
+			return nil, fmt.Errorf("lock: %s: the client has no endpoint", argv[0])
+		}
+		return &execLock{
+			argv: argv, setup: setup, cli: client,
+			env: []string{EnvEndpoints + "=" + eps[0], EnvLock + "=" + opts.Prefix + name, EnvTTL + "=" + strconv.Itoa(opts.TTL)},
+		}, nil
+	}
+}
+
+// execLock drives one process over the protocol above.
+type execLock struct {
+	argv  []string
+	setup func(dir string) error
+	env   []string
+	cli   *clientv3.Client
+
+	mu    sync.Mutex // guards p against Stop, Continue and Close
+	p     *proc
+	grant Grant // the latest grant
+	lease clientv3.LeaseID
+}
+
+// proc is one running process.
+type proc struct {
+	cmd    *exec.Cmd
+	dir    string
+	stdin  io.WriteCloser
+	lines  chan string   // its standard output, line by line
+	exited chan struct{} // closed once it has exited
+	stderr *tail
+}
+
+func (l *execLock) start() (*proc, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p != nil {
+		return l.p, nil
+	}
+	dir, err := os.MkdirTemp("", "locklab-exec-")
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	env := append(os.Environ(), l.env...)
+	if etcdctl.Served() {
+		mark, err := etcdctl.Link(dir)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		env = append(env, mark)
+	}
+	if l.setup != nil {
+		if err := l.setup(dir); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+	}
+	env = append(env, EnvDir+"="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cmd := exec.Command(l.argv[0], l.argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), stderr: &tail{}}
+	cmd.Stderr = p.stderr
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("lock: starting %s: %w", l.argv[0], err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+				p.lines <- line
+			}
+		}
+		close(p.lines)
+	}()
+	go func() {
+		cmd.Wait()
+		close(p.exited)
+	}()
+	l.p = p
+	return p, nil
+}
+
+// ask sends one command and returns the answer. If ctx ends first, the
+// process is stopped (SIGTERM: it gives up what it waits for or holds) and
+// ctx's error returned; the next command starts a new one.
+func (l *execLock) ask(ctx context.Context, command string) (string, error) {
+	p, err := l.start()
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.WriteString(p.stdin, command+"\n"); err != nil {
+		return "", l.died(p, command)
+	}
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			return "", l.died(p, command)
+		}
+		return line, nil
+	case <-ctx.Done():
+		l.stop(p, syscall.SIGTERM)
+		return "", ctx.Err()
+	}
+}
+
+// died reports a process that ended without answering, and forgets it.
+func (l *execLock) died(p *proc, command string) error {
+	l.stop(p, syscall.SIGTERM)
+	msg := p.stderr.last()
+	if msg == "" {
+		msg = p.cmd.ProcessState.String()
+	}
+	return fmt.Errorf("lock: %s exited without answering %q: %s", l.argv[0], command, msg)
+}
+
+// stop ends p's process group — sig first, then SIGKILL if anything of it
+// is left after stopTimeout — and forgets p.
+func (l *execLock) stop(p *proc, sig syscall.Signal) {
+	l.mu.Lock()
+	if l.p == p {
+		l.p = nil
+	}
+	l.mu.Unlock()
+	pg := -p.cmd.Process.Pid
+	syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
+	syscall.Kill(pg, sig)
+	if !groupGone(pg, p.exited, stopTimeout) {
+		syscall.Kill(pg, syscall.SIGKILL)
+		groupGone(pg, p.exited, stopTimeout)
+	}
+	p.stdin.Close()
+	os.RemoveAll(p.dir)
+}
+
+// groupGone waits until the process group's leader has exited and no
+// process of the group is left, or d has passed.
+func groupGone(pg int, exited <-chan struct{}, d time.Duration) bool {
+	deadline := time.After(d)
+	select {
+	case <-exited:
+	case <-deadline:
+		return false
+	}
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for syscall.Kill(pg, 0) == nil {
+		select {
+		case <-t.C:
+		case <-deadline:
+			return false
+		}
+	}
+	return true
+}
+
+func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
+	line, err := l.ask(ctx, "acquire")
+	if err != nil {
+		return Grant{}, err
+	}
+	verb, fields, msg := parseAnswer(line)
+	switch verb {
+	case "granted":
+	case "error":
+		return Grant{}, answerErr(fields, msg)
+	default:
+		return Grant{}, fmt.Errorf("lock: %s answered acquire with %q (want granted or error)", l.argv[0], line)
+	}
+	g := Grant{Key: fields["key"]}
+	if g.Token, err = parseInt(fields["token"]); err != nil {
+		return Grant{}, fmt.Errorf("lock: %s: token in %q: %w", l.argv[0], line, err)
+	}
+	lease, err := parseInt(fields["lease"])
+	if err != nil {
+		return Grant{}, fmt.Errorf("lock: %s: lease in %q: %w", l.argv[0], line, err)
+	}
+	g.Lease = clientv3.LeaseID(lease)
+	if g.Key != "" && (g.Token == 0 || g.Lease == 0) {
+		// Read from the key the lock holds, as it stands now.
+		resp, err := l.cli.Get(ctx, g.Key)
+		if err != nil {
+			return Grant{}, fmt.Errorf("lock: reading the granted key %s: %w", g.Key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return Grant{}, fmt.Errorf("%w: granted, but its key %s is gone", ErrSessionExpired, g.Key)
+		}
+		g.Token = cmp.Or(g.Token, resp.Kvs[0].CreateRevision)
+		g.Lease = cmp.Or(g.Lease, clientv3.LeaseID(resp.Kvs[0].Lease))
+	}
+	if g.Token == 0 && g.Key == "" {
+		return Grant{}, fmt.Errorf("lock: %s granted with neither key nor token: %q", l.argv[0], line)
+	}
+	l.mu.Lock()
+	l.grant, l.lease = g, g.Lease
+	l.mu.Unlock()
+	return g, nil
+}
+
+// Release releases the latest grant; an older one is refused as not held
+// and never reaches the process, whose release means "the lock I hold now".
+func (l *execLock) Release(ctx context.Context, g Grant) error {
+	l.mu.Lock()
+	latest := l.grant
+	l.mu.Unlock()
+	if g.Token != latest.Token || g.Key != latest.Key || latest == (Grant{}) {
+		return ErrNotHeld
+	}
+	line, err := l.ask(ctx, "release")
+	if err != nil {
+		return err
+	}
+	verb, fields, msg := parseAnswer(line)
+	switch verb {
+	case "released":
+		l.mu.Lock()
+		l.grant = Grant{}
+		l.mu.Unlock()
+		return nil
+	case "error":
+		return answerErr(fields, msg)
+	}
+	return fmt.Errorf("lock: %s answered release with %q (want released or error)", l.argv[0], line)
+}
+
+// Lease is the lease of the latest grant, or zero before the first.
+func (l *execLock) Lease() clientv3.LeaseID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lease
+}
+
+// Close closes the process's standard input — it releases and exits — and
+// kills what is left of its group after stopTimeout.
+func (l *execLock) Close() error {
+	l.mu.Lock()
+	p := l.p
+	l.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
+	p.stdin.Close()
+	l.stop(p, syscall.SIGTERM)
+	return nil
+}
+
+// Stop freezes the process group (SIGSTOP).
+func (l *execLock) Stop() error { return l.signal(syscall.SIGSTOP) }
+
+// Continue undoes Stop (SIGCONT).
+func (l *execLock) Continue() error { return l.signal(syscall.SIGCONT) }
+
+func (l *execLock) signal(sig syscall.Signal) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p == nil {
+		return nil
+	}
+	return syscall.Kill(-l.p.cmd.Process.Pid, sig)
+}
+
+// parseAnswer splits "verb k=v … message": the fields are the key=value
+// words, the message the rest after the first word that is not one.
+func parseAnswer(line string) (verb string, fields map[string]string, msg string) {
+	words := strings.Fields(line)
+	fields = map[string]string{}
+	if len(words) == 0 {
+		return "", fields, ""
+	}
+	verb = words[0]
+	for i, w := range words[1:] {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || k == "" {
+			msg = strings.Join(words[1+i:], " ")
+			break
+		}
+		fields[k] = v
+	}
+	return verb, fields, msg
+}
+
+// answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
+func answerErr(_ map[string]string, msg string) error {
+	class, rest, _ := strings.Cut(msg, " ")
+	switch class {
+	case "expired":
+		return fmt.Errorf("%w: %s", ErrSessionExpired, rest)
+	case "not-held":
+		return fmt.Errorf("%w: %s", ErrNotHeld, rest)
+	case "unavailable":
+		return status.Error(codes.Unavailable, rest)
+	}
+	if msg == "" {
+		msg = "(no message)"
+	}
+	return errors.New("lock: " + msg)
+}
+
+// parseInt reads a decimal number, or hexadecimal with 0x; "" is zero.
+func parseInt(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	return strconv.ParseInt(s, 0, 64)
+}
+
+func cmpOr[T comparable](a, b T) T {
+	var zero T
+	if a != zero {
+		return a
+	}
+	return b
+}
+
+// tail keeps the last few KiB a process wrote to its standard error.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 4096 {
+		t.buf = t.buf[len(t.buf)-4096:]
+	}
+	return len(p), nil
+}
+
+// last is the last non-empty line written.
+func (t *tail) last() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.buf))
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+//go:embed etcdctl-lock.sh
+var etcdctlScript []byte
+
+// NewEtcdctl returns the etcdctl lock: etcd's own `etcdctl lock` command,
+// run by a shell script over the process protocol (etcdctl-lock.sh), one
+// etcdctl process per grant. It needs the program to serve etcdctl (see
+// package etcdctl).
+func NewEtcdctl(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	if !etcdctl.Served() {
+		return nil, fmt.Errorf("lock: etcdctl: this program does not serve etcdctl (call etcdctl.Serve first thing in main or TestMain)")
+	}
+	return execFactory([]string{"sh", "-c", `exec sh "$` + EnvDir + `/etcdctl-lock.sh"`}, func(dir string) error {
+		return os.WriteFile(filepath.Join(dir, "etcdctl-lock.sh"), etcdctlScript, 0o644)
+	})(client, name, opts)
+}
