@@ -104,6 +104,7 @@ func ExampleLookup() {
 	// ttl-poll         tokens grow: true
 	// single-key-watch tokens grow: true
 	// etcd-election    tokens grow: true
+	// etcdctl          tokens grow: true
 }
 
 // The known-bad locks are data: each names the public bug it reproduces and

@@ -228,7 +228,13 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 				v, err := res.Read(ctx(t), c2.Etcd(), g2)
 				require.NoError(t, err)
 				assert.Equal(t, int64(1), v, "two sections, one increment: lost update (unfenced) or rejected write (fenced)")
-				assert.ErrorIs(t, l1.Release(ctx(t), g1), releaseErr(kind), "the lost grant cannot be released")
+				err = l1.Release(ctx(t), g1)
+				if kind == "etcdctl" && err == nil {
+					// etcdctl lock deletes its key by name when told to
+					// stop, unless it noticed its session end first.
+					return
+				}
+				assert.ErrorIs(t, err, releaseErr(kind), "the lost grant cannot be released")
 			})
 		}
 	}
@@ -237,6 +243,7 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 // releaseErr is what releasing a lost grant gives: etcd-mutex deletes
 // blindly and succeeds; etcd-election's Resign deletes only its own
 // revision but does not say whether it found it; the others refuse.
+// (etcdctl either way: see TestPausedHolderStaleWrite.)
 func releaseErr(kind string) error {
 	if kind == "etcd-mutex" || kind == "etcd-election" {
 		return nil

@@ -33,6 +33,14 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 	require.True(t, sum.Complete)
 	require.Len(t, sum.Results, len(scenarios.Catalog)*len(lock.Names())*len(lock.ResourceNames()))
 	for _, r := range sum.Results {
+		if r.Skipped != "" {
+			// Only a lesson a lock cannot learn by design is skipped: the
+			// retried release, for etcdctl, which takes a lease per grant.
+			assert.Equal(t, "retried-release", r.Scenario, r.Skipped)
+			assert.Contains(t, r.Skipped, "does not apply to this lock: it took a new lease")
+			assert.Empty(t, r.Verdict, "a skipped run has no verdict")
+			continue
+		}
 		assert.True(t, r.Matches, "%s × %s × %s: got %s, expected %s (%s)", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected, r.Error)
 		if r.History != "" {
 			_, _, err := history.ReadFile(r.History)

@@ -162,3 +162,26 @@ func TestEffectCounts(t *testing.T) {
 	}}
 	assert.Equal(t, []EffectCount{{Scenario: "s", Lock: "l", Effect: "e", Happened: 1, Runs: 2}}, sum.EffectCounts())
 }
+
+// The retried release is moot for a lock that takes a new lease for every
+// grant — skipped, not ERROR and not PASS — and only for such a lock: two
+// grants on one lease that miss the lesson for another reason are vacuous.
+func TestRetriedReleaseMootOnlyForALeasePerGrant(t *testing.T) {
+	grants := func(l1, l2 int64) []history.Event {
+		h := new(hist).connect(0, "c1", "m1").connect(0, "c2", "m2")
+		h.add(history.Event{Time: 1, Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire})
+		h.add(history.Event{Time: 2, Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Token: 1, Lease: l1})
+		h.add(history.Event{Time: 5, Type: history.Invoke, ID: 2, Client: "c1", Op: history.Acquire})
+		h.add(history.Event{Time: 6, Type: history.Ok, ID: 2, Client: "c1", Op: history.Acquire, Token: 2, Lease: l2})
+		return h.sorted()
+	}
+	s := Scenario{Effects: []Effect{regrantedBeforeRetry("c1", "c2")}}
+	perGrant := s.CheckEffects(grants(7, 8))
+	assert.False(t, perGrant[0].Happened)
+	assert.Contains(t, Moot(perGrant), "does not apply to this lock: it took a new lease")
+
+	sameLease := s.CheckEffects(grants(7, 7)) // c2 never queued: vacuous
+	assert.False(t, sameLease[0].Happened)
+	assert.Empty(t, Moot(sameLease))
+	assert.Contains(t, Vacuous(sameLease), "vacuous schedule")
+}

@@ -21,6 +21,7 @@ import (
 var (
 	jepsen      = flag.Duration("jepsen", 0, "run the Jepsen comparison for this long (e.g. 60s); off by default")
 	jepsenPoint = flag.String("jepsen-point", cluster.AnyPoint, "where pauses freeze a client: any, or a pause point such as before-write")
+	jepsenLock  = flag.String("jepsen-lock", "etcd-mutex", "the lock under test: a built-in lock, or exec:COMMAND")
 )
 
 // TestJepsenComparison runs the configuration Jepsen measured on etcd 3.4.3
@@ -30,6 +31,7 @@ var (
 //
 //	go test ./scenarios -run JepsenComparison -jepsen 60s -v
 //	go test ./scenarios -run JepsenComparison -jepsen 60s -jepsen-point before-write -v
+//	go test ./scenarios -run JepsenComparison -jepsen 60s -jepsen-lock etcdctl -v
 func TestJepsenComparison(t *testing.T) {
 	if *jepsen == 0 {
 		t.Skip("pass -jepsen DURATION to run")
@@ -37,7 +39,9 @@ func TestJepsenComparison(t *testing.T) {
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
 	defer c.Close()
-	env, err := NewEnv(EnvConfig{Cluster: c, Factory: lock.NewMutex, TTL: 2,
+	factory, err := lock.Lookup(*jepsenLock)
+	require.NoError(t, err)
+	env, err := NewEnv(EnvConfig{Cluster: c, Factory: factory, TTL: 2,
 		RunID: "jepsen", Resource: []string{"unfenced"}})
 	require.NoError(t, err)
 	defer env.Close()

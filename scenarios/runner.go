@@ -191,9 +191,14 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		scens = append(scens, s)
 	}
 	for _, lk := range cfg.Locks {
-		if _, ok := cfg.Factories[lk]; !ok {
+		if _, ok := cfg.Factories[lk]; ok {
+			continue
+		}
+		f, err := lock.Lookup(lk) // "exec:COMMAND", a lock run as a process
+		if err != nil || !strings.HasPrefix(lk, lock.ExecPrefix) {
 			return sum, fmt.Errorf("unknown lock %q", lk)
 		}
+		cfg.Factories[lk] = f
 	}
 	var jobs []job
 	for _, s := range scens {
@@ -364,7 +369,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	}
 	dir := ""
 	if cfg.Out != "" {
-		dir = filepath.Join(cfg.Out, s.Name, lk, fmt.Sprint(seed))
+		dir = filepath.Join(cfg.Out, s.Name, dirName(lk), fmt.Sprint(seed))
 		if err := writeJSON(filepath.Join(dir, "schedule.json"), plan); err != nil {
 			return fail(err.Error())
 		}
@@ -398,7 +403,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		sinks = append(sinks, sink)
 	}
 	env, err := NewEnv(EnvConfig{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
-		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, lk, seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
+		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(lk), seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -575,4 +580,15 @@ func writeJSON(path string, v any) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// dirName is a lock's name made fit to be one directory's name: a lock run
+// as a process is named after its command, which may hold slashes.
+func dirName(lk string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, lk)
 }

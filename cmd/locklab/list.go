@@ -16,6 +16,7 @@ var lockLines = map[string]string{
 	"ttl-poll":         "Redis SET NX PX on etcd: one key with a lease, retried every 50 ms, no fairness",
 	"single-key-watch": "one key, every waiter watches it and races on delete: the thundering herd",
 	"etcd-election":    "etcd's own concurrency.Election as a lock: Campaign acquires, Resign releases",
+	"etcdctl":          "etcd's own `etcdctl lock` command, run as a process (lock/etcdctl-lock.sh): one session per grant",
 }
 
 // lockStories are what `locklab explain LOCK` tells of a lock beyond its

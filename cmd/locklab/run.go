@@ -148,6 +148,13 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 	var out []string
 	for _, v := range strings.Split(value, ",") {
 		v = strings.TrimSpace(v)
+		if flagName == "lock" && strings.HasPrefix(v, lock.ExecPrefix) {
+			if _, err := lock.Exec(strings.TrimPrefix(v, lock.ExecPrefix)); err != nil {
+				return nil, usagef("--lock: %v", err)
+			}
+			out = append(out, v) // a lock run as a process
+			continue
+		}
 		if !slices.Contains(valid, v) && !slices.Contains(extra, v) {
 			return nil, usagef("--%s: unknown %s %q (valid: %s, all)", flagName, flagName, v, strings.Join(append(slices.Clone(valid), extra...), ", "))
 		}

@@ -1,0 +1,136 @@
+package lock_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/lock"
+)
+
+// groupAlive reports whether any process of group pg is left.
+func groupAlive(pg int) bool { return syscall.Kill(-pg, 0) == nil }
+
+// A pause of a lock run as a process is a real one: SIGSTOP freezes the
+// process group — here the shell script and the etcdctl it runs, both in
+// another language than the lab — so its keep-alives stop with no link cut
+// at all; the server ends the lease and grants the lock to the next client;
+// after SIGCONT, the frozen holder finds its lock lost.
+func TestExecPauseIsSIGSTOP(t *testing.T) {
+	c := start(t)
+	_, l1 := locker(t, c, "etcdctl", "c1", "stop")
+	_, l2 := locker(t, c, "etcdctl", "c2", "stop")
+	g1, err := l1.Acquire(ctx(t))
+	require.NoError(t, err)
+	require.NotZero(t, g1.Token, "the token is read from the key etcdctl prints")
+	require.NotZero(t, g1.Lease)
+	pg := lock.ProcessGroup(l1)
+	require.NotZero(t, pg)
+
+	p, ok := l1.(lock.Process)
+	require.True(t, ok, "a lock run as a process can be stopped")
+	require.NoError(t, p.Stop())
+	require.Eventually(t, func() bool { return procState(t, pg) == "T" }, 5*time.Second, time.Millisecond, "the script is stopped")
+	require.NoError(t, c.WaitLeaseGone(ctx(t), g1.Lease), "a stopped process keeps nothing alive")
+
+	g2, err := l2.Acquire(ctx(t))
+	require.NoError(t, err)
+	assert.Greater(t, g2.Token, g1.Token)
+
+	require.NoError(t, p.Continue())
+	err = l1.Release(ctx(t), g1)
+	if err != nil {
+		assert.ErrorIs(t, err, lock.ErrNotHeld, "etcdctl saw its session end")
+	}
+	require.NoError(t, l2.Release(ctx(t), g2))
+}
+
+// procState is the state letter of process pid (R, S, T for stopped…).
+func procState(t *testing.T, pid int) string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	require.NoError(t, err)
+	// pid (comm) S …: the state follows the last ')'.
+	s := string(raw)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == ')' {
+			return s[i+2 : i+3]
+		}
+	}
+	return ""
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// Closing a lock run as a process leaves no process behind: not the holder,
+// not a waiter, not a stopped one; nor one whose acquire was abandoned.
+func TestExecLeavesNoProcess(t *testing.T) {
+	c := start(t)
+	_, l1 := locker(t, c, "etcdctl", "c1", "leave")
+	_, l2 := locker(t, c, "etcdctl", "c2", "leave")
+	_, l3 := locker(t, c, "etcdctl", "c3", "leave")
+	_, err := l1.Acquire(ctx(t))
+	require.NoError(t, err)
+	pg1 := lock.ProcessGroup(l1)
+
+	// c2 gives up waiting: its process is stopped, SIGTERM then SIGKILL.
+	short, cancel := context.WithTimeout(ctx(t), 300*time.Millisecond)
+	_, err = l2.Acquire(short)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Zero(t, lock.ProcessGroup(l2), "an abandoned acquire stops the process")
+
+	// c3 waits in the background; c1 is frozen.
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := l3.Acquire(ctx(t))
+		waiting <- err
+	}()
+	require.Eventually(t, func() bool { return lock.ProcessGroup(l3) != 0 }, 10*time.Second, 5*time.Millisecond)
+	pg3 := lock.ProcessGroup(l3)
+	require.NoError(t, l1.(lock.Process).Stop())
+
+	require.NoError(t, l1.Close())
+	require.NoError(t, l3.Close())
+	<-waiting
+	for _, pg := range []int{pg1, pg3} {
+		assert.False(t, groupAlive(pg), "process group %d outlived its lock", pg)
+	}
+}
+
+// A program that is not there, or answers nonsense, is an error that says
+// so — never a grant.
+func TestExecBadProgram(t *testing.T) {
+	c := start(t)
+	dir := t.TempDir()
+	for i, tc := range []struct{ script, want string }{
+		{"", "No such file"},
+		{"read x; echo oops >&2", "exited without answering \"acquire\": oops"},
+		{"read x; echo granted; read x", "neither key nor token"},
+		{"read x; echo yes; read x", `answered acquire with "yes"`},
+		{"read x; echo granted token=abc; read x", "token in"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			path := filepath.Join(dir, itoa(i+1)+".sh")
+			if tc.script != "" {
+				require.NoError(t, os.WriteFile(path, []byte(tc.script), 0o644))
+			}
+			_, l := locker(t, c, "exec:sh "+path, "c"+itoa(i+1), "bad")
+			_, err := l.Acquire(ctx(t))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

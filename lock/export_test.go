@@ -1,0 +1,16 @@
+package lock
+
+// ProcessGroup is the process group of a lock run as a process, or 0 while
+// none runs.
+func ProcessGroup(l Locker) int {
+	e, ok := l.(*execLock)
+	if !ok {
+		return 0
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.p == nil {
+		return 0
+	}
+	return e.p.cmd.Process.Pid
+}
