@@ -213,18 +213,14 @@ func (cl *Client) noteGrant(id int64) {
 // ReadWire has the client's link read the gRPC traffic of every connection
 // opened through it from now on, so that LeaseGrants includes the leases
 // granted to a program that is not the lab's (a lock run as a process,
-// given Endpoint). Cleartext connections only: a TLS one is not read.
+// given the client's endpoint, Etcd().Endpoints()). Cleartext connections
+// only: a TLS one is not read.
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
 		c := grpcwire.NewConn(cl.noteGrant)
 		return c.Request, c.Answer
 	})
 }
-
-// Endpoint is the client's own link to its member, for a program that is
-// not the lab's to reach the cluster through: cuts and delays of the client
-// apply to it.
-func (cl *Client) Endpoint() string { return cl.etcd.Endpoints()[0] }
 
 // WatchEvents is how many watch responses carrying events the client has
 // received: each one is a moment a watcher was woken by a change (several

@@ -18,7 +18,7 @@ func TestReadWireLearnsAnotherProgramsLeases(t *testing.T) {
 	cl, err := c.NewClient("c1", "m1")
 	require.NoError(t, err)
 	cl.ReadWire()
-	other, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Endpoint()}})
+	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
 	require.NoError(t, err)
 	defer other.Close()
 
@@ -43,7 +43,7 @@ func TestWireIsNotReadUnlessAsked(t *testing.T) {
 	c := start(t, 3)
 	cl, err := c.NewClient("c1", "m1")
 	require.NoError(t, err)
-	other, err := clientv3.New(clientv3.Config{Endpoints: []string{cl.Endpoint()}})
+	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
 	require.NoError(t, err)
 	defer other.Close()
 	_, err = other.Grant(ctx(t), 5)

@@ -23,9 +23,9 @@ import (
 // check since v3.5, etcd issue 11456). campaign-unchecked is the same
 // adapter without it, a known-bad lock.
 //
-// Requests per uncontended acquire+release: 3 (Txn, Get by first create,
-// Get of the leader key, Txn — the Get by first create is waitDeletes'
-// first look).
+// Requests per uncontended acquire+release: 4 (Campaign's Txn and
+// waitDeletes' first Get, the adapter's Get of the leader key, Resign's
+// Txn).
 type election struct {
 	s *concurrency.Session
 	e *concurrency.Election

@@ -57,7 +57,8 @@ const (
 // is the lease it rests on. CLASS is expired (the client's lease is gone),
 // not-held (there is nothing to release) or unavailable (the connection
 // broke: what happened is unknown). Lines starting with # are comments.
-// On SIGTERM the program stops waiting, gives up a lock it holds and exits;
+// On SIGTERM — also sent if the lab dies without stopping it — the program
+// stops waiting, gives up a lock it holds, ends what it started and exits;
 // when its standard input closes, it releases and exits. A pause is SIGSTOP
 // of its process group (and a cut of its link), a resume SIGCONT.
 
@@ -123,6 +124,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	lines  chan string   // its standard output, line by line
 	exited chan struct{} // closed once it has exited
+	gone   chan struct{} // closed once it is stopped and forgotten
 	stderr *tail
 }
 
@@ -154,30 +156,45 @@ func (l *execLock) start() (*proc, error) {
 	env = append(env, EnvDir+"="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	cmd := exec.Command(l.argv[0], l.argv[1:]...)
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), stderr: &tail{}}
+	// Its own process group, so that a pause or a stop reaches whatever it
+	// starts; SIGTERM if the lab dies without stopping it (a crash, a
+	// SIGKILL), so that it does not outlive the lab.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tail{}}
 	cmd.Stderr = p.stderr
-	if p.stdin, err = cmd.StdinPipe(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	out, err := cmd.StdoutPipe()
+	// Standard output through a pipe of our own, not cmd.StdoutPipe: Wait
+	// closes that one as soon as the process exits, and its last answer
+	// could be lost unread.
+	out, w, err := os.Pipe()
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	if p.stdin, err = cmd.StdinPipe(); err == nil {
+		err = cmd.Start()
+	}
+	w.Close() // the process has its own copy
+	if err != nil {
+		out.Close()
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("lock: starting %s: %w", l.argv[0], err)
 	}
 	go func() {
+		defer out.Close()
+		defer close(p.lines)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-				p.lines <- line
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			select {
+			case p.lines <- line:
+			case <-p.gone: // nobody will read it
+				return
 			}
 		}
-		close(p.lines)
 	}()
 	go func() {
 		cmd.Wait()
@@ -196,12 +213,12 @@ func (l *execLock) ask(ctx context.Context, command string) (string, error) {
 		return "", err
 	}
 	if _, err := io.WriteString(p.stdin, command+"\n"); err != nil {
-		return "", l.died(p, command)
+		return "", l.died(p, command, "stopped reading its input")
 	}
 	select {
 	case line, ok := <-p.lines:
 		if !ok {
-			return "", l.died(p, command)
+			return "", l.died(p, command, "closed its output")
 		}
 		return line, nil
 	case <-ctx.Done():
@@ -210,18 +227,24 @@ func (l *execLock) ask(ctx context.Context, command string) (string, error) {
 	}
 }
 
-// died reports a process that ended without answering, and forgets it.
-func (l *execLock) died(p *proc, command string) error {
+// died reports a process that will not answer — it exited, or did what
+// and is still running stopTimeout later — and stops and forgets it.
+func (l *execLock) died(p *proc, command, what string) error {
+	exited := groupGone(-p.cmd.Process.Pid, p.exited, stopTimeout)
 	l.stop(p, syscall.SIGTERM)
 	msg := p.stderr.last()
-	if msg == "" {
+	switch {
+	case !exited:
+		return fmt.Errorf("lock: %s %s without answering %q, and was stopped: %s", l.argv[0], what, command, cmp.Or(msg, "(no error output)"))
+	case msg == "":
 		msg = p.cmd.ProcessState.String()
 	}
 	return fmt.Errorf("lock: %s exited without answering %q: %s", l.argv[0], command, msg)
 }
 
 // stop ends p's process group — sig first, then SIGKILL if anything of it
-// is left after stopTimeout — and forgets p.
+// is left after stopTimeout — and forgets p. A group already gone is not
+// signalled: its number may belong to another process by now.
 func (l *execLock) stop(p *proc, sig syscall.Signal) {
 	l.mu.Lock()
 	if l.p == p {
@@ -229,31 +252,45 @@ func (l *execLock) stop(p *proc, sig syscall.Signal) {
 	}
 	l.mu.Unlock()
 	pg := -p.cmd.Process.Pid
-	syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
-	syscall.Kill(pg, sig)
-	if !groupGone(pg, p.exited, stopTimeout) {
-		syscall.Kill(pg, syscall.SIGKILL)
-		groupGone(pg, p.exited, stopTimeout)
+	if !groupGone(pg, p.exited, 0) {
+		syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
+		syscall.Kill(pg, sig)
+		if !groupGone(pg, p.exited, stopTimeout) {
+			syscall.Kill(pg, syscall.SIGKILL)
+			groupGone(pg, p.exited, stopTimeout)
+		}
 	}
 	p.stdin.Close()
+	close(p.gone)
 	os.RemoveAll(p.dir)
 }
 
 // groupGone waits until the process group's leader has exited and no
-// process of the group is left, or d has passed.
+// process of the group is left, or d has passed (0: only looks).
 func groupGone(pg int, exited <-chan struct{}, d time.Duration) bool {
-	deadline := time.After(d)
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
 	select {
 	case <-exited:
-	case <-deadline:
-		return false
+	default:
+		if d == 0 {
+			return false
+		}
+		select {
+		case <-exited:
+		case <-deadline.C:
+			return false
+		}
 	}
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for syscall.Kill(pg, 0) == nil {
+		if d == 0 {
+			return false
+		}
 		select {
 		case <-t.C:
-		case <-deadline:
+		case <-deadline.C:
 			return false
 		}
 	}
@@ -269,7 +306,7 @@ func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
 	switch verb {
 	case "granted":
 	case "error":
-		return Grant{}, answerErr(fields, msg)
+		return Grant{}, answerErr(msg)
 	default:
 		return Grant{}, fmt.Errorf("lock: %s answered acquire with %q (want granted or error)", l.argv[0], line)
 	}
@@ -316,7 +353,7 @@ func (l *execLock) Release(ctx context.Context, g Grant) error {
 	if err != nil {
 		return err
 	}
-	verb, fields, msg := parseAnswer(line)
+	verb, _, msg := parseAnswer(line)
 	switch verb {
 	case "released":
 		l.mu.Lock()
@@ -324,7 +361,7 @@ func (l *execLock) Release(ctx context.Context, g Grant) error {
 		l.mu.Unlock()
 		return nil
 	case "error":
-		return answerErr(fields, msg)
+		return answerErr(msg)
 	}
 	return fmt.Errorf("lock: %s answered release with %q (want released or error)", l.argv[0], line)
 }
@@ -336,18 +373,16 @@ func (l *execLock) Lease() clientv3.LeaseID {
 	return l.lease
 }
 
-// Close closes the process's standard input — it releases and exits — and
-// kills what is left of its group after stopTimeout.
+// Close stops the process: SIGTERM (it gives up what it holds or waits
+// for, and exits), then SIGKILL for what is left of its group after
+// stopTimeout.
 func (l *execLock) Close() error {
 	l.mu.Lock()
 	p := l.p
 	l.mu.Unlock()
-	if p == nil {
-		return nil
+	if p != nil {
+		l.stop(p, syscall.SIGTERM)
 	}
-	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
-	p.stdin.Close()
-	l.stop(p, syscall.SIGTERM)
 	return nil
 }
 
@@ -360,7 +395,7 @@ func (l *execLock) Continue() error { return l.signal(syscall.SIGCONT) }
 func (l *execLock) signal(sig syscall.Signal) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.p == nil {
+	if l.p == nil || groupGone(-l.p.cmd.Process.Pid, l.p.exited, 0) {
 		return nil
 	}
 	return syscall.Kill(-l.p.cmd.Process.Pid, sig)
@@ -387,7 +422,7 @@ func parseAnswer(line string) (verb string, fields map[string]string, msg string
 }
 
 // answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
-func answerErr(_ map[string]string, msg string) error {
+func answerErr(msg string) error {
 	class, rest, _ := strings.Cut(msg, " ")
 	switch class {
 	case "expired":

@@ -2,14 +2,19 @@ package lock_test
 
 import (
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/lock"
 )
@@ -54,7 +59,7 @@ func TestExecPauseIsSIGSTOP(t *testing.T) {
 // procState is the state letter of process pid (R, S, T for stopped…).
 func procState(t *testing.T, pid int) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	require.NoError(t, err)
 	// pid (comm) S …: the state follows the last ')'.
 	s := string(raw)
@@ -64,14 +69,6 @@ func procState(t *testing.T, pid int) string {
 		}
 	}
 	return ""
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // Closing a lock run as a process leaves no process behind: not the holder,
@@ -123,14 +120,65 @@ func TestExecBadProgram(t *testing.T) {
 		{"read x; echo granted token=abc; read x", "token in"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
-			path := filepath.Join(dir, itoa(i+1)+".sh")
+			path := filepath.Join(dir, strconv.Itoa(i+1)+".sh")
 			if tc.script != "" {
 				require.NoError(t, os.WriteFile(path, []byte(tc.script), 0o644))
 			}
-			_, l := locker(t, c, "exec:sh "+path, "c"+itoa(i+1), "bad")
+			_, l := locker(t, c, "exec:sh "+path, "c"+strconv.Itoa(i+1), "bad")
 			_, err := l.Acquire(ctx(t))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// orphanEnv, set, makes the test binary the lab process of
+// TestExecDiesWithTheLab: it waits for an etcdctl lock at the endpoint the
+// variable names, prints the lock's process group and blocks until killed.
+const orphanEnv = "LOCKLAB_TEST_ORPHAN"
+
+func startOrphan() {
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{os.Getenv(orphanEnv)}, Logger: zap.NewNop()})
+	if err != nil {
+		panic(err)
+	}
+	l, err := lock.NewEtcdctl(cli, "orphan", lock.Options{TTL: 5})
+	if err != nil {
+		panic(err)
+	}
+	go l.Acquire(context.Background()) // waits: the parent holds the lock
+	for lock.ProcessGroup(l) == 0 {
+		time.Sleep(time.Millisecond) // the process is started by that goroutine
+	}
+	fmt.Println(lock.ProcessGroup(l))
+	select {}
+}
+
+// A lab that dies without stopping its lock processes — killed, crashed —
+// leaves none behind: each gets SIGTERM as its parent dies, and the
+// etcdctl lock takes its waiting etcdctl along.
+func TestExecDiesWithTheLab(t *testing.T) {
+	c := start(t)
+	_, holder := locker(t, c, "etcd-mutex", "holder", "orphan")
+	_, err := holder.Acquire(ctx(t))
+	require.NoError(t, err)
+
+	self, err := os.Executable()
+	require.NoError(t, err)
+	lab := exec.Command(self, "-test.run=^$")
+	lab.Env = append(os.Environ(), orphanEnv+"="+c.Endpoints()[0])
+	out, err := lab.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, lab.Start())
+	var pg int
+	_, err = fmt.Fscan(out, &pg)
+	require.NoError(t, err, "the lab prints its lock's process group")
+	require.Eventually(t, func() bool { return keys(t, c, "orphan") == 2 }, wait, 5*time.Millisecond,
+		"the lab's etcdctl waits behind the holder")
+
+	require.NoError(t, lab.Process.Kill())
+	lab.Wait()
+	require.Eventually(t, func() bool { return !groupAlive(pg) }, wait, 5*time.Millisecond,
+		"the lock's processes outlived the lab")
+	assert.Equal(t, int64(1), keys(t, c, "orphan"), "the waiting etcdctl withdrew its key as it left")
 }

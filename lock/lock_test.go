@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,9 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	if os.Getenv(orphanEnv) != "" {
+		startOrphan() // never returns: killed by its parent test
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -255,6 +255,23 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 		e.c.CloseClient(cl.Name())
 		return err
 	}
+	if _, ok := w.locker.(lock.Process); ok {
+		// A lock run as a process (each Locker of the client starts its
+		// own, on first use): the lab learns its leases off the wire, and
+		// a pause freezes the client's current process.
+		cl.ReadWire()
+		cl.OnPause(func(frozen bool) {
+			e.mu.Lock()
+			p, ok := w.locker.(lock.Process)
+			e.mu.Unlock()
+			switch {
+			case ok && frozen:
+				p.Stop()
+			case ok:
+				p.Continue()
+			}
+		})
+	}
 	e.mu.Lock()
 	e.clients[name] = w
 	e.order = append(e.order, name)
@@ -299,21 +316,6 @@ func (e *Env) renew(w *worker) error {
 	l, err := e.factory(w.cl.Etcd(), "lock", e.opts)
 	if err != nil {
 		return fmt.Errorf("client %s: %w", w.name, err)
-	}
-	if _, ok := l.(lock.Process); ok {
-		// A lock run as a process: the lab learns its leases off the
-		// wire, and a pause freezes the process itself.
-		w.cl.ReadWire()
-		w.cl.OnPause(func(frozen bool) {
-			e.mu.Lock()
-			p, _ := w.locker.(lock.Process)
-			e.mu.Unlock()
-			if p != nil && frozen {
-				p.Stop()
-			} else if p != nil {
-				p.Continue()
-			}
-		})
 	}
 	e.mu.Lock()
 	w.locker, w.held = l, false

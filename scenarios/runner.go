@@ -194,9 +194,12 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		if _, ok := cfg.Factories[lk]; ok {
 			continue
 		}
-		f, err := lock.Lookup(lk) // "exec:COMMAND", a lock run as a process
-		if err != nil || !strings.HasPrefix(lk, lock.ExecPrefix) {
+		if !strings.HasPrefix(lk, lock.ExecPrefix) {
 			return sum, fmt.Errorf("unknown lock %q", lk)
+		}
+		f, err := lock.Lookup(lk) // a lock run as a process
+		if err != nil {
+			return sum, err
 		}
 		cfg.Factories[lk] = f
 	}

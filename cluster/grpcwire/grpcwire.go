@@ -93,6 +93,9 @@ func (c *Conn) feed(d *direction, p []byte, request bool) {
 		typ, flags := http2.FrameType(d.buf[3]), http2.Flags(d.buf[4])
 		stream := binary.BigEndian.Uint32(d.buf[5:9]) & (1<<31 - 1)
 		c.frame(d, request, typ, flags, stream, d.buf[9:9+length])
+		if d.dead { // the frame stopped the reader
+			return
+		}
 		d.buf = d.buf[9+length:]
 	}
 	if len(d.buf) > maxBuffered {

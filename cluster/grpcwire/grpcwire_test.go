@@ -30,3 +30,14 @@ func FuzzConn(f *testing.F) {
 		c.Answer(ans)
 	})
 }
+
+// A CONTINUATION frame that continues no header block is not HTTP/2 as a
+// client sends it: the reader stops, in the middle of a read, without
+// panicking on what is left of that read.
+func TestStrayContinuationStops(t *testing.T) {
+	c := grpcwire.NewConn(func(int64) { t.Fatal("nothing to learn") })
+	stray := []byte{0, 0, 1, 9, 4, 0, 0, 0, 3, 0x82} // CONTINUATION, END_HEADERS, stream 3
+	ping := []byte{0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8}
+	c.Request(append(append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), stray...), ping...))
+	c.Request(ping)
+}
