@@ -18,8 +18,9 @@ class() {
 	esac
 }
 
-# SIGTERM (the lab stopping this client, or dying): take etcdctl along.
-trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; fi; exit 143' TERM
+# SIGTERM (the lab stopping this client, or dying): take etcdctl along, and
+# remove the directory, which a dead lab cannot.
+trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid"; fi; rm -rf "$LOCKLAB_DIR"; exit 143' TERM
 
 while read -r cmd; do
 	case $cmd in

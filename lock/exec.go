@@ -125,7 +125,9 @@ type proc struct {
 	lines  chan string   // its standard output, line by line
 	exited chan struct{} // closed once it has exited
 	gone   chan struct{} // closed once it is stopped and forgotten
-	stderr *tail
+	// stopOnce makes stop's work happen once.
+	stopOnce sync.Once
+	stderr   *tail
 }
 
 func (l *execLock) start() (*proc, error) {
@@ -251,18 +253,22 @@ func (l *execLock) stop(p *proc, sig syscall.Signal) {
 		l.p = nil
 	}
 	l.mu.Unlock()
-	pg := -p.cmd.Process.Pid
-	if !groupGone(pg, p.exited, 0) {
-		syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
-		syscall.Kill(pg, sig)
-		if !groupGone(pg, p.exited, stopTimeout) {
-			syscall.Kill(pg, syscall.SIGKILL)
-			groupGone(pg, p.exited, stopTimeout)
+	// Once, however many callers (Close, and an ask that sees it die); the
+	// others wait until it is done.
+	p.stopOnce.Do(func() {
+		pg := -p.cmd.Process.Pid
+		if !groupGone(pg, p.exited, 0) {
+			syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
+			syscall.Kill(pg, sig)
+			if !groupGone(pg, p.exited, stopTimeout) {
+				syscall.Kill(pg, syscall.SIGKILL)
+				groupGone(pg, p.exited, stopTimeout)
+			}
 		}
-	}
-	p.stdin.Close()
-	close(p.gone)
-	os.RemoveAll(p.dir)
+		p.stdin.Close()
+		close(p.gone)
+		os.RemoveAll(p.dir)
+	})
 }
 
 // groupGone waits until the process group's leader has exited and no

@@ -14,3 +14,17 @@ func ProcessGroup(l Locker) int {
 	}
 	return e.p.cmd.Process.Pid
 }
+
+// ProcessDir is the directory of a lock run as a process, or "".
+func ProcessDir(l Locker) string {
+	e, ok := l.(*execLock)
+	if !ok {
+		return ""
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.p == nil {
+		return ""
+	}
+	return e.p.dir
+}
