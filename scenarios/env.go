@@ -829,6 +829,15 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 		e.mu.Unlock()
 		return false, nil
 	}
+	e.mu.Lock()
+	revoking = e.revoking[int64(lease)]
+	e.mu.Unlock()
+	if revoking {
+		// A revoke began while the question was out, and the answer may
+		// have come after it: Expire records the loss with the revoke's
+		// time, later than this poll's last sighting.
+		return false, nil
+	}
 	e.markLost(client, lease, time.Time{})
 	return true, nil
 }
