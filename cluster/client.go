@@ -28,9 +28,11 @@ type Client struct {
 	name     string
 	member   string
 	proxy    *netproxy.Proxy
-	etcd     *clientv3.Client
+	etcd     atomic.Pointer[clientv3.Client]
+	dial     func() (*clientv3.Client, error)
 	lease    atomic.Int64
 	pause    gate
+	crash    crashHooks
 	reqs     atomic.Int64
 	answered atomic.Int64
 	wakes    atomic.Int64 // watch responses that carried events
@@ -80,10 +82,13 @@ func (c *Cluster) NewClient(name, member string) (*Client, error) {
 	cl := &Client{name: name, member: member, proxy: p}
 	cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(cl.count),
 		grpc.WithChainStreamInterceptor(cl.countWatch))
-	if cl.etcd, err = clientv3.New(cfg); err != nil {
+	cl.dial = func() (*clientv3.Client, error) { return clientv3.New(cfg) }
+	etcd, err := cl.dial()
+	if err != nil {
 		p.Close()
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
+	cl.etcd.Store(etcd)
 	cl.pause.onPark = p.Cut
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -168,8 +173,9 @@ func (cl *Client) Name() string { return cl.name }
 // Member is the name of the member the client is connected to.
 func (cl *Client) Member() string { return cl.member }
 
-// Etcd is the client's etcd connection. Locks under test use it.
-func (cl *Client) Etcd() *clientv3.Client { return cl.etcd }
+// Etcd is the client's etcd connection. Locks under test use it. After
+// Crash it is a new one: ask again rather than keep it.
+func (cl *Client) Etcd() *clientv3.Client { return cl.etcd.Load() }
 
 // Requests is how many unary etcd requests (Put, Txn, Range, LeaseGrant, …)
 // the client has sent. Lease keep-alives and watches are streams, not
@@ -290,7 +296,7 @@ func (cl *Client) SetDelay(d time.Duration) { cl.proxy.SetDelay(d) }
 
 func (cl *Client) close() error {
 	cl.pause.resume(nil)
-	err := cl.etcd.Close()
+	err := cl.Etcd().Close()
 	if cerr := cl.proxy.Close(); err == nil {
 		err = cerr
 	}

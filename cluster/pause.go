@@ -19,7 +19,11 @@ type gate struct {
 	at      string        // point where the worker stopped; "" while not stopped
 	parked  chan struct{} // closed once the worker stopped
 	release chan struct{} // closed by resume
-	onPark  func()        // runs as the worker stops: cuts the client's link
+	killed  bool          // the client crashed while stopped: the worker goes on with ErrCrashed
+	// unmet is the parked channel of a pause the client crashed before
+	// reaching: its waiter hears ErrCrashed.
+	unmet  chan struct{}
+	onPark func() // runs as the worker stops: cuts the client's link
 	// hook, if set, runs after onPark with true, and with false as the
 	// pause ends, before the worker goes on (see OnPause).
 	hook func(frozen bool)
@@ -61,6 +65,12 @@ func (cl *Client) PausePoint(ctx context.Context, point string) error {
 	g.mu.Unlock()
 	select {
 	case <-release:
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.killed {
+			g.killed = false
+			return ErrCrashed
+		}
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -116,6 +126,9 @@ func (cl *Client) WaitPaused(ctx context.Context) (string, error) {
 	case <-parked:
 		g.mu.Lock()
 		defer g.mu.Unlock()
+		if g.unmet == parked {
+			return "", fmt.Errorf("pause %s: %w before it reached pause point %s", cl.name, ErrCrashed, point)
+		}
 		return g.at, nil
 	case <-ctx.Done():
 		g.mu.Lock()
@@ -140,6 +153,24 @@ func (cl *Client) Paused() string {
 // nothing.
 func (cl *Client) Resume() {
 	cl.pause.resume(cl.Heal)
+}
+
+// kill ends a pause because the client crashed: a stopped worker goes on
+// with ErrCrashed, one not yet stopped is no longer waited for. The link is
+// the crash's to heal.
+func (g *gate) kill() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.armed == "" {
+		return
+	}
+	g.killed = g.at != ""
+	if !g.killed {
+		g.unmet = g.parked
+		close(g.parked)
+	}
+	close(g.release)
+	g.armed, g.at = "", ""
 }
 
 // resume releases the gate, running heal first if the worker had stopped.

@@ -28,11 +28,12 @@ const (
 	MoveLeader    Kind = "move-leader"    // hand leadership to Member (or any other member)
 	PauseClient   Kind = "pause-client"   // freeze Client at pause Point and cut its link; undo resumes
 	ExpireLease   Kind = "expire-lease"   // end Client's lease: Mode revoke, or lapse (cut until the server drops it); undo heals
+	CrashClient   Kind = "crash-client"   // kill Client as SIGKILL would (its lease lives on to its TTL) and start it again
 )
 
 // Kinds lists every fault kind, in a fixed order.
 var Kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
-	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease}
+	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient}
 
 // Lease expiry modes.
 const (
@@ -72,8 +73,8 @@ func (f Fault) String() string {
 			return "move-leader"
 		}
 		return "move-leader to " + f.Member
-	case CutClient:
-		return "cut-client " + f.Client
+	case CutClient, CrashClient:
+		return fmt.Sprintf("%s %s", f.Kind, f.Client)
 	case DelayClient:
 		return fmt.Sprintf("delay-client %s %v", f.Client, f.Delay)
 	case PauseClient:
@@ -99,7 +100,7 @@ func (f Fault) Validate() error {
 		return nil
 	case IsolateMember, KillMember, RestartMember:
 		return need(f.Member != "", "a member")
-	case CutClient:
+	case CutClient, CrashClient:
 		return need(f.Client != "", "a client")
 	case DelayClient:
 		return errors.Join(need(f.Client != "", "a client"), need(f.Delay > 0, "a positive delay"))
@@ -115,7 +116,7 @@ func (f Fault) Validate() error {
 // NeedsOwnedCluster reports whether the kind acts on members, which only a
 // cluster the lab started can do.
 func (k Kind) NeedsOwnedCluster() bool {
-	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease}, k)
+	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease, CrashClient}, k)
 }
 
 // CutsOffMember reports whether the kind takes one member away from the

@@ -246,6 +246,8 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 		in.target = at
 		in.undo = func(context.Context) error { cl.Resume(); return nil }
 		return nil
+	case CrashClient:
+		return cl.Crash()
 	case ExpireLease:
 		lease := cl.Lease()
 		if lease == 0 {

@@ -86,6 +86,24 @@ func TestKillLeader(t *testing.T) {
 	requirePaired(t, ev)
 }
 
+// A crash is applied at once and has nothing to undo: its window closes
+// as it is done, and the client's connection is a new one. A crash needs
+// a client to kill.
+func TestCrashClient(t *testing.T) {
+	c, n, rec, ctx := setup(t)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	old := cl.Etcd()
+	_, err = n.Apply(ctx, faults.Fault{Kind: faults.CrashClient})
+	require.ErrorContains(t, err, "needs a client")
+	_, err = n.Apply(ctx, faults.Fault{Kind: faults.CrashClient, Client: "c1"})
+	require.NoError(t, err)
+	assert.Empty(t, n.Active(), "nothing to undo")
+	assert.NotSame(t, old, cl.Etcd())
+	assert.False(t, faults.CrashClient.NeedsOwnedCluster(), "a crash acts on the lab's own client")
+	requirePaired(t, rec.all())
+}
+
 func TestIsolateLeader(t *testing.T) {
 	c, n, rec, ctx := setup(t)
 	in, err := n.Apply(ctx, faults.Fault{Kind: faults.IsolateLeader})

@@ -13,7 +13,9 @@ import (
 )
 
 // RandomKinds are the kinds Generate draws from when none are given: every
-// kind except heal and restart-member, which are the undo of others.
+// kind except heal and restart-member, which are the undo of others, and
+// crash-client, which restarts the client's lock and is drawn only when
+// asked for (a schedule that names it in Kinds).
 var RandomKinds = []Kind{Partition, IsolateMember, IsolateLeader, CutClient, DelayClient,
 	KillMember, KillLeader, MoveLeader, PauseClient, ExpireLease}
 
@@ -152,7 +154,7 @@ func (r draw) fault(cfg GenConfig) Fault {
 		f.Member = r.pick(cfg.Members)
 	case MoveLeader:
 		f.Member = r.pick(cfg.Members)
-	case CutClient:
+	case CutClient, CrashClient:
 		f.Client = r.pick(cfg.Clients)
 	case DelayClient:
 		f.Client = r.pick(cfg.Clients)

@@ -90,6 +90,11 @@ const (
 	// client — and the embedded cluster — stood still, as in a pause of
 	// them all, so a lease that lapsed then says nothing about the lock.
 	ObservedStalled = "stalled"
+	// ObservedCrashed: Client's process was killed (SIGKILL) and started
+	// again: what it held or had under way died with it — it believes it
+	// holds nothing from then on — while the server keeps its keys until
+	// its lease ends.
+	ObservedCrashed = "crashed"
 )
 
 // Op names an operation.

@@ -34,6 +34,12 @@ type Operation struct {
 // Pair turns events into operations in invocation order. Info operations and
 // those never completed get Return = Infinity.
 //
+// A client that crashed holding the lock (an observed crash, after a grant
+// that returned ok or info and no release) gets a synthetic release at the
+// moment it crashed: a dead process believes nothing, and its restarted
+// self starts afresh. The server may keep its key until its lease ends; that
+// is the validity check's business, not belief's.
+//
 // A client that ends the history holding the lock — its last acquire
 // returned ok or info and no release followed — gets a synthetic Info
 // release, as Jepsen gives a client that died holding: without it, every
@@ -50,10 +56,14 @@ func Pair(events []Event) []Operation {
 	index := map[int]int{} // id → position in ops
 	var end int64
 	last := map[string]int64{} // client → its last event
+	var crashes []Event
 	for _, e := range events {
 		end = max(end, e.Time)
 		if e.Client != "" && (e.Type == Invoke || e.IsCompletion()) {
 			last[e.Client] = e.Time
+		}
+		if e.Type == Observed && e.What == ObservedCrashed {
+			crashes = append(crashes, e)
 		}
 		switch {
 		case e.Type == Invoke:
@@ -77,7 +87,7 @@ func Pair(events []Event) []Operation {
 			op.Accepted, op.Reason = e.Accepted, e.Reason
 		}
 	}
-	return append(ops, syntheticReleases(ops, LeaseLosses(events), last, end)...)
+	return append(ops, syntheticReleases(ops, crashes, LeaseLosses(events), last, end)...)
 }
 
 // Loss is one lease-lost event: the lease ended on the server between
@@ -116,15 +126,33 @@ func LossOf(grant Operation, losses []Loss) (Loss, bool) {
 	return Loss{}, false
 }
 
-// syntheticReleases finds clients that ended holding a lock and places
-// their release (see Pair).
-func syntheticReleases(ops []Operation, losses []Loss, last map[string]int64, end int64) []Operation {
+// syntheticReleases finds clients that crashed or ended holding a lock and
+// places their release (see Pair). ops are in call order, crashes in time
+// order.
+func syntheticReleases(ops []Operation, crashes []Event, losses []Loss, last map[string]int64, end int64) []Operation {
 	holding := map[string]*Operation{} // client → the grant it still holds
 	var clients []string
 	nextID := 0
+	for _, op := range ops {
+		nextID = max(nextID, op.ID)
+	}
+	var out []Operation
+	crashed := func(before int64) { // the crashes up to before end what their clients held
+		for len(crashes) > 0 && crashes[0].Time <= before {
+			c := crashes[0]
+			crashes = crashes[1:]
+			if g := holding[c.Client]; g != nil {
+				nextID++
+				at := max(c.Time, g.Call)
+				out = append(out, Operation{ID: nextID, Client: c.Client, Op: Release, Lock: g.Lock, Type: Info,
+					Call: at, Return: at, Synthetic: true})
+				holding[c.Client] = nil
+			}
+		}
+	}
 	for i := range ops {
 		op := &ops[i]
-		nextID = max(nextID, op.ID)
+		crashed(op.Call)
 		if _, seen := holding[op.Client]; !seen {
 			clients = append(clients, op.Client)
 			holding[op.Client] = nil
@@ -136,7 +164,7 @@ func syntheticReleases(ops []Operation, losses []Loss, last map[string]int64, en
 			holding[op.Client] = nil
 		}
 	}
-	var out []Operation
+	crashed(end)
 	slices.Sort(clients)
 	for _, c := range clients {
 		g := holding[c]

@@ -73,7 +73,7 @@ func (v *validator) check(e Event, line int) string {
 		switch {
 		case e.What == "":
 			return "observed without what"
-		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedGrantGone) && e.Client == "":
+		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedGrantGone || e.What == ObservedCrashed) && e.Client == "":
 			return fmt.Sprintf("observed %s without a client", e.What)
 		case (e.What == ObservedConnected || e.What == ObservedLeader) && e.Member == "":
 			return fmt.Sprintf("observed %s without a member", e.What)

@@ -64,10 +64,17 @@ const (
 
 // Process is a Locker that runs as a process of its own, which the lab
 // freezes for a pause: the lab stops it at the moment it pauses the client
-// (its link is cut too) and continues it when the client resumes.
+// (its link is cut too) and continues it when the client resumes. A crash
+// of the client kills it.
 type Process interface {
+	// Stop freezes the process (SIGSTOP to its group).
 	Stop() error
+	// Continue undoes Stop (SIGCONT).
 	Continue() error
+	// Kill ends the process at once, with no chance to clean up (SIGKILL
+	// to its group), and returns once its group is gone. The next
+	// command starts a new one.
+	Kill() error
 }
 
 // stopTimeout bounds how long a process has to leave after SIGTERM (or
@@ -258,7 +265,9 @@ func (l *execLock) stop(p *proc, sig syscall.Signal) {
 	p.stopOnce.Do(func() {
 		pg := -p.cmd.Process.Pid
 		if !groupGone(pg, p.exited, 0) {
-			syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
+			if sig != syscall.SIGKILL {
+				syscall.Kill(pg, syscall.SIGCONT) // a stopped process cannot act on sig
+			}
 			syscall.Kill(pg, sig)
 			if !groupGone(pg, p.exited, stopTimeout) {
 				syscall.Kill(pg, syscall.SIGKILL)
@@ -271,8 +280,39 @@ func (l *execLock) stop(p *proc, sig syscall.Signal) {
 	})
 }
 
+// groupLive reports whether a process of group pg (negative: -pgid) still
+// runs. A zombie does not: it is dead, and waits only to be reaped by
+// whoever adopted it (an orphan of a killed script is adopted by PID 1,
+// which may take its time), and while it waits its number is not reused.
+func groupLive(pg int) bool {
+	if syscall.Kill(pg, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // cannot look closer: it is there
+	}
+	want := strconv.Itoa(-pg)
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp …: comm may hold anything but ')'.
+		s := string(raw)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) >= 3 && f[2] == want && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
 // groupGone waits until the process group's leader has exited and no
-// process of the group is left, or d has passed (0: only looks).
+// process of the group runs any more, or d has passed (0: only looks).
 func groupGone(pg int, exited <-chan struct{}, d time.Duration) bool {
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -290,7 +330,7 @@ func groupGone(pg int, exited <-chan struct{}, d time.Duration) bool {
 	}
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
-	for syscall.Kill(pg, 0) == nil {
+	for groupLive(pg) {
 		if d == 0 {
 			return false
 		}
@@ -394,6 +434,17 @@ func (l *execLock) Close() error {
 
 // Stop freezes the process group (SIGSTOP).
 func (l *execLock) Stop() error { return l.signal(syscall.SIGSTOP) }
+
+// Kill ends the process group with SIGKILL and waits until it is gone.
+func (l *execLock) Kill() error {
+	l.mu.Lock()
+	p := l.p
+	l.mu.Unlock()
+	if p != nil {
+		l.stop(p, syscall.SIGKILL)
+	}
+	return nil
+}
 
 // Continue undoes Stop (SIGCONT).
 func (l *execLock) Continue() error { return l.signal(syscall.SIGCONT) }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,8 +18,9 @@ import (
 	"github.com/locklab/locklab/lock"
 )
 
-// groupAlive reports whether any process of group pg is left.
-func groupAlive(pg int) bool { return syscall.Kill(-pg, 0) == nil }
+// groupAlive reports whether any process of group pg still runs: a dead
+// one waiting to be reaped by whoever adopted it does not.
+func groupAlive(pg int) bool { return lock.GroupLive(pg) }
 
 // A pause of a lock run as a process is a real one: SIGSTOP freezes the
 // process group — here the shell script and the etcdctl it runs, both in
@@ -189,4 +189,32 @@ func TestExecDiesWithTheLab(t *testing.T) {
 	assert.Eventually(t, func() bool { return keys(t, c, "orphan") == 1 }, wait, 5*time.Millisecond,
 		"the waiting etcdctl's key outlived the lab")
 	assert.NoDirExists(t, dir, "the dead lab's process left its directory")
+}
+
+// A crash of a lock run as a process is SIGKILL of its process group: it
+// gives up nothing — its key and lease stay on the server, until the lease
+// runs out for want of keep-alives — and the next acquire starts a new
+// process on a new lease.
+func TestExecKillIsSIGKILL(t *testing.T) {
+	c := start(t)
+	_, l1 := locker(t, c, "etcdctl", "c1", "kill")
+	g1, err := l1.Acquire(ctx(t))
+	require.NoError(t, err)
+	pg := lock.ProcessGroup(l1)
+	require.NotZero(t, pg)
+
+	require.NoError(t, l1.(lock.Process).Kill())
+	assert.False(t, groupAlive(pg), "Kill returns once the group is gone")
+	assert.Zero(t, lock.ProcessGroup(l1))
+	alive, err := c.LeaseAlive(ctx(t), g1.Lease)
+	require.NoError(t, err)
+	assert.True(t, alive, "a killed process revokes nothing")
+	assert.EqualValues(t, 1, keys(t, c, "kill"), "its key stays")
+	require.NoError(t, c.WaitLeaseGone(ctx(t), g1.Lease), "nothing keeps a killed process's lease alive")
+
+	g2, err := l1.Acquire(ctx(t))
+	require.NoError(t, err, "the next acquire starts a new process")
+	assert.Greater(t, g2.Token, g1.Token)
+	assert.NotEqual(t, g1.Lease, g2.Lease)
+	require.NoError(t, l1.Release(ctx(t), g2))
 }

@@ -28,3 +28,7 @@ func ProcessDir(l Locker) string {
 	}
 	return e.p.dir
 }
+
+// GroupLive reports whether a process of group pg still runs (a zombie
+// does not).
+func GroupLive(pg int) bool { return groupLive(-pg) }

@@ -174,6 +174,18 @@ var Catalog = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "crashed-holder",
+		Lesson: "c1 holds the lock when its process is killed (SIGKILL, an OOM kill, a crash) and started again. A dead " +
+			"process releases nothing and revokes nothing: its lock key and lease stay on the server, and c2, waiting " +
+			"behind it, is granted the lock only when the lease runs out, one TTL later — the price of a crash, and " +
+			"why a lock needs a lease at all (without one it would never be freed). The restarted c1 holds nothing and " +
+			"must acquire afresh. For a lock run as a process, the crash is a real SIGKILL of its process group; for a " +
+			"Go lock, the client's connection is closed under it and the lock is left, never released.",
+		Members: 3, TTL: 1, script: "crashed-holder.txt", Expect: alwaysPass, opTimeout: crashOpTimeout,
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
+		Effects: []Effect{crashedHolding("c1"), waitedOutLease("c2", "c1")},
+	},
+	{
 		Name: "leader-failover",
 		Lesson: "Three clients contend while the etcd leader is killed. A new leader is elected in about an election " +
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +
@@ -324,7 +336,7 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 			p.Steps = append(p.Steps, st.Raw())
 		}
 	case s.Name == "random":
-		p.Steps = DrawScript(seed, WalkOptions{Clients: 3, Members: s.Members, TTL: s.TTL}, randomActions)
+		p.Steps = DrawScript(seed, WalkOptions{Clients: 3, Members: s.Members, TTL: s.TTL, Faults: randomFaults}, randomActions)
 	case s.Name == "slow-holder":
 		p.Work = slowWork(seed, time.Duration(s.TTL)*time.Second)
 	case s.MemberFaults:
@@ -339,6 +351,11 @@ var slowClients = []string{"c1", "c2", "c3"}
 // slowOpTimeout bounds an operation in slow-holder: a waiter may wait for
 // every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
 const slowOpTimeout = 15 * time.Second
+
+// crashOpTimeout bounds an operation of crashed-holder: the waiter's
+// acquire spans the crashed holder's lease running out (one TTL, and the
+// server's expiry check after it).
+const crashOpTimeout = 10 * time.Second
 
 // slowWork draws each slow-holder client's work from seed: uniform in
 // [TTL/4, 5·TTL/4], to the millisecond, except one client's, also drawn,
@@ -745,6 +762,8 @@ func fixedOutput(cmd string, a args, points map[string]string) (string, bool) {
 		return c + ": resumed", true
 	case "cut":
 		return c + ": link cut", true
+	case "crash":
+		return crashOutput(c), true
 	case "heal":
 		return "all faults undone", true
 	case "expire":

@@ -275,15 +275,19 @@ func grantedDuring(client string, kind faults.Kind, other, what string) Effect {
 	}
 }
 
-// queuedAt is when client was first seen queued.
-func (tl timeline) queuedAt(client string) (int64, bool) {
+// seen is when what (a history.Observed* constant) was first seen of
+// client.
+func (tl timeline) seen(what, client string) (int64, bool) {
 	for _, o := range tl.observed {
-		if o.What == history.ObservedQueued && o.Client == client {
+		if o.What == what && o.Client == client {
 			return o.Time, true
 		}
 	}
 	return 0, false
 }
+
+// queuedAt is when client was first seen queued.
+func (tl timeline) queuedAt(client string) (int64, bool) { return tl.seen(history.ObservedQueued, client) }
 
 // queuedThenExpired: client was seen queued, then its lease ended while its
 // acquire still waited.
@@ -647,4 +651,68 @@ func (s Summary) EffectCounts() []EffectCount {
 		}
 	}
 	return out
+}
+
+// crashedAt is when client was first seen crashing.
+func (tl timeline) crashedAt(client string) (int64, bool) { return tl.seen(history.ObservedCrashed, client) }
+
+// crashedHolding: client crashed while it held the lock: a grant of its had
+// returned, and no release of it had been sent.
+func crashedHolding(client string) Effect {
+	return Effect{
+		Name: fmt.Sprintf("%s crashed while it held the lock", client),
+		missing: func(tl timeline) string {
+			crash, ok := tl.crashedAt(client)
+			if !ok {
+				return fmt.Sprintf("%s never crashed", client)
+			}
+			for _, g := range tl.grants(client) {
+				if g.Return > crash {
+					continue
+				}
+				released := slices.ContainsFunc(tl.releases(client), func(op history.Operation) bool {
+					return op.Call >= g.Return && op.Call <= crash
+				})
+				if !released {
+					return ""
+				}
+			}
+			return fmt.Sprintf("%s held nothing when it crashed at %s", client, at(crash))
+		},
+	}
+}
+
+// waitedOutLease: waiter, seen queued before crashed crashed, was granted
+// in that same wait once crashed's lease had ended: the lock passed on
+// with the lease, nothing else freed it.
+func waitedOutLease(waiter, crashed string) Effect {
+	return Effect{
+		Name: fmt.Sprintf("%s, queued before %s crashed, was granted once %s's lease ended", waiter, crashed, crashed),
+		missing: func(tl timeline) string {
+			crash, ok := tl.crashedAt(crashed)
+			if !ok {
+				return fmt.Sprintf("%s never crashed", crashed)
+			}
+			queued, ok := tl.queuedAt(waiter)
+			if !ok || queued > crash {
+				return fmt.Sprintf("%s was not seen queued before %s crashed at %s", waiter, crashed, at(crash))
+			}
+			var loss *history.Loss
+			for _, l := range tl.losses {
+				if l.Client == crashed && l.Gone >= crash {
+					loss = &l
+					break
+				}
+			}
+			if loss == nil {
+				return fmt.Sprintf("no lease of %s ended after it crashed at %s", crashed, at(crash))
+			}
+			for _, g := range tl.grants(waiter) {
+				if g.Call <= queued && g.Return >= loss.AliveUntil {
+					return ""
+				}
+			}
+			return fmt.Sprintf("the acquire %s was queued in did not end in a grant after %s", waiter, at(loss.AliveUntil))
+		},
+	}
 }

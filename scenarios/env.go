@@ -97,6 +97,9 @@ type worker struct {
 	paused    *faults.Injection
 	pausing   chan pauseResult // the pause being applied, until WaitPaused
 	async     chan string      // result of the client's background step
+	// crashes counts the client's crashes; born is the count its Locker
+	// was made at: a Locker born before the last crash is dead.
+	crashes, born int
 }
 
 // EnvConfig describes a run.
@@ -255,6 +258,20 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 		e.c.CloseClient(cl.Name())
 		return err
 	}
+	cl.OnCrash(func() {
+		// The client's process dies: a lock run as a process is killed,
+		// a Go lock is left as it is (its connection closes under it, so
+		// it sends nothing more). The client's next step starts it again.
+		e.mu.Lock()
+		w.crashes++
+		w.held = false
+		l := w.locker
+		e.mu.Unlock()
+		if p, ok := l.(lock.Process); ok {
+			p.Kill()
+		}
+		e.observe(history.ObservedCrashed, name, "")
+	})
 	if _, ok := w.locker.(lock.Process); ok {
 		// A lock run as a process (each Locker of the client starts its
 		// own, on first use): the lab learns its leases off the wire, and
@@ -318,7 +335,7 @@ func (e *Env) renew(w *worker) error {
 		return fmt.Errorf("client %s: %w", w.name, err)
 	}
 	e.mu.Lock()
-	w.locker, w.held = l, false
+	w.locker, w.held, w.born = l, false, w.crashes
 	e.mu.Unlock()
 	w.cl.SetLease(l.Lease())
 	e.learn(w)
@@ -355,6 +372,28 @@ func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
 		return w.cl.Lease()
 	}
 	return w.locker.Lease()
+}
+
+// restart gives a client that crashed since its Locker was made a new one,
+// as a restarted process makes its lock anew. It returns the crash count
+// the step begins at: a step during which it changes was cut short by a
+// crash (see crashedSince).
+func (e *Env) restart(w *worker) (int, error) {
+	e.mu.Lock()
+	dead, n := w.born != w.crashes, w.crashes
+	e.mu.Unlock()
+	if dead {
+		return n, e.renew(w)
+	}
+	return n, nil
+}
+
+// crashedSince reports whether w crashed after its crash count was n: what
+// it was doing then died with it, and its outcome is unknown.
+func (e *Env) crashedSince(w *worker, n int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return w.crashes != n
 }
 
 func (e *Env) worker(name string) (*worker, error) {
@@ -399,6 +438,10 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	crashes, err := e.restart(w)
+	if err != nil {
+		return "", err
+	}
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
 	// old Locker has noticed yet is timing, not the lock's behaviour.
@@ -415,6 +458,14 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	g, err := w.locker.Acquire(actx)
 	cancel()
 	e.learn(w)
+	if e.crashedSince(w, crashes) {
+		// Whatever the lock said, nobody was left to hear it: the grant
+		// may stand on the server, or not.
+		for i, r := range e.runs {
+			r.rec.Complete(ids[i], cluster.ErrCrashed, history.Event{})
+		}
+		return fmt.Sprintf("%s: error: crashed", client), cluster.ErrCrashed
+	}
 	var lease int64
 	if err == nil {
 		lease = e.grantLease(ctx, w, g)
@@ -495,6 +546,12 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 	if err != nil {
 		return "", err
 	}
+	if _, err := e.restart(w); err != nil {
+		return "", err
+	}
+	// One connection for the whole section: if the client crashes in it,
+	// what is left of it dies with that connection.
+	cli := w.cl.Etcd()
 	cctx, cancel := context.WithTimeout(ctx, e.opTimeout)
 	defer cancel()
 	// An operation blocked by a pause may outlive the timeout; that is the point.
@@ -503,7 +560,7 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 	errs := make([]error, len(e.runs))
 	for i, r := range e.runs {
 		ids[i] = r.rec.Invoke(client, history.CS, history.Event{Lock: "lock"})
-		v, err := r.res.Read(cctx, w.cl.Etcd(), w.grant)
+		v, err := r.res.Read(cctx, cli, w.grant)
 		if err == nil {
 			reads[i] = &v
 		}
@@ -517,12 +574,15 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 		err := errs[i]
 		if err == nil && pauseErr != nil {
 			err = pauseErr
+			if errors.Is(pauseErr, cluster.ErrCrashed) {
+				err = history.Definite(pauseErr) // it died before writing
+			}
 		}
 		var wr lock.Written
 		if err == nil {
 			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
 			out.WriteAt = max(r.rec.Since(time.Now()), 1)
-			wr, err = r.res.Write(wctx, w.cl.Etcd(), w.grant, *reads[i]+1)
+			wr, err = r.res.Write(wctx, cli, w.grant, *reads[i]+1)
 			wcancel()
 		}
 		if err == nil {
@@ -581,6 +641,10 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 	if err != nil {
 		return "", err
 	}
+	crashes, err := e.restart(w)
+	if err != nil {
+		return "", err
+	}
 	// A pause armed at before-release stops the client here, before the
 	// release is sent (the stale-release scenario's frozen holder).
 	if err := w.cl.PausePoint(ctx, lock.BeforeRelease); err != nil {
@@ -606,6 +670,9 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
 	err = w.locker.Release(rctx, g)
 	cancel()
+	if e.crashedSince(w, crashes) {
+		err = cluster.ErrCrashed // nobody was left to hear the answer
+	}
 	// Holding ends when the release returns, whatever it answered, and in
 	// the same step as releasing: no moment shows the grant held and not
 	// being released once its key may be gone by the client's own hand.
@@ -712,6 +779,8 @@ func describeErr(err error) string {
 		return "error: cancelled"
 	case status.Code(err) == codes.Unavailable:
 		return "error: connection lost"
+	case errors.Is(err, cluster.ErrCrashed):
+		return "error: crashed"
 	}
 	return "error: " + err.Error()
 }
@@ -761,6 +830,30 @@ func (e *Env) WaitPaused(ctx context.Context, client string) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
+}
+
+// Crash kills client as SIGKILL kills a process, and starts it again with
+// nothing: see cluster.Client.Crash. Its lease lives on on the server until
+// its TTL ends; whatever it had under way never completes.
+func (e *Env) Crash(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.CrashClient, Client: client}); err != nil {
+		return "", err
+	}
+	if w.paused != nil {
+		// A pause ends with the process it froze: its window closes.
+		err = w.paused.Undo(ctx)
+		w.paused = nil
+	}
+	return crashOutput(client), err
+}
+
+// crashOutput is what a crash step prints.
+func crashOutput(client string) string {
+	return client + ": crashed, and started again holding nothing"
 }
 
 // Resume undoes Pause.

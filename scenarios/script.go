@@ -164,6 +164,7 @@ var specs = map[string]spec{
 	"wait-paused":     {client: true},
 	"resume":          {client: true},
 	"cut":             {client: true},
+	"crash":           {client: true},
 	"heal":            {},
 	"expire":          {client: true, keys: []string{"mode"}},
 	"wait-lease-gone": {client: true},
@@ -263,6 +264,9 @@ var handlers = map[string]handler{
 			return "", err
 		}
 		return a.client() + ": link cut", nil
+	},
+	"crash": func(ctx context.Context, e *Env, a args) (string, error) {
+		return e.Crash(ctx, a.client())
 	},
 	"heal": func(ctx context.Context, e *Env, a args) (string, error) {
 		if err := e.nemesis.UndoAll(ctx); err != nil {

@@ -12,10 +12,15 @@ const (
 	WalkPause  = "pause"  // freeze a holder before its write or its release, link cut
 	WalkCut    = "cut"    // cut a holder's link until its lease lapses, then heal
 	WalkExpire = "expire" // revoke a holder's or a waiter's lease
+	WalkCrash  = "crash"  // kill a holder (SIGKILL) and start it again; its lease lapses
 )
 
 // WalkFaults lists every fault kind a Walk can draw.
-var WalkFaults = []string{WalkPause, WalkCut, WalkExpire}
+var WalkFaults = []string{WalkPause, WalkCut, WalkExpire, WalkCrash}
+
+// randomFaults are the kinds the catalog's random scenario draws: its
+// seeds' scripts stay those they were before crashes could be drawn.
+var randomFaults = []string{WalkPause, WalkCut, WalkExpire}
 
 // WalkOptions shape the scripts a Walk draws.
 type WalkOptions struct {
@@ -49,6 +54,9 @@ type walkClient struct {
 	// paused: "" or the step it is frozen in ("cs", "release").
 	paused string
 	cut    bool
+	// ghost: it crashed holding the lock, and its dead grant's key keeps
+	// the lock until its lease, doomed, is seen gone.
+	ghost bool
 	// waiting: its acquire is pending (queued); waiterExpired: its lease
 	// was revoked while it waited.
 	waiting, waiterExpired bool
@@ -102,9 +110,10 @@ func (w *Walk) Preamble() Action {
 
 func (w *Walk) allows(kind string) bool { return slices.Contains(w.opts.Faults, kind) }
 
-// busy: some client holds the lock on a lease the server has not ended.
+// busy: some client holds the lock on a lease the server has not ended,
+// or a crashed one's key still does.
 func (w *Walk) busy() bool {
-	return slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.held && !c.leaseGone })
+	return slices.ContainsFunc(w.clients, func(c *walkClient) bool { return (c.held && !c.leaseGone) || c.ghost })
 }
 
 func (w *Walk) waiter() *walkClient {
@@ -116,20 +125,28 @@ func (w *Walk) waiter() *walkClient {
 	return nil
 }
 
-func (c *walkClient) idle() bool   { return !c.held && !c.waiting && c.paused == "" && !c.cut }
-func (c *walkClient) active() bool { return c.paused == "" && !c.cut && !c.waiting }
+// idle and active: a crashed client does nothing until its old lease is
+// seen gone, so that the lease waited for is that one.
+func (c *walkClient) idle() bool {
+	return !c.held && !c.waiting && c.paused == "" && !c.cut && !c.ghost
+}
+func (c *walkClient) active() bool { return c.paused == "" && !c.cut && !c.waiting && !c.ghost }
 
 // walkKinds are the action kinds, in the order Names lists them.
 var walkKinds = []string{"acquire", "wait", "await", "cs", "release", "pause-write", "pause-release",
-	"wait-lease-gone", "resume", "expire", "cut"}
+	"wait-lease-gone", "resume", "expire", "cut", "crash"}
 
 // Names lists every action a walk could ever draw, by name ("acquire
 // c1"), in a fixed order: a drawn index into it names the same action
 // whatever came before, so deleting one step of a script leaves the others
-// as they were.
+// as they were. Crashes are listed only when they may be drawn, so that
+// the other kinds' scripts are those they were before crashes existed.
 func (w *Walk) Names() []string {
 	var out []string
 	for _, k := range walkKinds {
+		if k == "crash" && !w.allows(WalkCrash) {
+			continue
+		}
 		for _, c := range w.clients {
 			out = append(out, k+" "+c.name)
 		}
@@ -197,6 +214,9 @@ func (w *Walk) Next() []Action {
 		}
 		if w.allows(WalkCut) && c.active() && c.held && !c.leaseGone {
 			add("cut", c.name, "cut %s")
+		}
+		if w.allows(WalkCrash) && c.active() && c.held && !c.leaseGone {
+			add("crash", c.name, "crash %s")
 		}
 	}
 	if anyCut && !cutDoomed && !anyPaused {
@@ -328,7 +348,7 @@ func (w *Walk) step(line, out string, predict bool) {
 		}
 		c.doomed = true
 	case "wait-lease-gone":
-		c.doomed, c.leaseGone = false, true
+		c.doomed, c.leaseGone, c.ghost = false, true, false
 	case "expire":
 		if c.waiting {
 			c.waiterExpired = true
@@ -337,6 +357,8 @@ func (w *Walk) step(line, out string, predict bool) {
 		}
 	case "cut":
 		c.cut, c.doomed = true, true
+	case "crash":
+		c.held, c.ghost, c.doomed = false, true, true
 	}
 }
 
@@ -349,10 +371,10 @@ func (w *Walk) client(name string) *walkClient {
 	return nil
 }
 
-// IsFault says whether the action is a fault (pause, cut, expire).
+// IsFault says whether the action is a fault (pause, cut, expire, crash).
 func (a Action) IsFault() bool {
 	kind, _, _ := strings.Cut(a.Name, " ")
-	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire"}, kind)
+	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire", "crash"}, kind)
 }
 
 // DrawScript draws a script from seed alone: the preamble, actions drawn

@@ -34,7 +34,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fs.IntVar(&cases, "cases", 50, "cases to draw")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the drawn cases (the same seed draws the same cases)")
 	fs.IntVar(&steps, "steps", 10, "most actions drawn per case (the closing steps come on top)")
-	fs.StringVar(&faultKinds, "faults", "all", "fault kinds to draw: pause, cut, expire (comma list), or all")
+	fs.StringVar(&faultKinds, "faults", "all", "fault kinds to draw: pause, cut, expire, crash (comma list), or all")
 	fs.DurationVar(&shrink, "shrink-time", 2*time.Minute, "most time spent shrinking a failing case")
 	fs.StringVar(&out, "out", "", "where to write the shrunk failing script (default testdata/explore-LOCK-RESOURCE-SEED.txt)")
 	cf.register(fs)

@@ -6,14 +6,18 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdctl"
 
 	"github.com/locklab/locklab/internal/clusterproc"
@@ -21,7 +25,14 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
+// mainEnv, set, makes the test binary locklab itself: main runs with the
+// command line it was given (TestCtrlCLeavesNoLockProcess).
+const mainEnv = "LOCKLAB_TEST_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) != "" {
+		main()
+	}
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	clusterproc.Serve()
 	goleak.VerifyTestMain(m)
@@ -240,6 +251,65 @@ func TestInterruptedRunSaysIncomplete(t *testing.T) {
 		require.NoError(t, json.Unmarshal(b, &sum))
 		assert.False(t, sum.Complete, "partial results are marked incomplete")
 	}
+}
+
+// Ctrl-C stops a run of locks run as processes cleanly: the run says it
+// was interrupted (exit 3), and no lock process — not a holder, not a
+// waiter, not an etcdctl a script started — nor a directory of one is left.
+// The stubborn lock ignores SIGTERM and never answers, and takes no notice
+// of its standard input closing or of the lab's death: only the lab's own
+// SIGKILL, after SIGTERM went unheeded, ends it.
+func TestCtrlCLeavesNoLockProcess(t *testing.T) {
+	stubborn := filepath.Join(t.TempDir(), "stubborn.sh")
+	require.NoError(t, os.WriteFile(stubborn, []byte("trap '' TERM\nread -r cmd\nsleep 600\n"), 0o644))
+	for _, lk := range []string{"etcdctl", "exec:sh " + stubborn} {
+		t.Run(lk, func(t *testing.T) {
+			tmp := t.TempDir()
+			cmd := exec.Command(os.Args[0], "run", "--lock", lk, "--scenario", "contention", "--out", filepath.Join(tmp, "out"))
+			cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { cmd.Process.Kill() })
+			require.Eventually(t, func() bool { return len(lockProcesses(t, tmp)) >= 4 }, 30*time.Second, 10*time.Millisecond,
+				"the run starts its lock processes (two, or a script and an etcdctl, for each of several clients)")
+			require.NoError(t, cmd.Process.Signal(os.Interrupt))
+			err := cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
+			assert.Equal(t, exitUndecided, exit.ExitCode(), "an interrupted run says so: %s", stderr.String())
+			assert.Contains(t, stderr.String(), "interrupted")
+			assert.Empty(t, lockProcesses(t, tmp), "a lock process outlived the run")
+			left, err := filepath.Glob(filepath.Join(tmp, "locklab-exec-*"))
+			require.NoError(t, err)
+			assert.Empty(t, left, "a lock process's directory outlived the run")
+		})
+	}
+}
+
+// lockProcesses lists the live processes whose LOCKLAB_DIR lies in dir: the
+// lock processes of a run whose temporary directory is dir, and whatever
+// they started.
+func lockProcesses(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []string
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil {
+			continue // gone, or not ours
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.HasPrefix(kv, []byte(lock.EnvDir+"="+dir+"/")) {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	return out
 }
 
 func TestBench(t *testing.T) {
