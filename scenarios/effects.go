@@ -287,7 +287,9 @@ func (tl timeline) seen(what, client string) (int64, bool) {
 }
 
 // queuedAt is when client was first seen queued.
-func (tl timeline) queuedAt(client string) (int64, bool) { return tl.seen(history.ObservedQueued, client) }
+func (tl timeline) queuedAt(client string) (int64, bool) {
+	return tl.seen(history.ObservedQueued, client)
+}
 
 // queuedThenExpired: client was seen queued, then its lease ended while its
 // acquire still waited.
@@ -654,7 +656,9 @@ func (s Summary) EffectCounts() []EffectCount {
 }
 
 // crashedAt is when client was first seen crashing.
-func (tl timeline) crashedAt(client string) (int64, bool) { return tl.seen(history.ObservedCrashed, client) }
+func (tl timeline) crashedAt(client string) (int64, bool) {
+	return tl.seen(history.ObservedCrashed, client)
+}
 
 // crashedHolding: client crashed while it held the lock: a grant of its had
 // returned, and no release of it had been sent.
