@@ -165,6 +165,11 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 			return Result{}, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
 		}
 		workers[i].locker = l
+		if _, ok := l.(lock.Process); ok {
+			// A lock run as a process: its requests and wake-ups are
+			// counted off the client's link.
+			cl.ReadWire()
+		}
 	}
 
 	var (

@@ -51,6 +51,24 @@ func TestRunCountsGrantsAndRequests(t *testing.T) {
 	assert.Zero(t, resp.Count, "a measurement leaves no key behind")
 }
 
+// A lock run as a process is counted off its client's link: etcdctl takes
+// a session per grant, so each acquire and release costs five requests —
+// a lease, the queueing Txn, the lab's read of the key it prints (for the
+// token), the unlock and the revoke — and a waiter is woken by a watch
+// event of its own, which the lab sees on the wire.
+func TestRunCountsAProcessLocksRequests(t *testing.T) {
+	c := start(t)
+	f, err := lock.Lookup("etcdctl")
+	require.NoError(t, err)
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "etcdctl", Factory: f, Clients: 1, Acquires: 10})
+	require.NoError(t, err)
+	assert.Equal(t, 5.0, res.Requests)
+	res, err = bench.Run(t.Context(), c, bench.Config{Lock: "etcdctl", Factory: f, Clients: 3, Acquires: 30,
+		Section: func() { time.Sleep(5 * time.Millisecond) }})
+	require.NoError(t, err)
+	assert.Positive(t, res.Wakeups, "waiters are woken by watch events read off the link")
+}
+
 func TestRunContendedQueueIsFair(t *testing.T) {
 	c := start(t)
 	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 4, Acquires: 80})

@@ -35,6 +35,7 @@ type Client struct {
 	crash    crashHooks
 	reqs     atomic.Int64
 	answered atomic.Int64
+	wired    atomic.Bool  // the link is read (ReadWire): it counts requests and wake-ups
 	wakes    atomic.Int64 // watch responses that carried events
 
 	grantsMu sync.Mutex
@@ -178,8 +179,8 @@ func (cl *Client) Member() string { return cl.member }
 func (cl *Client) Etcd() *clientv3.Client { return cl.etcd.Load() }
 
 // Requests is how many unary etcd requests (Put, Txn, Range, LeaseGrant, …)
-// the client has sent. Lease keep-alives and watches are streams, not
-// counted.
+// the client has sent — with ReadWire, every one that crossed its link,
+// whoever sent it. Lease keep-alives and watches are streams, not counted.
 func (cl *Client) Requests() int64 { return cl.reqs.Load() }
 
 // Answered is how many of those requests the server answered without an
@@ -191,7 +192,9 @@ func (cl *Client) Answered() int64 { return cl.answered.Load() }
 // the server grants the client: a lock may take a new lease for each
 // acquire, and the lab must know each one to tell when the server ends it.
 func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	cl.reqs.Add(1)
+	if !cl.wired.Load() {
+		cl.reqs.Add(1)
+	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err == nil {
 		cl.answered.Add(1)
@@ -219,13 +222,18 @@ func (cl *Client) noteGrant(id int64) {
 // ReadWire has the client's link read the gRPC traffic of every connection
 // opened through it from now on, so that LeaseGrants includes the leases
 // granted to a program that is not the lab's (a lock run as a process,
-// given the client's endpoint, Etcd().Endpoints()). Cleartext connections
-// only: a TLS one is not read.
+// given the client's endpoint, Etcd().Endpoints()), and Requests and
+// WatchEvents count everything that crosses the link: that program's
+// requests and wake-ups, and the lab's own connection's (closed here, so
+// that it reconnects through the reader). Cleartext connections only: a
+// TLS one is not read, and nothing on it is counted.
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
-		c := grpcwire.NewConn(cl.noteGrant)
+		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func() { cl.reqs.Add(1) }, Wake: func() { cl.wakes.Add(1) }})
 		return c.Request, c.Answer
 	})
+	cl.wired.Store(true)
+	cl.proxy.Sever()
 }
 
 // WatchEvents is how many watch responses carrying events the client has
@@ -239,19 +247,20 @@ func (cl *Client) countWatch(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 	if err != nil || method != etcdserverpb.Watch_Watch_FullMethodName {
 		return s, err
 	}
-	return watchCounter{ClientStream: s, n: &cl.wakes}, nil
+	return watchCounter{ClientStream: s, cl: cl}, nil
 }
 
-// watchCounter is a watch stream that counts the responses with events.
+// watchCounter is a watch stream that counts the responses with events,
+// unless the wire does.
 type watchCounter struct {
 	grpc.ClientStream
-	n *atomic.Int64
+	cl *Client
 }
 
 func (w watchCounter) RecvMsg(m any) error {
 	err := w.ClientStream.RecvMsg(m)
-	if r, ok := m.(*etcdserverpb.WatchResponse); ok && err == nil && len(r.Events) > 0 {
-		w.n.Add(1)
+	if r, ok := m.(*etcdserverpb.WatchResponse); ok && err == nil && len(r.Events) > 0 && !w.cl.wired.Load() {
+		w.cl.wakes.Add(1)
 	}
 	return err
 }

@@ -1,6 +1,8 @@
 package cluster_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,6 +38,39 @@ func TestReadWireLearnsAnotherProgramsLeases(t *testing.T) {
 		got = append(got, g.ID)
 	}
 	assert.Equal(t, want, got)
+}
+
+// With ReadWire, the client's request and wake-up counts are read off the
+// link: another program's unary requests count, its streams do not, and
+// each watch response that carries events is one wake-up — as the lab
+// counts its own client's, which now are read off the link too, once.
+func TestReadWireCountsRequestsAndWakeUps(t *testing.T) {
+	c := start(t, 3)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	_, err = cl.Etcd().Put(ctx(t), "before", "wire") // the lab's own connection, up before the wire is read
+	require.NoError(t, err)
+	cl.ReadWire()
+	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
+	require.NoError(t, err)
+	defer other.Close()
+
+	wctx, cancel := context.WithCancel(ctx(t))
+	defer cancel()
+	events := other.Watch(wctx, "w", clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+	<-events // created: no events, no wake-up
+	reqs := cl.Requests()
+	for i := range 3 {
+		_, err := other.Put(ctx(t), fmt.Sprintf("w%d", i), "v")
+		require.NoError(t, err)
+		<-events
+	}
+	_, err = other.Get(ctx(t), "w", clientv3.WithPrefix())
+	require.NoError(t, err)
+	_, err = cl.Etcd().Get(ctx(t), "w", clientv3.WithPrefix())
+	require.NoError(t, err)
+	assert.Equal(t, reqs+5, cl.Requests(), "three puts and a get of the other program's, a get of the lab's")
+	assert.EqualValues(t, 3, cl.WatchEvents(), "three watch responses carried events")
 }
 
 // Without ReadWire, another program's leases are not the client's.

@@ -2,18 +2,22 @@
 // it, to learn the leases the server grants to a client the lab does not
 // link: a lock that runs as a process of its own talks to etcd through the
 // lab's proxy, and the lab must know its leases to follow them (when one
-// ends, the grants resting on it end too) and to end them on purpose.
+// ends, the grants resting on it end too) and to end them on purpose. It
+// also counts what the lab counts of its own clients: the unary requests
+// sent, and the watch responses that carried events (the wake-ups).
 //
 // It follows one cleartext HTTP/2 connection in both directions: the
 // request headers name each stream's method (decoded with HPACK, whose
-// table is kept per direction), and the first gRPC message of the answer
-// on a LeaseGrant stream is the LeaseGrantResponse. TLS connections cannot
-// be read; they carry no preface the reader recognizes, and it stops.
+// table is kept per direction), the first gRPC message of the answer on a
+// LeaseGrant stream is the LeaseGrantResponse, and each message on a Watch
+// stream a WatchResponse. TLS connections cannot be read; they carry no
+// preface the reader recognizes, and it stops.
 package grpcwire
 
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"sync"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -22,8 +26,26 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// leaseGrant is the method whose answers carry new leases.
-const leaseGrant = "/etcdserverpb.Lease/LeaseGrant"
+// The methods whose answers are read: new leases, and watch events.
+const (
+	leaseGrant = "/etcdserverpb.Lease/LeaseGrant"
+	watch      = "/etcdserverpb.Watch/Watch"
+)
+
+// streaming are etcd's methods that are streams, not requests.
+var streaming = []string{watch, "/etcdserverpb.Lease/LeaseKeepAlive", "/etcdserverpb.Maintenance/Snapshot",
+	"/v3electionpb.Election/Observe"}
+
+// Hooks are what a Conn reports, as it reads it; a nil hook is not called.
+type Hooks struct {
+	// Grant is a lease the server granted.
+	Grant func(id int64)
+	// Request is a unary request the client sent (a stream's opening is
+	// not one).
+	Request func()
+	// Wake is a watch response that carried events.
+	Wake func()
+}
 
 // maxBuffered bounds what one direction keeps of a frame not yet complete;
 // past it (a stream that is not what it seems) the reader stops.
@@ -32,10 +54,10 @@ const maxBuffered = 1 << 24
 // Conn reads one connection. Request and Answer are fed the bytes of each
 // direction in order, as read; each may be called from its own goroutine.
 type Conn struct {
-	onGrant func(id int64)
+	hooks Hooks
 
 	mu      sync.Mutex
-	streams map[uint32]bool // streams whose method is LeaseGrant, until answered
+	streams map[uint32]string // streams whose answers are read (LeaseGrant, Watch) → method, until done
 
 	up, down direction
 }
@@ -48,13 +70,13 @@ type direction struct {
 	dec     *hpack.Decoder
 	block   []byte            // the header block being gathered, until END_HEADERS
 	blockOf uint32            // its stream
-	data    map[uint32][]byte // gRPC bytes of a LeaseGrant answer, until a whole message
+	data    map[uint32][]byte // gRPC bytes of an answer read, until a whole message
 }
 
-// NewConn returns a reader for one connection that calls onGrant with each
-// lease the server grants over it.
-func NewConn(onGrant func(id int64)) *Conn {
-	c := &Conn{onGrant: onGrant, streams: map[uint32]bool{}}
+// NewConn returns a reader for one connection that reports what it reads
+// to hooks.
+func NewConn(hooks Hooks) *Conn {
+	c := &Conn{hooks: hooks, streams: map[uint32]string{}}
 	c.up = direction{preface: true, dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
 	c.down = direction{dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
 	return c
@@ -137,29 +159,32 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 			return
 		}
 		c.mu.Lock()
-		want := c.streams[stream]
+		method := c.streams[stream]
 		c.mu.Unlock()
-		if !want {
+		if method == "" {
 			return
 		}
 		msg := append(d.data[stream], unpad(flags, payload)...)
-		if len(msg) < 5 {
+		// Every whole gRPC message: 1 byte compressed, 4 bytes length.
+		for len(msg) >= 5 && len(msg) >= 5+int(binary.BigEndian.Uint32(msg[1:5])) {
+			n := int(binary.BigEndian.Uint32(msg[1:5]))
+			body, compressed := msg[5:5+n], msg[0] != 0 // etcd's clients do not compress
+			msg = msg[5+n:]
+			if method == leaseGrant {
+				msg = nil
+				c.done(stream) // one answer
+			}
+			if !compressed {
+				c.answer(method, body)
+			}
+		}
+		switch {
+		case len(msg) > maxBuffered: // no message of etcd's is that large
+			d.stop()
+		case len(msg) > 0:
 			d.data[stream] = msg
-			return
-		}
-		n := int(binary.BigEndian.Uint32(msg[1:5]))
-		if len(msg) < 5+n {
-			d.data[stream] = msg
-			return
-		}
-		delete(d.data, stream)
-		c.done(stream)
-		if msg[0] != 0 { // compressed: etcd's clients do not compress
-			return
-		}
-		var resp etcdserverpb.LeaseGrantResponse
-		if proto.Unmarshal(msg[5:5+n], &resp) == nil && resp.ID != 0 && resp.Error == "" {
-			c.onGrant(resp.ID)
+		default:
+			delete(d.data, stream)
 		}
 	case http2.FrameRSTStream:
 		delete(d.data, stream)
@@ -185,10 +210,32 @@ func (c *Conn) headers(d *direction, request bool) {
 		d.stop() // the table is lost: nothing after this can be read
 		return
 	}
-	if request && path == leaseGrant {
+	if !request || path == "" {
+		return
+	}
+	if !slices.Contains(streaming, path) && c.hooks.Request != nil {
+		c.hooks.Request()
+	}
+	if path == leaseGrant || path == watch {
 		c.mu.Lock()
-		c.streams[d.blockOf] = true
+		c.streams[d.blockOf] = path
 		c.mu.Unlock()
+	}
+}
+
+// answer reads one whole answer message of method.
+func (c *Conn) answer(method string, body []byte) {
+	switch method {
+	case leaseGrant:
+		var resp etcdserverpb.LeaseGrantResponse
+		if proto.Unmarshal(body, &resp) == nil && resp.ID != 0 && resp.Error == "" && c.hooks.Grant != nil {
+			c.hooks.Grant(resp.ID)
+		}
+	case watch:
+		var resp etcdserverpb.WatchResponse
+		if proto.Unmarshal(body, &resp) == nil && len(resp.Events) > 0 && c.hooks.Wake != nil {
+			c.hooks.Wake()
+		}
 	}
 }
 
