@@ -197,11 +197,6 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if cfg.Duration > 0 {
-		var stop context.CancelFunc
-		mctx, stop = context.WithTimeout(mctx, cfg.Duration)
-		defer stop()
-	}
 	requests := func() (n int64) {
 		for _, w := range workers {
 			n += w.client.Requests()
@@ -218,6 +213,13 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	start := time.Now()
+	if cfg.Duration > 0 {
+		// The measurement's clock and its deadline start together: it
+		// lasts the whole duration, never a little less.
+		var stop context.CancelFunc
+		mctx, stop = context.WithDeadline(mctx, start.Add(cfg.Duration))
+		defer stop()
+	}
 	var wg sync.WaitGroup
 	for i, w := range workers {
 		wg.Go(func() {
