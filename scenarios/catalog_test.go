@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,14 +25,22 @@ import (
 func TestCatalogHoldsItsExpectations(t *testing.T) {
 	out := t.TempDir()
 	var log strings.Builder
+	locks := lock.Names()
+	if raceBuilt {
+		// Under the race detector the etcdctl lock runs a race-built etcdctl
+		// (this binary) per grant, too slow to start for contention's
+		// waiters to be queued at most releases (a vacuous ERROR, seen in
+		// CI). The plain pass runs it; TestExec* run it under -race.
+		locks = slices.DeleteFunc(slices.Clone(locks), func(l string) bool { return l == "etcdctl" })
+	}
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: scenarios.Names(), Locks: lock.Names(), Resources: lock.ResourceNames(),
+		Scenarios: scenarios.Names(), Locks: locks, Resources: lock.ResourceNames(),
 		Seed: 1, Out: out, Progress: &log,
 	})
 	t.Log("\n" + log.String())
 	require.NoError(t, err)
 	require.True(t, sum.Complete)
-	require.Len(t, sum.Results, len(scenarios.Catalog)*len(lock.Names())*len(lock.ResourceNames()))
+	require.Len(t, sum.Results, len(scenarios.Catalog)*len(locks)*len(lock.ResourceNames()))
 	for _, r := range sum.Results {
 		if r.Skipped != "" {
 			// Only a lesson a lock cannot learn by design is skipped: the
