@@ -50,7 +50,13 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 			assert.Empty(t, r.Verdict, "a skipped run has no verdict")
 			continue
 		}
-		assert.True(t, r.Matches, "%s × %s × %s: got %s, expected %s (%s)", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected, r.Error)
+		if !assert.True(t, r.Matches, "%s × %s × %s: got %s, expected %s (%s)", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected, r.Error) {
+			for _, v := range r.Checks {
+				if v.Result != models.Pass && v.Result != models.NotApplicable {
+					t.Logf("  %s %s: %s %v", v.Check, v.Result, v.Explanation, v.Evidence)
+				}
+			}
+		}
 		if r.History != "" {
 			_, _, err := history.ReadFile(r.History)
 			assert.NoError(t, err, "the recorded history reads back")
