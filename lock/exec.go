@@ -422,26 +422,21 @@ func (l *execLock) Lease() clientv3.LeaseID {
 // Close stops the process: SIGTERM (it gives up what it holds or waits
 // for, and exits), then SIGKILL for what is left of its group after
 // stopTimeout.
-func (l *execLock) Close() error {
-	l.mu.Lock()
-	p := l.p
-	l.mu.Unlock()
-	if p != nil {
-		l.stop(p, syscall.SIGTERM)
-	}
-	return nil
-}
+func (l *execLock) Close() error { return l.end(syscall.SIGTERM) }
 
 // Stop freezes the process group (SIGSTOP).
 func (l *execLock) Stop() error { return l.signal(syscall.SIGSTOP) }
 
 // Kill ends the process group with SIGKILL and waits until it is gone.
-func (l *execLock) Kill() error {
+func (l *execLock) Kill() error { return l.end(syscall.SIGKILL) }
+
+// end stops the running process, if any, starting with sig (see stop).
+func (l *execLock) end(sig syscall.Signal) error {
 	l.mu.Lock()
 	p := l.p
 	l.mu.Unlock()
 	if p != nil {
-		l.stop(p, syscall.SIGKILL)
+		l.stop(p, sig)
 	}
 	return nil
 }
