@@ -41,7 +41,13 @@ type Client struct {
 	grantsMu sync.Mutex
 	grants   []LeaseGrant // every lease granted through this client
 	granted  map[clientv3.LeaseID]bool
+	renewals map[clientv3.LeaseID][]time.Time // each lease's latest keep-alives sent, oldest first
 }
+
+// keptRenewals is how many of a lease's latest keep-alives a client keeps:
+// etcd's client sends one every half second at most, so this is seconds of
+// them, more than the lab's lease monitor ever lags behind.
+const keptRenewals = 32
 
 // LeaseGrant is a lease the server granted to a client, and when the answer
 // arrived: the lease was alive then.
@@ -82,7 +88,7 @@ func (c *Cluster) NewClient(name, member string) (*Client, error) {
 	}
 	cl := &Client{name: name, member: member, proxy: p}
 	cfg.DialOptions = append(cfg.DialOptions, grpc.WithChainUnaryInterceptor(cl.count),
-		grpc.WithChainStreamInterceptor(cl.countWatch))
+		grpc.WithChainStreamInterceptor(cl.readStream))
 	cl.dial = func() (*clientv3.Client, error) { return clientv3.New(cfg) }
 	etcd, err := cl.dial()
 	if err != nil {
@@ -229,7 +235,8 @@ func (cl *Client) noteGrant(id int64) {
 // TLS one is not read, and nothing on it is counted.
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
-		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func() { cl.reqs.Add(1) }, Wake: func() { cl.wakes.Add(1) }})
+		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func() { cl.reqs.Add(1) },
+			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal})
 		return c.Request, c.Answer
 	})
 	cl.wired.Store(true)
@@ -241,13 +248,66 @@ func (cl *Client) ReadWire() {
 // events in one response are one wake-up).
 func (cl *Client) WatchEvents() int64 { return cl.wakes.Load() }
 
-// countWatch counts, on watch streams, every response that carries events.
-func (cl *Client) countWatch(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+// readStream counts, on watch streams, every response that carries events,
+// and notes, on keep-alive streams, every keep-alive sent.
+func (cl *Client) readStream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	s, err := streamer(ctx, desc, cc, method, opts...)
-	if err != nil || method != etcdserverpb.Watch_Watch_FullMethodName {
+	switch {
+	case err != nil:
 		return s, err
+	case method == etcdserverpb.Watch_Watch_FullMethodName:
+		return watchCounter{ClientStream: s, cl: cl}, nil
+	case method == etcdserverpb.Lease_LeaseKeepAlive_FullMethodName:
+		return keepAliveNoter{ClientStream: s, cl: cl}, nil
 	}
-	return watchCounter{ClientStream: s, cl: cl}, nil
+	return s, nil
+}
+
+// keepAliveNoter is a keep-alive stream that notes each keep-alive sent,
+// unless the wire does.
+type keepAliveNoter struct {
+	grpc.ClientStream
+	cl *Client
+}
+
+func (k keepAliveNoter) SendMsg(m any) error {
+	err := k.ClientStream.SendMsg(m)
+	if r, ok := m.(*etcdserverpb.LeaseKeepAliveRequest); ok && err == nil && r.ID != 0 && !k.cl.wired.Load() {
+		k.cl.noteRenewal(r.ID)
+	}
+	return err
+}
+
+// noteRenewal records that the client sent a keep-alive for lease id, now.
+func (cl *Client) noteRenewal(id int64) {
+	now := time.Now()
+	cl.grantsMu.Lock()
+	defer cl.grantsMu.Unlock()
+	if cl.renewals == nil {
+		cl.renewals = map[clientv3.LeaseID][]time.Time{}
+	}
+	r := append(cl.renewals[clientv3.LeaseID(id)], now)
+	if len(r) > keptRenewals {
+		r = slices.Delete(r, 0, len(r)-keptRenewals)
+	}
+	cl.renewals[clientv3.LeaseID(id)] = r
+}
+
+// LastRenewal is when the client last sent a keep-alive for lease id at or
+// before notAfter (false: none is known). A keep-alive sent is the lock
+// doing its part to keep its lease; whether it reached the server in time
+// is the link's and the server's part. The client keeps only the latest
+// few per lease.
+func (cl *Client) LastRenewal(id clientv3.LeaseID, notAfter time.Time) (time.Time, bool) {
+	cl.grantsMu.Lock()
+	defer cl.grantsMu.Unlock()
+	r := cl.renewals[id]
+	for i := len(r) - 1; i >= 0; i-- {
+		if !r[i].After(notAfter) {
+			return r[i], true
+		}
+	}
+	return time.Time{}, false
 }
 
 // watchCounter is a watch stream that counts the responses with events,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,4 +85,43 @@ func TestWireIsNotReadUnlessAsked(t *testing.T) {
 	_, err = other.Grant(ctx(t), 5)
 	require.NoError(t, err)
 	assert.Empty(t, cl.LeaseGrants())
+}
+
+// Each keep-alive a client sends is noted with its lease: the lab's own
+// connection's through the interceptor, another program's off the wire. A
+// lease no keep-alive went out for has none, and none is known before the
+// first one was sent.
+func TestKeepAlivesAreNoted(t *testing.T) {
+	c := start(t, 3)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	renewed := func(id clientv3.LeaseID) bool {
+		_, ok := cl.LastRenewal(id, time.Now())
+		return ok
+	}
+
+	before := time.Now()
+	own, err := cl.Etcd().Grant(ctx(t), 5)
+	require.NoError(t, err)
+	_, err = cl.Etcd().KeepAliveOnce(ctx(t), own.ID)
+	require.NoError(t, err)
+	at, ok := cl.LastRenewal(own.ID, time.Now())
+	require.True(t, ok, "the lab's own keep-alive is noted")
+	assert.True(t, at.After(before))
+	_, ok = cl.LastRenewal(own.ID, before)
+	assert.False(t, ok, "no keep-alive was sent before the lease existed")
+
+	cl.ReadWire()
+	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
+	require.NoError(t, err)
+	defer other.Close()
+	theirs, err := other.Grant(ctx(t), 5)
+	require.NoError(t, err)
+	silent, err := other.Grant(ctx(t), 5)
+	require.NoError(t, err)
+	_, err = other.KeepAliveOnce(ctx(t), theirs.ID)
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { return renewed(theirs.ID) }, wait, 10*time.Millisecond,
+		"another program's keep-alive is read off the wire")
+	assert.False(t, renewed(silent.ID), "a lease nobody renewed")
 }

@@ -26,6 +26,14 @@ const probeKey = "locklab/probe"
 // leader, refuses it), so its silence must not hide the answer the rest of
 // the cluster has.
 func (c *Cluster) LeaseAlive(ctx context.Context, id clientv3.LeaseID) (bool, error) {
+	_, alive, err := c.LeaseTTL(ctx, id)
+	return alive, err
+}
+
+// LeaseTTL is LeaseAlive that also tells, for a live lease, the TTL the
+// server granted it (which may be longer than the one asked for: etcd
+// raises a TTL below its minimum).
+func (c *Cluster) LeaseTTL(ctx context.Context, id clientv3.LeaseID) (granted time.Duration, alive bool, err error) {
 	n := len(c.members)
 	first := int(c.answering.Load())
 	var errs []error
@@ -41,21 +49,24 @@ func (c *Cluster) LeaseAlive(ctx context.Context, id clientv3.LeaseID) (bool, er
 		switch {
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			c.answering.Store(int32(k))
-			return false, nil
+			return 0, false, nil
 		case err == nil:
 			c.answering.Store(int32(k))
 			// TTL is whole seconds left, truncated: a live 1 s lease often
 			// reports 0. An expired or revoked lease reports -1.
-			return resp.TTL >= 0, nil
+			if resp.TTL < 0 {
+				return 0, false, nil
+			}
+			return time.Duration(resp.GrantedTTL) * time.Second, true, nil
 		case ctx.Err() != nil:
-			return false, ctx.Err()
+			return 0, false, ctx.Err()
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", m.name, err))
 	}
 	if len(errs) == 0 {
-		return false, ErrMemberDown
+		return 0, false, ErrMemberDown
 	}
-	return false, errors.Join(errs...)
+	return 0, false, errors.Join(errs...)
 }
 
 // memberAttemptTimeout bounds one member's answer to LeaseAlive; a member

@@ -142,6 +142,13 @@ type Event struct {
 	WriteAt int64 `json:"write_at,omitempty"`
 	// StalledFrom is when an observed stall began (run clock).
 	StalledFrom int64 `json:"stalled_from,omitempty"`
+	// RenewedAt (lease-lost) is when the client last sent a keep-alive for
+	// the lease, at or before AliveUntil (run clock; zero: none seen), and
+	// LeaseTTL the TTL the server granted the lease, in nanoseconds (zero:
+	// not known). Together they tell a lease its lock kept renewing, which
+	// the server or the link let lapse, from one the lock let go.
+	RenewedAt int64 `json:"renewed_at,omitempty"`
+	LeaseTTL  int64 `json:"lease_ttl,omitempty"`
 }
 
 // IsCompletion reports whether e ends an operation.

@@ -56,7 +56,7 @@ func TestRecorderWritesAFileThatReadsBack(t *testing.T) {
 	wg.Wait()
 	rec.Fault(1, true, "kill-leader", "", nil)
 	rec.Fault(1, false, "kill-leader", "m2", nil)
-	rec.LeaseLost("c1", 0x1a, time.Now().Add(-time.Millisecond))
+	rec.LeaseLost(history.LeaseEnd{Client: "c1", Lease: 0x1a, LastAlive: time.Now().Add(-time.Millisecond)})
 	rec.Final(20)
 	require.NoError(t, rec.Err())
 	require.NoError(t, w.Commit())

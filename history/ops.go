@@ -96,6 +96,16 @@ type Loss struct {
 	Client           string
 	Lease            int64
 	AliveUntil, Gone int64
+	// RenewedAt and TTL: see Event.RenewedAt and Event.LeaseTTL.
+	RenewedAt, TTL int64
+}
+
+// Renewed reports whether the lease's client sent it a keep-alive within
+// one TTL of its last sighting alive: had the server taken that keep-alive
+// in time, the lease would have outlived the moment it ended. The lock kept
+// its lease; the link or the server lost it.
+func (l Loss) Renewed() bool {
+	return l.RenewedAt > 0 && l.TTL > 0 && l.RenewedAt+l.TTL >= l.AliveUntil
 }
 
 // LeaseLosses lists the history's lease-lost events in order.
@@ -103,7 +113,8 @@ func LeaseLosses(events []Event) []Loss {
 	var out []Loss
 	for _, e := range events {
 		if e.Type == LeaseLost {
-			out = append(out, Loss{Client: e.Client, Lease: e.Lease, AliveUntil: e.AliveUntil, Gone: e.Time})
+			out = append(out, Loss{Client: e.Client, Lease: e.Lease, AliveUntil: e.AliveUntil, Gone: e.Time,
+				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL})
 		}
 	}
 	return out

@@ -130,13 +130,30 @@ func (r *Recorder) Fault(id int, start bool, fault, target string, err error) {
 	r.emit(e)
 }
 
-// LeaseLost records, now, that client's lease ended on the server: now is
-// the first moment it is known gone, lastAlive the last moment it was known
-// to be alive.
-func (r *Recorder) LeaseLost(client string, lease int64, lastAlive time.Time) {
+// LeaseEnd is what the lab knows of a lease the server has ended.
+type LeaseEnd struct {
+	Client string
+	Lease  int64
+	// LastAlive is the last moment the lease was known to be alive.
+	LastAlive time.Time
+	// LastRenewal is when the client last sent a keep-alive for it, at or
+	// before LastAlive (zero: none seen).
+	LastRenewal time.Time
+	// TTL is the TTL the server granted the lease (zero: not known).
+	TTL time.Duration
+}
+
+// LeaseLost records, now, that a lease ended on the server: now is the
+// first moment it is known gone.
+func (r *Recorder) LeaseLost(end LeaseEnd) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.emit(Event{Type: LeaseLost, Client: client, Lease: lease, AliveUntil: max(r.Since(lastAlive), 0)})
+	e := Event{Type: LeaseLost, Client: end.Client, Lease: end.Lease, AliveUntil: max(r.Since(end.LastAlive), 0),
+		LeaseTTL: int64(end.TTL)}
+	if !end.LastRenewal.IsZero() {
+		e.RenewedAt = min(max(r.Since(end.LastRenewal), 0), e.AliveUntil)
+	}
+	r.emit(e)
 }
 
 // Observe records, now, that the lab saw what (an Observed* constant)

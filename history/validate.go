@@ -65,8 +65,13 @@ func (v *validator) check(e Event, line int) string {
 		if e.Client == "" {
 			return "lease-lost without a client"
 		}
-		if e.AliveUntil > e.Time {
+		switch {
+		case e.AliveUntil > e.Time:
 			return fmt.Sprintf("lease-lost: alive_until %d is after the event's time %d", e.AliveUntil, e.Time)
+		case e.RenewedAt < 0 || e.RenewedAt > e.AliveUntil:
+			return fmt.Sprintf("lease-lost: renewed_at %d is not between 0 and alive_until %d", e.RenewedAt, e.AliveUntil)
+		case e.LeaseTTL < 0:
+			return fmt.Sprintf("lease-lost: negative lease_ttl %d", e.LeaseTTL)
 		}
 		return ""
 	case Observed:

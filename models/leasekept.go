@@ -12,14 +12,19 @@ import (
 // CheckLeaseKept checks that a lock keeps its holder's lease alive for as
 // long as the holder holds: it FAILs when the server ended a grant's lease
 // after the grant returned and before its client began to release it (or
-// by the end of the history), while nothing excused it — no fault was open
-// at any moment from the acquire's call to the loss, and the lab's own
-// process never stood still in that time (see history.ObservedStalled). A
-// holder that is alive, connected and merely slow must not lose its lock
-// behind its back: a lock that lets its lease lapse under a long critical
-// section (a TTL set once and never renewed, Redis' SET NX PX) hands the
-// lock to the next client while the first still works, whatever the
-// resource does about it.
+// by the end of the history), while nothing excused it. Three things do:
+// a fault open at some moment from the acquire's call to the loss (or in
+// the lease's TTL after the fault ended: a client reconnecting after a
+// fault may be granted before its keep-alives flow again, on a lease the
+// fault starved); a stall of the lab's own process in that time (see
+// history.ObservedStalled); and a keep-alive the holder's client sent for
+// the lease within one TTL of its last sighting alive (history.Loss.Renewed:
+// the lock did its part, and the link or a server too slow to answer in
+// time lost the lease). A holder that is alive, connected and merely slow
+// must not lose its lock behind its back: a lock that lets its lease lapse
+// under a long critical section (a TTL set once and never renewed, Redis'
+// SET NX PX) hands the lock to the next client while the first still
+// works, whatever the resource does about it.
 func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 	v := Verdict{Check: "lease-kept"}
 	losses := history.LeaseLosses(events)
@@ -27,6 +32,7 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
 	stale := staleReleases(sorted)
+	renewed := 0
 	for i, g := range sorted {
 		if g.Op != history.Acquire || g.Type != history.Ok {
 			continue
@@ -36,15 +42,19 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
 			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
 		}
-		if excusedBetween(excused, g.Call, l.Gone) {
+		if excusedBetween(excused, g.Call, l.Gone, l.TTL) {
+			continue
+		}
+		if l.Renewed() {
+			renewed++
 			continue
 		}
 		v.Result, v.Evidence = Fail, append(evidence(g), describeLoss(l))
 		v.Explanation = fmt.Sprintf("The server ended %s's lease %v into its hold, before %s began to release the lock, "+
-			"and nothing excuses it: no fault was open and the lab never stood still from the acquire to the loss. "+
+			"and nothing excuses it: no fault was open, the lab never stood still from the acquire to the loss, and %s. "+
 			"The lock let a live, connected holder's lease lapse — a lease set once and never renewed, say — so the "+
 			"lock was free for the next client while %s still worked under it.",
-			g.Client, time.Duration(l.Gone-g.Return), g.Client, g.Client)
+			g.Client, time.Duration(l.Gone-g.Return), g.Client, lastRenewal(l), g.Client)
 		return v
 	}
 	if v.Operations == 0 {
@@ -54,7 +64,25 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("No lease of the %d grants ended while its holder held it, except where a fault or a "+
 		"stall of the lab explains it.", v.Operations)
+	if renewed > 0 {
+		v.Explanation += fmt.Sprintf(" %d ended though the holder's client had sent it a keep-alive within one TTL of "+
+			"its last sighting alive: the lock kept renewing, and the link or a server slow under load did not take the "+
+			"renewal in time.", renewed)
+	}
 	return v
+}
+
+// lastRenewal says what the history knows of the lost lease's last
+// keep-alive, for an explanation.
+func lastRenewal(l history.Loss) string {
+	switch {
+	case l.TTL == 0:
+		return "the history does not say what TTL the lease had, so no keep-alive can excuse it"
+	case l.RenewedAt == 0:
+		return "its client sent the lease no keep-alive the lab saw"
+	}
+	return fmt.Sprintf("its client's last keep-alive for the lease, at %v, came more than its TTL of %v before "+
+		"the lease was last seen alive", time.Duration(l.RenewedAt), time.Duration(l.TTL))
 }
 
 // releaseBegun is the call of client's first release in later (sorted by
@@ -73,8 +101,12 @@ func releaseBegun(later []history.Operation, client string, stale map[int]bool) 
 	return math.MaxInt64
 }
 
-// span is a stretch of the run clock.
-type span struct{ from, to int64 }
+// span is a stretch of the run clock; a fault's excuse reaches past its end
+// (see excusedBetween).
+type span struct {
+	from, to int64
+	fault    bool
+}
 
 // excuses lists the stretches in which a lease may lapse through no fault
 // of the lock: every fault window (one never closed lasts to the end) and
@@ -86,7 +118,7 @@ func excuses(events []history.Event) []span {
 		switch {
 		case e.Type == history.FaultStart:
 			open[e.ID] = len(out)
-			out = append(out, span{from: e.Time, to: math.MaxInt64})
+			out = append(out, span{from: e.Time, to: math.MaxInt64, fault: true})
 		case e.Type == history.FaultEnd:
 			if i, ok := open[e.ID]; ok {
 				out[i].to = e.Time
@@ -99,7 +131,15 @@ func excuses(events []history.Event) []span {
 	return out
 }
 
-// excusedBetween reports whether an excuse overlaps [from, to].
-func excusedBetween(excused []span, from, to int64) bool {
-	return slices.ContainsFunc(excused, func(s span) bool { return s.from <= to && s.to >= from })
+// excusedBetween reports whether an excuse overlaps [from, to], a fault's
+// reaching shadow past its end: a lease the fault kept from being renewed
+// may still lapse that long after it ended.
+func excusedBetween(excused []span, from, to, shadow int64) bool {
+	return slices.ContainsFunc(excused, func(s span) bool {
+		end := s.to
+		if s.fault && end < math.MaxInt64-shadow {
+			end += shadow
+		}
+		return s.from <= to && end >= from
+	})
 }

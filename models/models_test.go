@@ -454,9 +454,10 @@ func TestExpiredWaiterExcusesAnAnswerHeldByItsMembersIsolation(t *testing.T) {
 
 // The slow-holder finding: c1's lease ends under it in the middle of its
 // critical section, with nothing on the run to explain it. Excused by a
-// fault open at any moment from the acquire to the loss, or by a stall of
-// the lab itself; not a finding at all when the loss came after c1 began to
-// release.
+// fault open at any moment from the acquire to the loss (or ended less than
+// the lease's TTL before the acquire), by a stall of the lab itself, or by a
+// keep-alive c1's client sent within one TTL of the lease's last sighting;
+// not a finding at all when the loss came after c1 began to release.
 func TestLeaseKept(t *testing.T) {
 	ops := []op{
 		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
@@ -483,6 +484,13 @@ func TestLeaseKept(t *testing.T) {
 		{"the lab stood still", stall(900, 1350), models.Pass},
 		{"the lab stood still after the loss", stall(1450, 1700), models.Fail},
 		{"the lease ended after the release began", build(ops, []lost{{client: "c1", t: 2600, aliveUntil: 2400, lease: 0xa}}, nil), models.Pass},
+		{"the lock kept renewing: a keep-alive within a TTL of the last sighting",
+			build(ops, []lost{{client: "c1", t: 1400, aliveUntil: 1300, lease: 0xa, renewedAt: 400, ttl: 1000}}, nil), models.Pass},
+		{"the last keep-alive came more than a TTL before the last sighting",
+			build(ops, []lost{{client: "c1", t: 1400, aliveUntil: 1300, lease: 0xa, renewedAt: 250, ttl: 1000}}, nil), models.Fail},
+		{"a keep-alive, but the lease's TTL is not known",
+			build(ops, []lost{{client: "c1", t: 1400, aliveUntil: 1300, lease: 0xa, renewedAt: 1200}}, nil), models.Fail},
+		{"no keep-alive at all", build(ops, []lost{{client: "c1", t: 1400, aliveUntil: 1300, lease: 0xa, ttl: 1000}}, nil), models.Fail},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustCheck(t, tc.events, time.Second)
@@ -493,6 +501,33 @@ func TestLeaseKept(t *testing.T) {
 				assert.Len(t, v.Evidence, 2)
 				assert.Equal(t, models.Pass, verdictOf(r, "validity"), "the lock never granted while c1's lease lived")
 			}
+		})
+	}
+}
+
+// A fault's excuse reaches one lease TTL past its end: a client that
+// reconnects after the fault may be granted before its keep-alives flow
+// again, on a lease the fault kept from being renewed. Past that shadow, a
+// lapse is the lock's.
+func TestLeaseKeptFaultShadow(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 100, ret: 110, token: 10, lease: 0xa},
+		{client: "c1", op: C, call: 120, ret: 1500, token: 10, value: val(0), accepted: no, reason: "stale token"},
+		{client: "c1", op: R, call: 1510, ret: 1520, typ: history.Fail},
+	}
+	restart := []fault{{name: "kill-member m2", start: 5, end: 60}}
+	for _, tc := range []struct {
+		name string
+		ttl  int64
+		want models.Result
+	}{
+		{"the acquire came within the lease's TTL of the fault's end", 1000, models.Pass},
+		{"the acquire came more than the lease's TTL after it", 30, models.Fail},
+		{"the lease's TTL is not known", 0, models.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := build(ops, []lost{{client: "c1", t: 1400, aliveUntil: 1300, lease: 0xa, ttl: tc.ttl}}, restart)
+			assert.Equal(t, tc.want, verdictOf(mustCheck(t, evs, time.Second), "lease-kept"))
 		})
 	}
 }

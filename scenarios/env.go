@@ -45,12 +45,13 @@ type Env struct {
 
 	mu      sync.Mutex
 	clients map[string]*worker
-	order   []string         // client names in creation order
-	tokens  map[int64]int    // token → its label number (t1, t2…)
-	lost    map[int64]bool   // leases already recorded as lost
-	alive   map[int64]int64  // lease → last time (run clock) it was seen alive
-	leases  map[int64]string // every lease a client has had and not yet lost → client
-	learned map[string]int   // client → how many of its lease grants the monitor has taken in
+	order   []string                // client names in creation order
+	tokens  map[int64]int           // token → its label number (t1, t2…)
+	lost    map[int64]bool          // leases already recorded as lost
+	alive   map[int64]int64         // lease → last time (run clock) it was seen alive
+	ttls    map[int64]time.Duration // lease → the TTL the server granted it
+	leases  map[int64]string        // every lease a client has had and not yet lost → client
+	learned map[string]int          // client → how many of its lease grants the monitor has taken in
 	// revoking are the leases Expire is revoking: it records their loss.
 	revoking map[int64]bool
 
@@ -137,6 +138,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		tokens:    map[int64]int{},
 		lost:      map[int64]bool{},
 		alive:     map[int64]int64{},
+		ttls:      map[int64]time.Duration{},
 		leases:    map[int64]string{},
 		learned:   map[string]int{},
 		revoking:  map[int64]bool{},
@@ -912,13 +914,14 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 		return false, nil // Expire records it
 	}
 	sent := time.Since(e.start)
-	alive, err := e.c.LeaseAlive(ctx, lease)
+	ttl, alive, err := e.c.LeaseTTL(ctx, lease)
 	if err != nil {
 		return false, err
 	}
 	if alive {
 		e.mu.Lock()
 		e.alive[int64(lease)] = max(e.alive[int64(lease)], int64(sent))
+		e.ttls[int64(lease)] = ttl
 		e.mu.Unlock()
 		return false, nil
 	}
@@ -937,7 +940,8 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 
 // markLost records, once, that the server ended lease: now it is known
 // gone; it was last known alive at aliveAt, or (zero) at the monitor's last
-// sighting.
+// sighting. The record says too when the client last sent the lease a
+// keep-alive before that, and the TTL the server granted it.
 func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -946,12 +950,16 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 	}
 	e.lost[int64(lease)] = true
 	delete(e.leases, int64(lease))
-	lastAlive := e.start.Add(time.Duration(e.alive[int64(lease)]))
-	if aliveAt.After(lastAlive) {
-		lastAlive = aliveAt
+	end := history.LeaseEnd{Client: client, Lease: int64(lease), TTL: e.ttls[int64(lease)],
+		LastAlive: e.start.Add(time.Duration(e.alive[int64(lease)]))}
+	if aliveAt.After(end.LastAlive) {
+		end.LastAlive = aliveAt
+	}
+	if w, ok := e.clients[client]; ok {
+		end.LastRenewal, _ = w.cl.LastRenewal(lease, end.LastAlive)
 	}
 	for _, r := range e.runs {
-		r.rec.LeaseLost(client, int64(lease), lastAlive)
+		r.rec.LeaseLost(end)
 	}
 }
 

@@ -4,13 +4,16 @@
 // lab's proxy, and the lab must know its leases to follow them (when one
 // ends, the grants resting on it end too) and to end them on purpose. It
 // also counts what the lab counts of its own clients: the unary requests
-// sent, and the watch responses that carried events (the wake-ups).
+// sent, and the watch responses that carried events (the wake-ups); and it
+// sees each keep-alive the client sends, which tells a lock that renews its
+// lease from one that lets it lapse.
 //
 // It follows one cleartext HTTP/2 connection in both directions: the
 // request headers name each stream's method (decoded with HPACK, whose
 // table is kept per direction), the first gRPC message of the answer on a
-// LeaseGrant stream is the LeaseGrantResponse, and each message on a Watch
-// stream a WatchResponse. TLS connections cannot be read; they carry no
+// LeaseGrant stream is the LeaseGrantResponse, each message on a Watch
+// stream's answer a WatchResponse, and each message the client sends on a
+// LeaseKeepAlive stream a LeaseKeepAliveRequest. TLS connections cannot be read; they carry no
 // preface the reader recognizes, and it stops.
 package grpcwire
 
@@ -26,15 +29,16 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The methods whose answers are read: new leases, and watch events.
+// The methods read: the answers of the first two (new leases, watch
+// events), the requests of the third (keep-alives).
 const (
-	leaseGrant = "/etcdserverpb.Lease/LeaseGrant"
-	watch      = "/etcdserverpb.Watch/Watch"
+	leaseGrant     = "/etcdserverpb.Lease/LeaseGrant"
+	watch          = "/etcdserverpb.Watch/Watch"
+	leaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive"
 )
 
 // streaming are etcd's methods that are streams, not requests.
-var streaming = []string{watch, "/etcdserverpb.Lease/LeaseKeepAlive", "/etcdserverpb.Maintenance/Snapshot",
-	"/v3electionpb.Election/Observe"}
+var streaming = []string{watch, leaseKeepAlive, "/etcdserverpb.Maintenance/Snapshot", "/v3electionpb.Election/Observe"}
 
 // Hooks are what a Conn reports, as it reads it; a nil hook is not called.
 type Hooks struct {
@@ -45,6 +49,8 @@ type Hooks struct {
 	Request func()
 	// Wake is a watch response that carried events.
 	Wake func()
+	// KeepAlive is a keep-alive the client sent for lease id.
+	KeepAlive func(id int64)
 }
 
 // maxBuffered bounds what one direction keeps of a frame not yet complete;
@@ -57,7 +63,7 @@ type Conn struct {
 	hooks Hooks
 
 	mu      sync.Mutex
-	streams map[uint32]string // streams whose answers are read (LeaseGrant, Watch) → method, until done
+	streams map[uint32]string // streams read (LeaseGrant, Watch, LeaseKeepAlive) → method, until done
 
 	up, down direction
 }
@@ -70,7 +76,7 @@ type direction struct {
 	dec     *hpack.Decoder
 	block   []byte            // the header block being gathered, until END_HEADERS
 	blockOf uint32            // its stream
-	data    map[uint32][]byte // gRPC bytes of an answer read, until a whole message
+	data    map[uint32][]byte // gRPC bytes of a stream read, until a whole message
 }
 
 // NewConn returns a reader for one connection that reports what it reads
@@ -155,14 +161,11 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 			c.headers(d, request)
 		}
 	case http2.FrameData:
-		if request {
-			return
-		}
 		c.mu.Lock()
 		method := c.streams[stream]
 		c.mu.Unlock()
-		if method == "" {
-			return
+		if method == "" || request != (method == leaseKeepAlive) {
+			return // a stream not read, or its direction not read
 		}
 		msg := append(d.data[stream], unpad(flags, payload)...)
 		// Every whole gRPC message: 1 byte compressed, 4 bytes length.
@@ -175,7 +178,7 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 				c.done(stream) // one answer
 			}
 			if !compressed {
-				c.answer(method, body)
+				c.message(method, body)
 			}
 		}
 		switch {
@@ -192,8 +195,8 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 	}
 }
 
-// headers decodes the gathered header block; on requests it notes the
-// streams that ask for a lease.
+// headers decodes the gathered header block; on requests it counts them,
+// and notes the streams to read.
 func (c *Conn) headers(d *direction, request bool) {
 	var path string
 	d.dec.SetEmitFunc(func(f hpack.HeaderField) {
@@ -216,15 +219,16 @@ func (c *Conn) headers(d *direction, request bool) {
 	if !slices.Contains(streaming, path) && c.hooks.Request != nil {
 		c.hooks.Request()
 	}
-	if path == leaseGrant || path == watch {
+	if path == leaseGrant || path == watch || path == leaseKeepAlive {
 		c.mu.Lock()
 		c.streams[d.blockOf] = path
 		c.mu.Unlock()
 	}
 }
 
-// answer reads one whole answer message of method.
-func (c *Conn) answer(method string, body []byte) {
+// message reads one whole message of method: an answer, or for
+// LeaseKeepAlive a request.
+func (c *Conn) message(method string, body []byte) {
 	switch method {
 	case leaseGrant:
 		var resp etcdserverpb.LeaseGrantResponse
@@ -235,6 +239,11 @@ func (c *Conn) answer(method string, body []byte) {
 		var resp etcdserverpb.WatchResponse
 		if proto.Unmarshal(body, &resp) == nil && len(resp.Events) > 0 && c.hooks.Wake != nil {
 			c.hooks.Wake()
+		}
+	case leaseKeepAlive:
+		var req etcdserverpb.LeaseKeepAliveRequest
+		if proto.Unmarshal(body, &req) == nil && req.ID != 0 && c.hooks.KeepAlive != nil {
+			c.hooks.KeepAlive(req.ID)
 		}
 	}
 }
