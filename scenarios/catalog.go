@@ -577,8 +577,9 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 // which member leads the rest of the cluster (the observed election) and,
 // with untilLeasesGone, waits until the server has ended the leases of the
 // cut-off member's clients (bounded by faults.DefaultWait: if they never
-// end, the scenario's effects say so). Then it waits for `during` sections
-// or a stall.
+// end, the scenario's effects say so), and then until a client of another
+// member has completed a section (bounded the same way). Then it waits for
+// `during` sections or a stall.
 func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph phases) {
 	if f.Kind.CutsOffMember() {
 		member := in.Target()
@@ -598,8 +599,23 @@ func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, se
 			})
 		}
 		cancel()
+		// The lesson is that the rest of the cluster carries on: hold the
+		// fault until a client of another member has done a section, for
+		// as long as a lock may take to let go of a grant the fault caught
+		// half-released (a request in flight when the leader died waits
+		// out etcd's request timeout, about 5 s, before it fails).
+		sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
 	}
 	sections.waitFor(ctx, ph.during, stallWait)
+}
+
+// clientsOff lists the run's clients that do not go through member, in
+// creation order.
+func (e *Env) clientsOff(member string) []string {
+	on := e.clientsOn(member)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.DeleteFunc(slices.Clone(e.order), func(c string) bool { return slices.Contains(on, c) })
 }
 
 // tally counts completed critical sections, in all and per client, and
@@ -638,22 +654,31 @@ func (t *tally) of(client string) int64 {
 // waitEach waits until every one of clients has completed a section more
 // than now, for at most bound in all, or until ctx ends.
 func (t *tally) waitEach(ctx context.Context, clients []string, bound time.Duration) {
+	t.waitClients(ctx, clients, bound, true)
+}
+
+// waitAny waits until one of clients has completed a section more than
+// now, for at most bound, or until ctx ends.
+func (t *tally) waitAny(ctx context.Context, clients []string, bound time.Duration) {
+	t.waitClients(ctx, clients, bound, false)
+}
+
+// waitClients is waitEach (every) or waitAny.
+func (t *tally) waitClients(ctx context.Context, clients []string, bound time.Duration, every bool) {
 	base := map[string]int64{}
 	for _, c := range clients {
 		base[c] = t.of(c)
 	}
+	behind := func(c string) bool { return t.of(c) <= base[c] }
+	met := func() bool {
+		if every {
+			return !slices.ContainsFunc(clients, behind)
+		}
+		return slices.ContainsFunc(clients, func(c string) bool { return !behind(c) })
+	}
 	timer := time.NewTimer(bound)
 	defer timer.Stop()
-	for {
-		behind := false
-		for _, c := range clients {
-			if t.of(c) <= base[c] {
-				behind = true
-			}
-		}
-		if !behind {
-			return
-		}
+	for !met() {
 		select {
 		case <-t.progress:
 		case <-timer.C:
