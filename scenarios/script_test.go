@@ -50,6 +50,15 @@ func TestScripts(t *testing.T) {
 				assert.NotContains(t, ev.Target, "/")
 			}
 		}
+		// A lease the server ended says what TTL it was granted and when
+		// its client last renewed it: the isolated holder's session kept
+		// sending keep-alives into the cut, to the end.
+		for _, l := range history.LeaseLosses(env.Events(0)) {
+			assert.Equal(t, time.Second.Nanoseconds(), l.TTL, "%s's lease %x: the granted TTL", l.Client, l.Lease)
+			if filepath.Base(path) == "isolated-holder.txt" && l.Client == "c1" {
+				assert.True(t, l.Renewed(), "c1 renewed its lease within a TTL of its last sighting: %+v", l)
+			}
+		}
 	})
 }
 
