@@ -577,9 +577,9 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 // which member leads the rest of the cluster (the observed election) and,
 // with untilLeasesGone, waits until the server has ended the leases of the
 // cut-off member's clients (bounded by faults.DefaultWait: if they never
-// end, the scenario's effects say so), and then until a client of another
-// member has completed a section (bounded the same way). Then it waits for
-// `during` sections or a stall.
+// end, the scenario's effects say so), and then, if there is a `during`
+// phase, until a client of another member has completed a section (bounded
+// the same way). Then it waits for `during` sections or a stall.
 func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph phases) {
 	if f.Kind.CutsOffMember() {
 		member := in.Target()
@@ -603,8 +603,11 @@ func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, se
 		// fault until a client of another member has done a section, for
 		// as long as a lock may take to let go of a grant the fault caught
 		// half-released (a request in flight when the leader died waits
-		// out etcd's request timeout, about 5 s, before it fails).
-		sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
+		// out etcd's request timeout, about 5 s, before it fails). A
+		// schedule with no `during` phase heals at once.
+		if ph.during > 0 {
+			sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
+		}
 	}
 	sections.waitFor(ctx, ph.during, stallWait)
 }
