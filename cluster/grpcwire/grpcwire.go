@@ -13,8 +13,8 @@
 // table is kept per direction), the first gRPC message of the answer on a
 // LeaseGrant stream is the LeaseGrantResponse, each message on a Watch
 // stream's answer a WatchResponse, and each message the client sends on a
-// LeaseKeepAlive stream a LeaseKeepAliveRequest. TLS connections cannot be read; they carry no
-// preface the reader recognizes, and it stops.
+// LeaseKeepAlive stream a LeaseKeepAliveRequest. TLS connections cannot be
+// read; they carry no preface the reader recognizes, and it stops.
 package grpcwire
 
 import (
