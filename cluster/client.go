@@ -49,11 +49,13 @@ type Client struct {
 // them, more than the lab's lease monitor ever lags behind.
 const keptRenewals = 32
 
-// LeaseGrant is a lease the server granted to a client, and when the answer
-// arrived: the lease was alive then.
+// LeaseGrant is a lease the server granted to a client, when the answer
+// arrived (the lease was alive then) and the TTL the answer granted (etcd
+// raises a TTL below its minimum; zero: the answer said none).
 type LeaseGrant struct {
-	ID clientv3.LeaseID
-	At time.Time
+	ID  clientv3.LeaseID
+	At  time.Time
+	TTL time.Duration
 }
 
 // NewClient connects a new lab client called name to member through a new
@@ -206,13 +208,14 @@ func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *
 		cl.answered.Add(1)
 	}
 	if r, ok := reply.(*etcdserverpb.LeaseGrantResponse); ok && err == nil && r.ID != 0 {
-		cl.noteGrant(r.ID)
+		cl.noteGrant(r.ID, r.TTL)
 	}
 	return err
 }
 
-// noteGrant records a lease the server granted through the client, once.
-func (cl *Client) noteGrant(id int64) {
+// noteGrant records a lease the server granted through the client, with
+// the TTL it granted in seconds, once.
+func (cl *Client) noteGrant(id, ttl int64) {
 	cl.grantsMu.Lock()
 	defer cl.grantsMu.Unlock()
 	if cl.granted[clientv3.LeaseID(id)] {
@@ -222,7 +225,7 @@ func (cl *Client) noteGrant(id int64) {
 		cl.granted = map[clientv3.LeaseID]bool{}
 	}
 	cl.granted[clientv3.LeaseID(id)] = true
-	cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(id), At: time.Now()})
+	cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(id), At: time.Now(), TTL: time.Duration(ttl) * time.Second})
 }
 
 // ReadWire has the client's link read the gRPC traffic of every connection

@@ -203,6 +203,7 @@ func TestCutClientLosesLeaseOtherSurvives(t *testing.T) {
 	grants := c1.LeaseGrants()
 	require.Len(t, grants, 1, "the client notes every lease granted through it")
 	assert.Equal(t, s1.Lease(), grants[0].ID)
+	assert.Equal(t, time.Second, grants[0].TTL, "the grant's answer says the TTL granted")
 
 	cut := time.Now()
 	c1.Cut()

@@ -37,6 +37,7 @@ func TestReadWireLearnsAnotherProgramsLeases(t *testing.T) {
 	var got []clientv3.LeaseID
 	for _, g := range cl.LeaseGrants() {
 		got = append(got, g.ID)
+		assert.Equal(t, 5*time.Second, g.TTL, "lease %x: the TTL its grant's answer says", g.ID)
 	}
 	assert.Equal(t, want, got)
 }

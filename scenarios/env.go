@@ -357,6 +357,12 @@ func (e *Env) learn(w *worker) {
 		if !e.lost[id] {
 			e.leases[id] = w.name
 			e.alive[id] = max(e.alive[id], int64(g.At.Sub(e.start)))
+			if g.TTL > 0 {
+				// The grant's answer is the one sure word on the TTL: a
+				// lease revoked before the monitor first saw it would
+				// otherwise be recorded with none.
+				e.ttls[id] = g.TTL
+			}
 		}
 	}
 	e.learned[w.name] = len(grants)
@@ -921,7 +927,9 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 	if alive {
 		e.mu.Lock()
 		e.alive[int64(lease)] = max(e.alive[int64(lease)], int64(sent))
-		e.ttls[int64(lease)] = ttl
+		if _, known := e.ttls[int64(lease)]; !known && ttl > 0 {
+			e.ttls[int64(lease)] = ttl
+		}
 		e.mu.Unlock()
 		return false, nil
 	}

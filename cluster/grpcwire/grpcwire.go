@@ -42,8 +42,9 @@ var streaming = []string{watch, leaseKeepAlive, "/etcdserverpb.Maintenance/Snaps
 
 // Hooks are what a Conn reports, as it reads it; a nil hook is not called.
 type Hooks struct {
-	// Grant is a lease the server granted.
-	Grant func(id int64)
+	// Grant is a lease the server granted, with the TTL it granted, in
+	// seconds (etcd may raise the TTL asked for to its minimum).
+	Grant func(id, ttl int64)
 	// Request is a unary request the client sent (a stream's opening is
 	// not one).
 	Request func()
@@ -233,7 +234,7 @@ func (c *Conn) message(method string, body []byte) {
 	case leaseGrant:
 		var resp etcdserverpb.LeaseGrantResponse
 		if proto.Unmarshal(body, &resp) == nil && resp.ID != 0 && resp.Error == "" && c.hooks.Grant != nil {
-			c.hooks.Grant(resp.ID)
+			c.hooks.Grant(resp.ID, resp.TTL)
 		}
 	case watch:
 		var resp etcdserverpb.WatchResponse
