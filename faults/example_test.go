@@ -34,22 +34,3 @@ func ExampleNemesis_Apply() {
 	// end kill-leader
 	// killed member back: true
 }
-
-// The same seed always gives the same schedule.
-func ExampleGenerate() {
-	s, _ := faults.Generate(faults.GenConfig{
-		Seed:    1,
-		Steps:   3,
-		Kinds:   []faults.Kind{faults.KillLeader, faults.PauseClient, faults.Partition},
-		Members: []string{"m1", "m2", "m3"},
-		Clients: []string{"c1", "c2"},
-		Points:  []string{"before-write"},
-	})
-	for _, st := range s.Steps {
-		fmt.Printf("at %v: %v for %v\n", st.At, st.Fault, st.Hold)
-	}
-	// Output:
-	// at 950ms: pause-client c1 at before-write for 1.33s
-	// at 2.55s: kill-leader for 1.92s
-	// at 5.28s: pause-client c1 at before-write for 1.18s
-}

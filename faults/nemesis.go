@@ -6,11 +6,17 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/locklab/locklab/cluster"
 )
+
+// DefaultWait bounds a wait on an observable condition (a worker reaching
+// its pause point, the server dropping a lease) that names no bound of its
+// own: one that never comes must not hang a run.
+const DefaultWait = 10 * time.Second
 
 // Phase says whether an Event opens or closes a fault's window.
 type Phase string

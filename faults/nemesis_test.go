@@ -78,7 +78,7 @@ func TestKillLeader(t *testing.T) {
 
 	require.NoError(t, in.Undo(ctx))
 	assert.True(t, c.Running(old), "undo restarts the killed leader")
-	require.NoError(t, n.Await(ctx, faults.Condition{Readable: old}))
+	require.NoError(t, c.WaitLinearizableRead(ctx, old))
 	assert.NoError(t, in.Undo(ctx), "undo twice is harmless")
 	ev := rec.all()
 	require.Len(t, ev, 2)
@@ -108,12 +108,13 @@ func TestIsolateLeader(t *testing.T) {
 	c, n, rec, ctx := setup(t)
 	in, err := n.Apply(ctx, faults.Fault{Kind: faults.IsolateLeader})
 	require.NoError(t, err)
-	require.NoError(t, n.Await(ctx, faults.Condition{LeaderOtherThan: in.Target()}))
+	_, err = c.WaitLeader(ctx, in.Target())
+	require.NoError(t, err)
 	_, err = c.LinearizableRead(ctx, in.Target())
 	assert.Error(t, err)
 	require.NoError(t, n.UndoAll(ctx))
 	assert.Empty(t, n.Active())
-	require.NoError(t, n.Await(ctx, faults.Condition{Readable: in.Target()}))
+	require.NoError(t, c.WaitLinearizableRead(ctx, in.Target()))
 	requirePaired(t, rec.all())
 }
 
@@ -128,7 +129,8 @@ func TestPartitionAndMoveLeader(t *testing.T) {
 
 	p, err := n.Apply(ctx, faults.Fault{Kind: faults.Partition, Groups: [][]string{{"m2"}, {"m1", "m3"}}})
 	require.NoError(t, err)
-	require.NoError(t, n.Await(ctx, faults.Condition{LeaderOtherThan: "m2"}))
+	_, err = c.WaitLeader(ctx, "m2")
+	require.NoError(t, err)
 	assert.Equal(t, "m2 | m1 m3", c.PartitionString())
 	require.NoError(t, p.Undo(ctx))
 	assert.Empty(t, c.PartitionString())
@@ -204,7 +206,7 @@ func TestExpireLease(t *testing.T) {
 			alive, err = c.LeaseAlive(ctx, s2.Lease())
 			require.NoError(t, err)
 			assert.True(t, alive, "c2's lease is untouched")
-			require.NoError(t, n.Await(ctx, faults.Condition{LeaseGone: "c1"}))
+			require.NoError(t, c.WaitLeaseGone(ctx, s1.Lease()))
 			require.NoError(t, in.Undo(ctx))
 			select {
 			case <-s1.Done():
@@ -258,49 +260,6 @@ func TestFailedApplyClosesItsWindow(t *testing.T) {
 	}
 	requirePaired(t, ev)
 	assert.Empty(t, n.Active())
-}
-
-func TestAwaitNamesWhatItWaitedFor(t *testing.T) {
-	c, n, _, ctx := setup(t)
-	cl, err := c.NewClient("c1", "m1")
-	require.NoError(t, err)
-	lease, err := cl.Etcd().Grant(ctx, 5)
-	require.NoError(t, err)
-	cl.SetLease(lease.ID)
-	err = n.Await(ctx, faults.Condition{LeaseGone: "c1", Timeout: faults.Duration(100 * time.Millisecond)})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.ErrorContains(t, err, "the server no longer has c1's lease")
-	leader, err := c.Leader(ctx)
-	require.NoError(t, err)
-	err = n.Await(ctx, faults.Condition{LeaderOtherThan: leader, Timeout: faults.Duration(100 * time.Millisecond)})
-	assert.ErrorContains(t, err, "a leader other than "+leader)
-}
-
-func TestRunSchedule(t *testing.T) {
-	c, n, rec, ctx := setup(t)
-	for _, name := range []string{"c1", "c2"} {
-		_, err := c.NewClient(name, "m1")
-		require.NoError(t, err)
-	}
-	s, err := faults.Generate(faults.GenConfig{
-		Seed: 5, Steps: 6,
-		Kinds:   []faults.Kind{faults.CutClient, faults.DelayClient, faults.IsolateMember, faults.KillMember},
-		Members: c.Members(), Clients: []string{"c1", "c2"},
-		HoldMin: faults.Duration(20 * time.Millisecond), HoldMax: faults.Duration(50 * time.Millisecond),
-		GapMin: faults.Duration(10 * time.Millisecond), GapMax: faults.Duration(20 * time.Millisecond),
-	})
-	require.NoError(t, err)
-	require.NoError(t, n.Run(ctx, s))
-	ev := rec.all()
-	require.Len(t, ev, 2*len(s.Steps))
-	for i, st := range s.Steps {
-		assert.Equal(t, st.Fault, ev[2*i].Fault)
-	}
-	requirePaired(t, ev)
-	for _, m := range c.Members() {
-		assert.True(t, c.Running(m), "every member is back after the schedule")
-	}
-	assert.Empty(t, c.PartitionString())
 }
 
 func TestExternalClusterRefusesMemberFaults(t *testing.T) {

@@ -1,0 +1,25 @@
+package faults_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/faults"
+)
+
+func TestFaultStrings(t *testing.T) {
+	cases := map[string]faults.Fault{
+		"partition m1 | m2 m3":            {Kind: faults.Partition, Groups: [][]string{{"m1"}, {"m2", "m3"}}},
+		"kill-leader":                     {Kind: faults.KillLeader},
+		"pause-client c1 at before-write": {Kind: faults.PauseClient, Client: "c1", Point: "before-write"},
+		"expire-lease c2 (lapse)":         {Kind: faults.ExpireLease, Client: "c2", Mode: faults.ModeLapse},
+		"delay-client c1 50ms":            {Kind: faults.DelayClient, Client: "c1", Delay: faults.Duration(50 * time.Millisecond)},
+		"crash-client c3":                 {Kind: faults.CrashClient, Client: "c3"},
+	}
+	for want, f := range cases {
+		assert.Equal(t, want, f.String())
+		assert.NoError(t, f.Validate())
+	}
+}
