@@ -16,4 +16,10 @@
 //   - singlekey.go: single-key-watch, every waiter on one key (the herd)
 //   - election.go: etcd-election, etcd's concurrency.Election as a lock
 //   - resource.go: unfenced, fenced and etcd-guarded counters; CriticalSection
+//   - exec.go: locks run as processes (Exec, the line protocol, the etcdctl
+//     lock, OfferTool); exec_linux.go drives the processes (process groups,
+//     SIGSTOP, SIGKILL), which only Linux gives: elsewhere Exec says so
+//
+// The package builds on Linux, macOS and Windows and links no etcdctl:
+// package lock/etcdctl offers it, for the programs that run the etcdctl lock.
 package lock

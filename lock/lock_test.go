@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,9 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
-	if os.Getenv(orphanEnv) != "" {
-		startOrphan() // never returns: killed by its parent test
-	}
+	serveOrphan() // the lab process of a test that kills it, if asked to be
 	goleak.VerifyTestMain(m)
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 package reports_test
 
 import (
