@@ -188,7 +188,6 @@ func parseInt(s string) (int64, error) {
 	return strconv.ParseInt(s, 0, 64)
 }
 
-
 // tail keeps the last few KiB a process wrote to its standard error.
 type tail struct {
 	mu  sync.Mutex

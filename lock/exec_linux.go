@@ -387,4 +387,3 @@ func (l *execLock) signal(sig syscall.Signal) error {
 	}
 	return syscall.Kill(-l.p.cmd.Process.Pid, sig)
 }
-

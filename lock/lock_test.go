@@ -23,7 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
-	serveOrphan() // the lab process of a test that kills it, if asked to be
+	serveOrphan()   // the lab process of a test that kills it, if asked to be
 	goleak.VerifyTestMain(m)
 }
 
