@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/locklab/locklab/history"
 )
 
 // Kind names a fault.
@@ -16,19 +17,19 @@ type Kind string
 // clients work on any cluster, because every client reaches its member through
 // the lab's proxy.
 const (
-	Partition     Kind = "partition"      // split members into Groups; undo heals
-	Heal          Kind = "heal"           // remove every peer cut
-	IsolateMember Kind = "isolate-member" // cut Member off from all other members; undo heals
-	IsolateLeader Kind = "isolate-leader" // the same, for whoever leads at the time
-	CutClient     Kind = "cut-client"     // cut Client's link both ways; undo heals it
-	DelayClient   Kind = "delay-client"   // delay Client's link by Delay each way; undo removes it
-	KillMember    Kind = "kill-member"    // crash Member; undo restarts it on its data dir
-	RestartMember Kind = "restart-member" // start a killed Member again
-	KillLeader    Kind = "kill-leader"    // crash whoever leads and wait for a new leader; undo restarts it
-	MoveLeader    Kind = "move-leader"    // hand leadership to Member (or any other member)
-	PauseClient   Kind = "pause-client"   // freeze Client at pause Point and cut its link; undo resumes
-	ExpireLease   Kind = "expire-lease"   // end Client's lease: Mode revoke, or lapse (cut until the server drops it); undo heals
-	CrashClient   Kind = "crash-client"   // kill Client as SIGKILL would (its lease lives on to its TTL) and start it again
+	Partition     = Kind(history.FaultPartition)     // split members into Groups; undo heals
+	Heal          = Kind(history.FaultHeal)          // remove every peer cut
+	IsolateMember = Kind(history.FaultIsolateMember) // cut Member off from all other members; undo heals
+	IsolateLeader = Kind(history.FaultIsolateLeader) // the same, for whoever leads at the time
+	CutClient     = Kind(history.FaultCutClient)     // cut Client's link both ways; undo heals it
+	DelayClient   = Kind(history.FaultDelayClient)   // delay Client's link by Delay each way; undo removes it
+	KillMember    = Kind(history.FaultKillMember)    // crash Member; undo restarts it on its data dir
+	RestartMember = Kind(history.FaultRestartMember) // start a killed Member again
+	KillLeader    = Kind(history.FaultKillLeader)    // crash whoever leads and wait for a new leader; undo restarts it
+	MoveLeader    = Kind(history.FaultMoveLeader)    // hand leadership to Member (or any other member)
+	PauseClient   = Kind(history.FaultPauseClient)   // freeze Client at pause Point and cut its link; undo resumes
+	ExpireLease   = Kind(history.FaultExpireLease)   // end Client's lease: Mode revoke, or lapse (cut until the server drops it); undo heals
+	CrashClient   = Kind(history.FaultCrashClient)   // kill Client as SIGKILL would (its lease lives on to its TTL) and start it again
 )
 
 // Kinds lists every fault kind, in a fixed order.
@@ -55,34 +56,13 @@ type Fault struct {
 }
 
 // String describes f the way the timeline shows it: "partition m1 | m2 m3",
-// "pause c1 at before-write".
-func (f Fault) String() string {
-	switch f.Kind {
-	case Partition:
-		parts := make([]string, len(f.Groups))
-		for i, g := range f.Groups {
-			parts[i] = strings.Join(g, " ")
-		}
-		return "partition " + strings.Join(parts, " | ")
-	case Heal, IsolateLeader, KillLeader:
-		return string(f.Kind)
-	case IsolateMember, KillMember, RestartMember:
-		return fmt.Sprintf("%s %s", f.Kind, f.Member)
-	case MoveLeader:
-		if f.Member == "" {
-			return "move-leader"
-		}
-		return "move-leader to " + f.Member
-	case CutClient, CrashClient:
-		return fmt.Sprintf("%s %s", f.Kind, f.Client)
-	case DelayClient:
-		return fmt.Sprintf("delay-client %s %v", f.Client, f.Delay)
-	case PauseClient:
-		return fmt.Sprintf("pause-client %s at %s", f.Client, f.Point)
-	case ExpireLease:
-		return fmt.Sprintf("expire-lease %s (%s)", f.Client, f.Mode)
-	}
-	return string(f.Kind)
+// "pause-client c1 at before-write".
+func (f Fault) String() string { return f.Spec().String() }
+
+// Spec is f as a history records it.
+func (f Fault) Spec() history.FaultSpec {
+	return history.FaultSpec{Kind: history.FaultKind(f.Kind), Member: f.Member, Client: f.Client,
+		Groups: f.Groups, Delay: int64(f.Delay), Point: f.Point, Mode: f.Mode}
 }
 
 // Validate reports a fault that lacks what its kind needs.

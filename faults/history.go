@@ -7,6 +7,6 @@ import "github.com/locklab/locklab/history"
 // here because history must not depend on this package, which depends on etcd.)
 func ToHistory(r *history.Recorder) Recorder {
 	return RecorderFunc(func(e Event) {
-		r.Fault(e.ID, e.Phase == Start, e.Fault.String(), e.Target, e.Err)
+		r.Fault(e.ID, e.Phase == Start, e.Spec(), e.Target, e.Err)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
 )
 
 // DefaultWait bounds a wait on an observable condition (a worker reaching
@@ -39,6 +40,16 @@ type Event struct {
 	Target string
 	// Err is set when applying or undoing failed; the window is then closed.
 	Err error
+	// AlreadyGone (expire-lease) says the server had ended the lease before
+	// the fault came to end it.
+	AlreadyGone bool
+}
+
+// Spec is the fault as a history records it.
+func (e Event) Spec() history.FaultSpec {
+	s := e.Fault.Spec()
+	s.AlreadyGone = e.AlreadyGone
+	return s
 }
 
 // Recorder receives fault events. The history package implements it; a
@@ -78,6 +89,7 @@ type Injection struct {
 	id     int
 	fault  Fault
 	target string
+	gone   bool                        // expire-lease: the lease was gone before it
 	undo   func(context.Context) error // nil when nothing to undo
 
 	once sync.Once
@@ -90,6 +102,10 @@ func (in *Injection) Fault() Fault { return in.fault }
 // Target is what the fault resolved to (for example the member that led).
 func (in *Injection) Target() string { return in.target }
 
+// AlreadyGone reports, for an expire-lease, that the server had ended the
+// lease before the fault came to end it.
+func (in *Injection) AlreadyGone() bool { return in.gone }
+
 // Undo reverses the fault and closes its window on the timeline. Undoing
 // twice does nothing more; the second call returns the first call's error.
 func (in *Injection) Undo(ctx context.Context) error {
@@ -97,7 +113,7 @@ func (in *Injection) Undo(ctx context.Context) error {
 		if in.undo != nil {
 			in.err = in.undo(ctx)
 		}
-		in.n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: in.fault, Target: in.target, Err: in.err})
+		in.n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: in.fault, Target: in.target, Err: in.err, AlreadyGone: in.gone})
 		in.n.forget(in)
 	})
 	return in.err
@@ -125,7 +141,7 @@ func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
 		}
 		in.once.Do(func() {
 			in.err = err
-			n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: f, Target: in.target, Err: err})
+			n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: f, Target: in.target, Err: err, AlreadyGone: in.gone})
 		})
 		return nil, err
 	}
@@ -266,6 +282,7 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 				// An earlier fault already ended it and the client has not
 				// noticed yet: the lease is gone, as this fault asks.
 				in.target += " (already gone)"
+				in.gone = true
 				return nil
 			}
 			return err

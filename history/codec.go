@@ -175,8 +175,8 @@ func (s *Scanner) readHeader() {
 		s.fail("header: %v", err)
 		return
 	}
-	if s.header.Format != FormatVersion {
-		s.fail("unsupported history format version %d (this locklab reads version %d)", s.header.Format, FormatVersion)
+	if s.header.Format < oldestFormat || s.header.Format > FormatVersion {
+		s.fail("unsupported history format version %d (this locklab reads versions %d to %d)", s.header.Format, oldestFormat, FormatVersion)
 	}
 }
 

@@ -7,12 +7,19 @@
 // written through a temporary file and renamed into place when complete, so a
 // file with the final name is never half written. ReadFile validates a file and
 // names the line at fault. Pair turns events into Operations (an invocation
-// with its completion) for the checkers in package models. This package
-// imports nothing of etcd: a history can be checked offline.
+// with its completion) for the checkers in package models; FaultWindows
+// turns fault events into windows, each with its typed FaultSpec — the one
+// place faults are paired. This package imports nothing of etcd: a history
+// can be checked offline.
+//
+// The file format is versioned (FormatVersion). Version 2 records each fault
+// as a FaultSpec beside its name; version 1 files, which named faults only,
+// still read, their names read back as specs.
 //
 // Where things are:
 //   - event.go: Header, Event, the types and operations; Classify
 //   - recorder.go: Recorder, safe for concurrent clients
 //   - codec.go: Writer (atomic file), ReadFile, Decode, Scanner; validate.go: the rules
 //   - ops.go: Operation and Pair
+//   - fault.go: FaultKind, FaultSpec, FaultWindow and FaultWindows
 package history

@@ -2,9 +2,13 @@ package history
 
 import "errors"
 
-// FormatVersion is the version of the file format this package writes. Read
-// accepts exactly this version.
-const FormatVersion = 1
+// FormatVersion is the version of the file format this package writes.
+// Decode reads it and every older one: version 2 records each
+// fault as a typed FaultSpec beside its name; version 1 named it only.
+const FormatVersion = 2
+
+// oldestFormat is the oldest file format Decode still reads.
+const oldestFormat = 1
 
 // Header is the first line of a history file: what ran.
 type Header struct {
@@ -19,6 +23,12 @@ type Header struct {
 	// lock at all; models.Check judges it, so an offline check of the file
 	// gives the verdict the run gave. Nil: no minimum stated.
 	Minimum *Minimum `json:"minimum,omitempty"`
+	// Expect is the verdict the configuration is documented to get (PASS,
+	// FAIL or ANY; empty in older files: PASS), and Effects what its
+	// scenario claims happens in every run: with them an offline check
+	// judges the file exactly as the run did.
+	Expect  string   `json:"expect,omitempty"`
+	Effects []Effect `json:"effects,omitempty"`
 }
 
 // Minimum is the progress a scenario must see before its verdict can be a
@@ -131,8 +141,9 @@ type Event struct {
 	Reason   string `json:"reason,omitempty"`   // why a write was rejected
 	Error    string `json:"error,omitempty"`    // the error of a fail or info
 
-	Fault  string `json:"fault,omitempty"`  // fault events: what, "kill-leader"
-	Target string `json:"target,omitempty"` // fault events: resolved target, "m2"
+	Fault  string     `json:"fault,omitempty"`  // fault events: its name, "kill-leader"
+	Spec   *FaultSpec `json:"spec,omitempty"`   // fault events: what it is, typed (format 2)
+	Target string     `json:"target,omitempty"` // fault events: resolved target, "m2"
 
 	AliveUntil int64  `json:"alive_until,omitempty"` // lease-lost: last time known alive
 	What       string `json:"what,omitempty"`        // observed: what was seen

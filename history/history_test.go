@@ -54,8 +54,8 @@ func TestRecorderWritesAFileThatReadsBack(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	rec.Fault(1, true, "kill-leader", "", nil)
-	rec.Fault(1, false, "kill-leader", "m2", nil)
+	rec.Fault(1, true, history.FaultSpec{Kind: history.FaultKillLeader}, "", nil)
+	rec.Fault(1, false, history.FaultSpec{Kind: history.FaultKillLeader}, "m2", nil)
 	rec.LeaseLost(history.LeaseEnd{Client: "c1", Lease: 0x1a, LastAlive: time.Now().Add(-time.Millisecond)})
 	rec.Final(20)
 	require.NoError(t, rec.Err())
@@ -73,6 +73,11 @@ func TestRecorderWritesAFileThatReadsBack(t *testing.T) {
 	}
 	assert.Equal(t, map[history.Type]int{history.Invoke: 480, history.Ok: 160, history.Info: 160, history.Fail: 160,
 		history.FaultStart: 1, history.FaultEnd: 1, history.LeaseLost: 1, history.Final: 1}, counts)
+	fw := history.FaultWindows(events)
+	require.Len(t, fw, 1)
+	assert.Equal(t, history.FaultKillLeader, fw[0].Spec.Kind, "the fault's spec is read back typed")
+	assert.Equal(t, "m2", fw[0].Member())
+	assert.Equal(t, "kill-leader", events[len(events)-4].Fault, "and named for display")
 	lost := events[len(events)-2]
 	assert.Less(t, lost.AliveUntil, lost.Time)
 	assert.Equal(t, int64(0x1a), lost.Lease)
@@ -99,7 +104,8 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 		{"empty", ``, "h.jsonl:1: empty file"},
 		{"not json", `hello`, "h.jsonl:1: not a locklab history"},
 		{"no version", `{"seed":1}`, `h.jsonl:1: not a locklab history: the first line has no "locklab_history"`},
-		{"future version", `{"locklab_history":2}`, "h.jsonl:1: unsupported history format version 2 (this locklab reads version 1)"},
+		{"future version", `{"locklab_history":3}`, "h.jsonl:1: unsupported history format version 3 (this locklab reads versions 1 to 2)"},
+		{"unknown fault kind", header + "\n" + `{"t":1,"type":"fault-start","id":1,"fault":"melt m1","spec":{"kind":"melt"}}`, `h.jsonl:2: fault-start: unknown fault kind "melt"`},
 		{"malformed line", header + "\n" + `{"t":1,"type":"invoke",`, "h.jsonl:2: malformed event"},
 		{"unknown field", header + "\n" + `{"t":1,"type":"invoke","id":1,"client":"c1","op":"acquire","colour":"red"}`, `h.jsonl:2: malformed event: json: unknown field "colour"`},
 		{"unknown type", header + "\n" + `{"t":1,"type":"maybe","id":1}`, `h.jsonl:2: unknown event type "maybe"`},

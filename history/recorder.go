@@ -115,12 +115,13 @@ func (r *Recorder) Complete(id int, err error, out Event) {
 	r.emit(e)
 }
 
-// Fault records one edge of a fault's window. id pairs start and end; fault
-// says what ("kill-leader"), target what it resolved to ("m2").
-func (r *Recorder) Fault(id int, start bool, fault, target string, err error) {
+// Fault records one edge of a fault's window. id pairs start and end; spec
+// says what the fault is (its name is spec's), target what it resolved to
+// ("m2").
+func (r *Recorder) Fault(id int, start bool, spec FaultSpec, target string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := Event{Type: FaultEnd, ID: id, Fault: fault, Target: target}
+	e := Event{Type: FaultEnd, ID: id, Fault: spec.String(), Spec: &spec, Target: target}
 	if start {
 		e.Type = FaultStart
 	}

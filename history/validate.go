@@ -141,6 +141,9 @@ func (v *validator) fault(e Event) string {
 	if e.Fault == "" {
 		return fmt.Sprintf("%s without a fault name", e.Type)
 	}
+	if e.Spec != nil && !slices.Contains(FaultKinds(), e.Spec.Kind) {
+		return fmt.Sprintf("%s: unknown fault kind %q", e.Type, e.Spec.Kind)
+	}
 	if e.Type == FaultStart {
 		if v.faults[e.ID] || v.ended[e.ID] {
 			return fmt.Sprintf("fault id %d started twice", e.ID)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -262,52 +261,20 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 // acquire committed as its member was isolated, and was answered after the
 // heal (ttl-poll).
 func answerHeld(op history.Operation, l history.Loss, events []history.Event) bool {
-	starts := map[int]history.Event{}
 	member := ""
 	for _, e := range events {
-		switch e.Type {
-		case history.Observed:
-			if e.What == history.ObservedConnected && e.Client == op.Client {
-				member = e.Member
-			}
-		case history.FaultStart:
-			starts[e.ID] = e
-		case history.FaultEnd:
-			s, ok := starts[e.ID]
-			cuts := ok && (onClientLink(s.Fault, op.Client) || cutsOffMember(s.Fault, e.Target, member))
-			if cuts && s.Time <= op.Return && e.Time >= l.Gone && e.Time >= op.Call {
-				return true
-			}
+		if e.Type == history.Observed && e.What == history.ObservedConnected && e.Client == op.Client {
+			member = e.Member
 		}
 	}
-	return false
-}
-
-// cutsOffMember reports whether a member fault (as the history names it,
-// with the target it resolved to) cut member off from the majority: killed
-// or isolated, or in a minority group of a partition. The answers of a
-// client of that member wait until it rejoins. member "" (a history that
-// does not say which member a client uses) is never cut off.
-func cutsOffMember(fault, target, member string) bool {
-	f := strings.Fields(fault)
-	if member == "" || len(f) == 0 {
-		return false
-	}
-	switch f[0] {
-	case "kill-member", "kill-leader", "isolate-member", "isolate-leader":
-		return target == member || (len(f) > 1 && f[1] == member)
-	case "partition":
-		groups := strings.Split(strings.TrimPrefix(fault, "partition "), "|")
-		total := 0
-		var mine int
-		for _, g := range groups {
-			names := strings.Fields(g)
-			total += len(names)
-			if slices.Contains(names, member) {
-				mine = len(names)
-			}
+	for _, w := range history.FaultWindows(events) {
+		if w.Open {
+			continue // a fault never undone holds no answer that arrived
 		}
-		return mine > 0 && 2*mine <= total
+		cuts := w.Spec.HoldsClientLink(op.Client) || w.CutsOff(member)
+		if cuts && w.Start <= op.Return && w.End >= l.Gone && w.End >= op.Call {
+			return true
+		}
 	}
 	return false
 }
@@ -339,20 +306,6 @@ func freeWhileAlive(op history.Operation, l history.Loss, others []history.Opera
 		}
 	}
 	return reached < l.AliveUntil
-}
-
-// onClientLink reports whether a fault (as the history names it, "cut-client
-// c2") acts on client's own link.
-func onClientLink(fault, client string) bool {
-	f := strings.Fields(fault)
-	if len(f) < 2 || f[1] != client {
-		return false
-	}
-	switch f[0] {
-	case "cut-client", "pause-client", "delay-client", "expire-lease":
-		return true
-	}
-	return false
 }
 
 // describeLoss renders a lease loss as evidence.

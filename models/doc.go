@@ -18,8 +18,14 @@
 //   - porcupine.go: the one typed wrapper over Porcupine's interface{} API
 //   - mutex.go, counter.go: the two models
 //   - direct.go: token, stale-write, validity-window and expired-waiter checks
+//   - leasekept.go: a lease lost while no fault or stall excuses it
 //   - progress.go: minimum progress, liveness after the last fault, lost fraction
 //   - check.go: Check, which runs them all on a history and its header
+//   - effects.go, effectkinds.go: what a scenario claims happens (the
+//     header's history.Effect data), judged from the history alone
+//   - judge.go: Judge and JudgeHistory, the last word — verdict, and whether
+//     it is the documented one (the header's Expect) — for a run as for
+//     `locklab check` of its file
 //
 // This package imports nothing of etcd.
 package models

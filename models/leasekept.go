@@ -113,18 +113,11 @@ type span struct {
 // every stall of the lab's process.
 func excuses(events []history.Event) []span {
 	var out []span
-	open := map[int]int{} // fault id → index in out
+	for _, w := range history.FaultWindows(events) {
+		out = append(out, span{from: w.Start, to: w.Until(), fault: true})
+	}
 	for _, e := range events {
-		switch {
-		case e.Type == history.FaultStart:
-			open[e.ID] = len(out)
-			out = append(out, span{from: e.Time, to: math.MaxInt64, fault: true})
-		case e.Type == history.FaultEnd:
-			if i, ok := open[e.ID]; ok {
-				out[i].to = e.Time
-				delete(open, e.ID)
-			}
-		case e.Type == history.Observed && e.What == history.ObservedStalled:
+		if e.Type == history.Observed && e.What == history.ObservedStalled {
 			out = append(out, span{from: e.StalledFrom, to: e.Time})
 		}
 	}

@@ -161,35 +161,23 @@ func annotations(events []history.Event, ops []history.Operation) []porcupine.An
 		}
 		end = max(end, op.Call)
 	}
-	starts := map[int]history.Event{}
 	var out []porcupine.Annotation
-	add := func(s history.Event, stop int64) {
-		desc := s.Fault
-		if s.Target != "" {
-			desc += " (" + s.Target + ")"
+	for _, w := range history.FaultWindows(events) {
+		desc, stop := w.Name(), w.End
+		if w.Target != "" {
+			desc += " (" + w.Target + ")"
 		}
-		out = append(out, porcupine.Annotation{Tag: "faults", Start: s.Time, End: stop,
+		if w.Open { // still active when the history ends
+			stop = end
+		}
+		out = append(out, porcupine.Annotation{Tag: "faults", Start: w.Start, End: stop,
 			Description: desc, BackgroundColor: "#f6d6d6"})
 	}
 	for _, e := range events {
-		switch e.Type {
-		case history.FaultStart:
-			starts[e.ID] = e
-		case history.FaultEnd:
-			if s, ok := starts[e.ID]; ok {
-				if s.Target == "" {
-					s.Target = e.Target
-				}
-				add(s, e.Time)
-				delete(starts, e.ID)
-			}
-		case history.LeaseLost:
+		if e.Type == history.LeaseLost {
 			out = append(out, porcupine.Annotation{Tag: "leases", Start: e.AliveUntil, End: e.Time,
 				Description: e.Client + " lease lost", BackgroundColor: "#fde9b8"})
 		}
-	}
-	for _, s := range starts { // still active when the history ends
-		add(s, end)
 	}
 	slices.SortFunc(out, func(a, b porcupine.Annotation) int { return int(a.Start - b.Start) })
 	return out

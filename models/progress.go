@@ -69,9 +69,9 @@ func CheckProgress(ops []history.Operation, events []history.Event, min *history
 func liveness(ops []history.Operation, events []history.Event, bound int64) (string, []string) {
 	var healed int64 = -1
 	var fault string
-	for _, e := range events {
-		if e.Type == history.FaultEnd && e.Time > healed {
-			healed, fault = e.Time, e.Fault
+	for _, w := range history.FaultWindows(events) {
+		if !w.Open && w.End > healed {
+			healed, fault = w.End, w.Name()
 		}
 	}
 	if healed < 0 {

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 
@@ -26,7 +25,6 @@ func story(events []history.Event) []string {
 		return fmt.Sprintf("token %d", t)
 	}
 	ops := map[int]history.Event{}
-	faults := map[int]history.Event{}
 	var out []string
 	for _, e := range events {
 		line := ""
@@ -52,10 +50,9 @@ func story(events []history.Event) []string {
 			}
 			line = fmt.Sprintf("%s's %s %s: %s", e.Client, e.Op, outcome, e.Error)
 		case history.FaultStart:
-			faults[e.ID] = e
 			line = "fault: " + e.Fault + target(e.Target)
 		case history.FaultEnd:
-			line = "fault undone: " + cmp.Or(faults[e.ID].Fault, e.Fault)
+			line = "fault undone: " + e.Fault
 			if e.Error != "" {
 				line += " (error: " + e.Error + ")"
 			}

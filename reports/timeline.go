@@ -97,22 +97,11 @@ func buildTimeline(events []history.Event) timeline {
 
 	// The fault band: a row per overlapping fault.
 	var rowsEnd []int64
-	starts := map[int]history.Event{}
-	for _, e := range events {
-		switch e.Type {
-		case history.FaultStart:
-			starts[e.ID] = e
-		case history.FaultEnd:
-			s, ok := starts[e.ID]
-			if !ok {
-				continue
-			}
-			delete(starts, e.ID)
-			tl.Faults = append(tl.Faults, faultBar(s, e, &rowsEnd, x))
+	for _, w := range history.FaultWindows(events) {
+		if w.Open { // never ended: to the end of the history
+			w.End = end
 		}
-	}
-	for _, s := range starts { // never ended: to the end of the history
-		tl.Faults = append(tl.Faults, faultBar(s, history.Event{Time: end}, &rowsEnd, x))
+		tl.Faults = append(tl.Faults, faultBar(w, &rowsEnd, x))
 	}
 	tl.BandHeight = float64(max(len(rowsEnd), 1)) * tlFaultRow
 	top := tl.BandHeight + 8
@@ -198,23 +187,23 @@ func buildTimeline(events []history.Event) timeline {
 	return tl
 }
 
-func faultBar(s, e history.Event, rowsEnd *[]int64, x func(int64) float64) bar {
-	row := slices.IndexFunc(*rowsEnd, func(t int64) bool { return t < s.Time })
+func faultBar(w history.FaultWindow, rowsEnd *[]int64, x func(int64) float64) bar {
+	row := slices.IndexFunc(*rowsEnd, func(t int64) bool { return t < w.Start })
 	if row < 0 {
 		row = len(*rowsEnd)
 		*rowsEnd = append(*rowsEnd, 0)
 	}
-	(*rowsEnd)[row] = e.Time
-	name := s.Fault
-	if s.Target != "" || e.Target != "" {
-		name += " → " + cmp.Or(e.Target, s.Target)
+	(*rowsEnd)[row] = w.End
+	name := w.Name()
+	if w.Target != "" {
+		name += " → " + w.Target
 	}
-	b, _ := json.Marshal(s)
-	title := fmt.Sprintf("fault %s from %s to %s\n%s", name, at(s.Time), at(e.Time), b)
-	if e.Error != "" || s.Error != "" {
-		title += "\nerror: " + cmp.Or(e.Error, s.Error)
+	b, _ := json.Marshal(w.Spec)
+	title := fmt.Sprintf("fault %s from %s to %s\n%s", name, at(w.Start), at(w.End), b)
+	if w.Err != "" {
+		title += "\nerror: " + w.Err
 	}
-	return bar{X: x(s.Time), W: max(x(e.Time)-x(s.Time), 2), Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, Title: title}
+	return bar{X: x(w.Start), W: max(x(w.End)-x(w.Start), 2), Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, Title: title}
 }
 
 // releaseCall is when client began to release its grant: its next release

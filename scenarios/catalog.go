@@ -19,21 +19,22 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
 )
 
 //go:embed scripts/*.txt
 var scripts embed.FS
 
-// Expect is what a configuration is documented to get.
-type Expect string
+// Expect is what a configuration is documented to get (see models).
+type Expect = models.Expect
 
 // Expectations. Any is reported but never gates: the outcome depends on
 // timing the schedule does not fix (the random scenario on an unfenced
 // resource).
 const (
-	ExpectPass Expect = "PASS"
-	ExpectFail Expect = "FAIL"
-	ExpectAny  Expect = "ANY"
+	ExpectPass = models.ExpectPass
+	ExpectFail = models.ExpectFail
+	ExpectAny  = models.ExpectAny
 )
 
 // Scenario is one entry of the catalog.

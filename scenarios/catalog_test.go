@@ -216,3 +216,32 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 	require.Len(t, sequential, 4*2*3)
 	assert.Equal(t, sequential, verdicts(4))
 }
+
+// A history file judges itself exactly as the run did: its header carries
+// the expectation and the claimed effects, so models.JudgeHistory — what
+// `locklab check` does — gives every result's verdict, expectation and
+// match, documented FAILs and known-bad locks included.
+func TestCheckJudgesAsTheRunDid(t *testing.T) {
+	out := t.TempDir()
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"paused-holder", "expire-while-waiting", "crashed-holder"},
+		Locks:     []string{"queue", "etcd-11456"}, Resources: lock.ResourceNames(), Seed: 1, Runs: 1, Out: out,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 3*2*3)
+	kinds := map[string]bool{}
+	for _, r := range sum.Results {
+		require.NotEmpty(t, r.History, "%s × %s × %s", r.Scenario, r.Lock, r.Resource)
+		h, events, err := history.ReadFile(r.History)
+		require.NoError(t, err)
+		assert.Equal(t, string(r.Expected), h.Expect, r.History)
+		_, effects, j, err := models.JudgeHistory(h, events, 0)
+		require.NoError(t, err)
+		assert.Equal(t, r.Verdict, j.Verdict, r.History)
+		assert.Equal(t, r.Matches, j.Matches, r.History)
+		assert.Equal(t, r.Effects, effects, r.History)
+		kinds[fmt.Sprintf("%s/%v", r.Expected, r.Verdict)] = true
+	}
+	assert.True(t, kinds["FAIL/FAIL"], "a documented FAIL is among them: %v", kinds)
+	assert.True(t, kinds["PASS/PASS"], "and a PASS: %v", kinds)
+}

@@ -9,7 +9,15 @@
 // be driven from Go.
 //
 // Where things are:
+//   - catalog.go: the catalog (Scenario, Lookup, Plan) and the member-fault
+//     schedule; userscript.go: a scenario from a user's file (FromScript)
 //   - env.go: Env, one run — clients, lockers, three resources, three
 //     histories on one clock, the lease monitor
 //   - script.go: the script format and its commands
+//   - walk.go: drawn scripts (Walk, DrawScript), for exploration and the
+//     random scenario
+//   - effects.go: each scenario's claimed effects, as data (package models
+//     judges them), and their counts over a run
+//   - runner.go: Run — configurations in parallel, histories and results
+//     written, each judged by models.Judge against its expectation
 package scenarios

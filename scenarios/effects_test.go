@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
 )
 
 // hist builds a small history; times are whatever the test writes.
@@ -133,11 +134,11 @@ func TestEffectsBothWays(t *testing.T) {
 			assert.NoError(t, history.Validate(tc.no))
 			yes := s.CheckEffects(tc.yes)
 			assert.True(t, yes[0].Happened, "should happen: %s", yes[0].Missing)
-			assert.Empty(t, Vacuous(yes))
+			assert.Empty(t, models.Vacuous(yes))
 			no := s.CheckEffects(tc.no)
 			assert.False(t, no[0].Happened)
 			assert.Contains(t, no[0].Missing, tc.why)
-			assert.Contains(t, Vacuous(no), "vacuous schedule")
+			assert.Contains(t, models.Vacuous(no), "vacuous schedule")
 		})
 	}
 }
@@ -178,10 +179,10 @@ func TestRetriedReleaseMootOnlyForALeasePerGrant(t *testing.T) {
 	s := Scenario{Effects: []Effect{regrantedBeforeRetry("c1", "c2")}}
 	perGrant := s.CheckEffects(grants(7, 8))
 	assert.False(t, perGrant[0].Happened)
-	assert.Contains(t, Moot(perGrant), "does not apply to this lock: it took a new lease")
+	assert.Contains(t, models.Moot(perGrant), "does not apply to this lock: it took a new lease")
 
 	sameLease := s.CheckEffects(grants(7, 7)) // c2 never queued: vacuous
 	assert.False(t, sameLease[0].Happened)
-	assert.Empty(t, Moot(sameLease))
-	assert.Contains(t, Vacuous(sameLease), "vacuous schedule")
+	assert.Empty(t, models.Moot(sameLease))
+	assert.Contains(t, models.Vacuous(sameLease), "vacuous schedule")
 }

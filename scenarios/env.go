@@ -158,10 +158,9 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 	e.nemesis = faults.New(cfg.Cluster, faults.RecorderFunc(func(ev faults.Event) {
 		// The cluster knows clients by their run-wide names; the history
 		// by the run's own ("c1"), as every operation names them.
-		f := ev.Fault
-		f.Client = strings.TrimPrefix(f.Client, prefix)
+		ev.Fault.Client = strings.TrimPrefix(ev.Fault.Client, prefix)
 		for _, r := range e.runs {
-			r.rec.Fault(ev.ID, ev.Phase == faults.Start, f.String(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
+			r.rec.Fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
 		}
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -999,7 +998,7 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
 		return "", err
 	}
 	if mode == faults.ModeRevoke {
-		if strings.Contains(in.Target(), "already gone") {
+		if in.AlreadyGone() {
 			sent = time.Time{} // it ended before the revoke: the monitor's last sighting is all we know
 		}
 		e.markLost(client, lease, sent)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -52,7 +53,7 @@ func ExampleScenario_CheckEffects() {
 	for _, ef := range s.CheckEffects(events) {
 		fmt.Printf("%v: %s\n", ef.Happened, ef.Name)
 	}
-	fmt.Println(scenarios.Vacuous(s.CheckEffects(events)) != "")
+	fmt.Println(models.Vacuous(s.CheckEffects(events)) != "")
 	// Output:
 	// false: c1's lease ended on the server while c1 was paused
 	// false: c2 was granted the lock while c1 was paused

@@ -394,7 +394,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		}
 		w, err := history.Create(filepath.Join(dir, r+".history.jsonl"), history.Header{
 			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version,
-			Minimum: &minimum})
+			Minimum: &minimum, Expect: string(expectation(cfg, s, lk, r)), Effects: s.Effects})
 		if err != nil {
 			return fail(err.Error())
 		}
@@ -443,24 +443,12 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 		x.Belief = rep.Belief.Result
 		x.Progress = rep.Progress.Result
 		x.Effects = s.CheckEffects(env.Events(i))
-		caught := failed(rep)
-		switch {
-		case execErr != nil && !caught:
-			// The run did not do what it says: its history proves nothing.
-			x.Verdict, x.Error = models.Error, execErr.Error()
-		case execErr != nil:
-			// A check caught the lock, and the steps went differently for
-			// it (a known-bad lock granted where its script says it must
-			// not): the violation is the verdict, the difference its note.
-			x.Error = execErr.Error()
-		case !caught && Moot(x.Effects) != "":
-			// The lesson cannot happen to this lock: nothing was tested,
-			// and there is no verdict to give.
-			x.Skipped, x.Verdict = Moot(x.Effects), ""
-		default:
-			x.Verdict, x.Error = JudgeEffects(x.Verdict, x.Effects)
+		runErr := ""
+		if execErr != nil {
+			runErr = execErr.Error()
 		}
-		x.Matches = matches(x, caught)
+		j := models.Judge(rep, x.Effects, runErr, x.Expected)
+		x.Verdict, x.Error, x.Skipped, x.Matches = j.Verdict, j.Error, j.Skipped, j.Matches
 		if r == "unfenced" {
 			x.LostFraction = rep.LostFraction
 		}
@@ -476,31 +464,6 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 // ScriptFile is where a run of a scenario from a file keeps the file: in
 // the run's directory, named after the scenario.
 func ScriptFile(dir, scenario string) string { return filepath.Join(dir, scenario+".txt") }
-
-// failed reports whether a safety check of rep FAILed: evidence of a
-// violation, whatever else went wrong in the run.
-func failed(rep models.Report) bool {
-	return slices.ContainsFunc(rep.Safety, func(v models.Verdict) bool { return v.Result == models.Fail })
-}
-
-// matches decides whether a result is what its configuration documents: an
-// ERROR, an UNKNOWN or too little progress never is, whatever was expected
-// (a documented FAIL must come from a check that caught something, not from
-// a run that did nothing). caught says a safety check FAILed: that is
-// evidence however little else the run did, so an expected FAIL it matches.
-func matches(x Result, caught bool) bool {
-	switch {
-	case caught:
-		return x.Verdict == models.Fail && (x.Expected == ExpectFail || x.Expected == ExpectAny)
-	case x.Verdict == models.Error || x.Verdict == models.Unknown || x.Progress == models.Fail:
-		return false
-	case Vacuous(x.Effects) != "":
-		return false
-	case x.Expected == ExpectAny:
-		return true
-	}
-	return string(x.Expected) == string(x.Verdict)
-}
 
 // expectation is what a configuration is documented to get: the catalog's
 // word, except that a known-bad lock must FAIL the scenario that catches it,

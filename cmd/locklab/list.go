@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -113,7 +114,7 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 	fmt.Fprintf(w, "%s\n\n%s\n", s.Name, wrap(s.Lesson, 78))
 	fmt.Fprintln(w, "\nWhat every run must show happened (else it is ERROR, a vacuous schedule):")
 	for _, ef := range s.Effects {
-		fmt.Fprintf(w, "  - %s\n", ef.Name)
+		fmt.Fprintf(w, "  - %s\n", models.EffectName(ef))
 	}
 	steps, err := s.Script()
 	if err != nil || steps == nil {

@@ -1,0 +1,421 @@
+package models
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// leaseEndedDuring: client's lease ended on the server inside a history.FaultWindow of
+// the client fault kind on that client.
+func leaseEndedDuring(client string, kind history.FaultKind, what string) effect {
+	return effect{
+		name: fmt.Sprintf("%s's lease ended on the server while %s", client, what),
+		missing: func(tl timeline) string {
+			var gone []int64
+			for _, l := range tl.losses {
+				if l.Client == client {
+					gone = append(gone, l.Gone)
+				}
+			}
+			return tl.during(kind, client, gone, fmt.Sprintf("no lease of %s ended", client))
+		},
+	}
+}
+
+// grantedDuring: client was granted the lock while a fault of kind held on
+// other (the double-holder setting: other still believes it holds).
+func grantedDuring(client string, kind history.FaultKind, other, what string) effect {
+	return effect{
+		name: fmt.Sprintf("%s was granted the lock while %s", client, what),
+		missing: func(tl timeline) string {
+			var granted []int64
+			for _, g := range tl.grants(client) {
+				granted = append(granted, g.Return)
+			}
+			return tl.during(kind, other, granted, fmt.Sprintf("no grant to %s", client))
+		},
+	}
+}
+
+// queuedThenExpired: client was seen queued, then its lease ended while its
+// acquire still waited.
+func queuedThenExpired(client string) effect {
+	return effect{
+		name: fmt.Sprintf("%s was queued, then its lease ended while it waited", client),
+		missing: func(tl timeline) string {
+			queued, ok := tl.queuedAt(client)
+			if !ok {
+				return fmt.Sprintf("%s was never seen queued", client)
+			}
+			for _, l := range tl.losses {
+				if l.Client == client && l.Gone >= queued {
+					return ""
+				}
+			}
+			return fmt.Sprintf("no lease of %s ended after it was queued at %s", client, at(queued))
+		},
+	}
+}
+
+// releasedWhileWaiting: holder released the lock after waiter was seen
+// queued: the hand-over the lesson is about was put to the lock.
+func releasedWhileWaiting(holder, waiter string) effect {
+	return effect{
+		name: fmt.Sprintf("%s released the lock while %s waited", holder, waiter),
+		missing: func(tl timeline) string {
+			queued, ok := tl.queuedAt(waiter)
+			if !ok {
+				return fmt.Sprintf("%s was never seen queued", waiter)
+			}
+			for _, op := range tl.releases(holder) {
+				if op.Type == history.Ok && op.Call >= queued {
+					return ""
+				}
+			}
+			return fmt.Sprintf("%s never released after %s was queued", holder, waiter)
+		},
+	}
+}
+
+// releaseTookEffectUnanswered: the server showed client's release had
+// taken effect while the client still had no answer, and the client's
+// release then ended without one (ambiguous: info).
+func releaseTookEffectUnanswered(client string) effect {
+	return effect{
+		name: fmt.Sprintf("%s's release took effect on the server and %s never heard so", client, client),
+		missing: func(tl timeline) string {
+			for _, o := range tl.observed {
+				if o.What != history.ObservedReleased || o.Client != client {
+					continue
+				}
+				for _, op := range tl.releases(client) {
+					if op.Call <= o.Time && op.Type == history.Info {
+						return ""
+					}
+				}
+				return fmt.Sprintf("%s's release at %s got an answer", client, at(o.Time))
+			}
+			return fmt.Sprintf("the server was never seen to take %s's release unanswered", client)
+		},
+	}
+}
+
+// regrantedBeforeRetry: after its unanswered release, client was granted
+// again on the same lease, and waiter was queued, before client released
+// anything else (the retry).
+func regrantedBeforeRetry(client, waiter string) effect {
+	return effect{
+		name: fmt.Sprintf("%s was granted again on the same lease, with %s queued, before it retried the release", client, waiter),
+		missing: func(tl timeline) string {
+			grants := tl.grants(client)
+			if len(grants) < 2 {
+				return fmt.Sprintf("%s was granted %d time(s)", client, len(grants))
+			}
+			first, again := grants[0], grants[1]
+			if first.Lease == 0 || first.Lease != again.Lease {
+				return fmt.Sprintf("%s's second grant rests on lease %x, its first on %x", client, again.Lease, first.Lease)
+			}
+			queued, ok := tl.queuedAt(waiter)
+			if !ok || queued < again.Return {
+				return fmt.Sprintf("%s was not seen queued behind %s's second grant", waiter, client)
+			}
+			for _, op := range tl.releases(client) {
+				if op.Call > queued {
+					return ""
+				}
+			}
+			return fmt.Sprintf("%s released nothing after %s queued", client, waiter)
+		},
+		// A lock that takes a new lease for every grant (etcdctl lock: one
+		// session per grant) never holds two grants on one lease, so a
+		// retried release cannot name the newer one's key: the lesson is
+		// not its to learn. Both grants' leases must be known and alive
+		// when granted, and differ.
+		moot: func(tl timeline) string {
+			grants := tl.grants(client)
+			if len(grants) < 2 || grants[0].Lease == 0 || grants[1].Lease == 0 || grants[0].Lease == grants[1].Lease {
+				return ""
+			}
+			return fmt.Sprintf("it took a new lease for %s's second grant (%x, the first on %x): a release retried "+
+				"by key name cannot reach a newer grant of the same session", client, grants[1].Lease, grants[0].Lease)
+		},
+	}
+}
+
+// lateReleaseWhileHeld: late's release was sent while holder held the
+// lock (after its grant, before its release) and waiter was queued.
+func lateReleaseWhileHeld(late, holder, waiter string) effect {
+	return effect{
+		name: fmt.Sprintf("%s's late release was sent while %s held the lock and %s waited", late, holder, waiter),
+		missing: func(tl timeline) string {
+			queued, ok := tl.queuedAt(waiter)
+			if !ok {
+				return fmt.Sprintf("%s was never seen queued", waiter)
+			}
+			for _, g := range tl.grants(holder) {
+				end := int64(history.Infinity)
+				for _, op := range tl.releases(holder) {
+					if op.Call >= g.Return {
+						end = op.Call
+						break
+					}
+				}
+				for _, op := range tl.releases(late) {
+					if op.Call > g.Return && op.Call > queued && op.Call < end {
+						return ""
+					}
+				}
+			}
+			return fmt.Sprintf("no release of %s's was sent while %s held the lock with %s queued", late, holder, waiter)
+		},
+	}
+}
+
+// cutOff finds the first fault of kind and the clients of the member it
+// took away; missing says why there are none.
+func (tl timeline) cutOff(kind history.FaultKind) (w history.FaultWindow, clients []string, missing string) {
+	ws := tl.faultWindows(kind, "")
+	if len(ws) == 0 {
+		return w, nil, fmt.Sprintf("no %s fault", kind)
+	}
+	w = ws[0]
+	clients = tl.clientsOf(w.Member())
+	if len(clients) == 0 {
+		return w, nil, fmt.Sprintf("no client talks to %s", w.Member())
+	}
+	return w, clients, ""
+}
+
+// cutOffLeasesEnded: every client of the member a fault of kind took away
+// lost a lease on the server while the fault held; what says what became of
+// the member ("isolated").
+func cutOffLeasesEnded(kind history.FaultKind, what string) effect {
+	return effect{
+		name: fmt.Sprintf("the member's clients lost their leases on the server while it was %s", what),
+		missing: func(tl timeline) string {
+			w, cut, missing := tl.cutOff(kind)
+			if missing != "" {
+				return missing
+			}
+			var kept []string
+			for _, c := range cut {
+				if !slices.ContainsFunc(tl.losses, func(l history.Loss) bool { return l.Client == c && w.Within(l.Gone) }) {
+					kept = append(kept, c)
+				}
+			}
+			if len(kept) > 0 {
+				return fmt.Sprintf("%s (on %s) kept its lease from %s to %s", strings.Join(kept, ", "), w.Member(), at(w.Start), at(w.End))
+			}
+			return ""
+		},
+	}
+}
+
+// othersGranted: while a fault of kind held, a client of another member was
+// granted the lock — under a leader other than the member taken away, if
+// newLeader. what says what became of the member ("down").
+func othersGranted(kind history.FaultKind, what string, newLeader bool) effect {
+	name := "the rest of the cluster granted the lock while the member was " + what
+	if newLeader {
+		name = "a new leader was elected and the lock was granted under it while the old leader was down"
+	}
+	return effect{
+		name: name,
+		missing: func(tl timeline) string {
+			ws := tl.faultWindows(kind, "")
+			if len(ws) == 0 {
+				return fmt.Sprintf("no %s fault", kind)
+			}
+			w := ws[0]
+			from := w.Start
+			if newLeader {
+				from = -1
+				for _, o := range tl.observed {
+					if o.What == history.ObservedLeader && o.Member != w.Member() && w.Within(o.Time) {
+						from = o.Time
+						break
+					}
+				}
+				if from < 0 {
+					return fmt.Sprintf("no leader other than %s was seen between %s and %s", w.Member(), at(w.Start), at(w.End))
+				}
+			}
+			for _, g := range tl.grants("") {
+				if tl.members[g.Client] != w.Member() && g.Return >= from && g.Return <= w.End {
+					return ""
+				}
+			}
+			return fmt.Sprintf("no client of another member than %s was granted between %s and %s", w.Member(), at(from), at(w.End))
+		},
+	}
+}
+
+// rejoined: after a fault of kind ended, every client of the member it took
+// away was granted the lock again.
+func rejoined(kind history.FaultKind) effect {
+	return effect{
+		name: "after the fault was undone, the member's clients were granted the lock again",
+		missing: func(tl timeline) string {
+			w, cut, missing := tl.cutOff(kind)
+			if missing != "" {
+				return missing
+			}
+			var absent []string
+			for _, c := range cut {
+				if !slices.ContainsFunc(tl.grants(c), func(g history.Operation) bool { return g.Return > w.End }) {
+					absent = append(absent, c)
+				}
+			}
+			if len(absent) > 0 {
+				return fmt.Sprintf("%s (on %s) was not granted after %s", strings.Join(absent, ", "), w.Member(), at(w.End))
+			}
+			return ""
+		},
+	}
+}
+
+// contended: at least half the grants were contested — when the lock was
+// granted, another client's acquire was waiting too — so the lock had to
+// choose between clients, not just hand itself to one at a time. (Whether
+// it chose fairly is not this effect's question.)
+func contended() effect {
+	return effect{
+		name: "most grants were contested by another waiting client",
+		missing: func(tl timeline) string {
+			grants := tl.grants("")
+			if len(grants) == 0 {
+				return "no grant"
+			}
+			contested := 0
+			for _, g := range grants {
+				if slices.ContainsFunc(tl.all, func(o history.Operation) bool {
+					return o.Op == history.Acquire && o.Client != g.Client && o.Call < g.Return && o.Return > g.Return
+				}) {
+					contested++
+				}
+			}
+			if 2*contested < len(grants) {
+				return fmt.Sprintf("%d of %d grants were contested", contested, len(grants))
+			}
+			return ""
+		},
+	}
+}
+
+// heldPastTTL: some holder held the lock for longer than ttl — from its
+// grant to its release call — while another client waited for it.
+func heldPastTTL(ttl time.Duration) effect {
+	return effect{
+		name: fmt.Sprintf("a holder held the lock longer than its lease's TTL (%v) while another client waited", ttl),
+		missing: func(tl timeline) string {
+			longest := time.Duration(0)
+			for _, g := range tl.grants("") {
+				end := tl.lastEvent
+				for _, r := range tl.releases(g.Client) {
+					if r.Call > g.Return {
+						end = r.Call
+						break
+					}
+				}
+				held := time.Duration(end - g.Return)
+				longest = max(longest, held)
+				past := g.Return + int64(ttl)
+				if held > ttl && slices.ContainsFunc(tl.all, func(o history.Operation) bool {
+					return o.Op == history.Acquire && o.Client != g.Client && o.Call < past && o.Return > past
+				}) {
+					return ""
+				}
+			}
+			return fmt.Sprintf("no hold past %v had a waiter (the longest hold lasted %s)", ttl, longest.Round(time.Millisecond))
+		},
+	}
+}
+
+// allFaultsApplied: the history has fault windows and every one of them
+// was applied and undone without an error.
+func allFaultsApplied() effect {
+	return effect{
+		name: "every fault of the schedule was applied and undone",
+		missing: func(tl timeline) string {
+			if len(tl.faults) == 0 {
+				return "no fault was applied"
+			}
+			for _, w := range tl.faults {
+				if w.Err != "" {
+					return fmt.Sprintf("%s at %s: %s", w.Name(), at(w.Start), w.Err)
+				}
+			}
+			return ""
+		},
+	}
+}
+
+// crashedAt is when client was first seen crashing.
+func (tl timeline) crashedAt(client string) (int64, bool) {
+	return tl.seen(history.ObservedCrashed, client)
+}
+
+// crashedHolding: client crashed while it held the lock: a grant of its had
+// returned, and no release of it had been sent.
+func crashedHolding(client string) effect {
+	return effect{
+		name: fmt.Sprintf("%s crashed while it held the lock", client),
+		missing: func(tl timeline) string {
+			crash, ok := tl.crashedAt(client)
+			if !ok {
+				return fmt.Sprintf("%s never crashed", client)
+			}
+			for _, g := range tl.grants(client) {
+				if g.Return > crash {
+					continue
+				}
+				released := slices.ContainsFunc(tl.releases(client), func(op history.Operation) bool {
+					return op.Call >= g.Return && op.Call <= crash
+				})
+				if !released {
+					return ""
+				}
+			}
+			return fmt.Sprintf("%s held nothing when it crashed at %s", client, at(crash))
+		},
+	}
+}
+
+// waitedOutLease: waiter, seen queued before crashed crashed, was granted
+// in that same wait once crashed's lease had ended: the lock passed on
+// with the lease, nothing else freed it.
+func waitedOutLease(waiter, crashed string) effect {
+	return effect{
+		name: fmt.Sprintf("%s, queued before %s crashed, was granted once %s's lease ended", waiter, crashed, crashed),
+		missing: func(tl timeline) string {
+			crash, ok := tl.crashedAt(crashed)
+			if !ok {
+				return fmt.Sprintf("%s never crashed", crashed)
+			}
+			queued, ok := tl.queuedAt(waiter)
+			if !ok || queued > crash {
+				return fmt.Sprintf("%s was not seen queued before %s crashed at %s", waiter, crashed, at(crash))
+			}
+			var loss *history.Loss
+			for _, l := range tl.losses {
+				if l.Client == crashed && l.Gone >= crash {
+					loss = &l
+					break
+				}
+			}
+			if loss == nil {
+				return fmt.Sprintf("no lease of %s ended after it crashed at %s", crashed, at(crash))
+			}
+			for _, g := range tl.grants(waiter) {
+				if g.Call <= queued && g.Return >= loss.AliveUntil {
+					return ""
+				}
+			}
+			return fmt.Sprintf("the acquire %s was queued in did not end in a grant after %s", waiter, at(loss.AliveUntil))
+		},
+	}
+}

@@ -1,0 +1,102 @@
+package models
+
+import (
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// Expect is what a configuration is documented to get.
+type Expect string
+
+// Expectations. Any is reported but never gates: the outcome depends on
+// timing the schedule does not fix (the random scenario on an unfenced
+// resource).
+const (
+	ExpectPass Expect = "PASS"
+	ExpectFail Expect = "FAIL"
+	ExpectAny  Expect = "ANY"
+)
+
+// Judgement is the last word on one history: its verdict, and whether
+// that is what its configuration documents.
+type Judgement struct {
+	// Verdict is PASS, FAIL, UNKNOWN or ERROR; empty when Skipped.
+	Verdict Result
+	// Caught says a safety check FAILed: evidence of a violation whatever
+	// else went wrong.
+	Caught bool
+	// Matches says the verdict is the documented one.
+	Matches bool
+	// Error says why the verdict is ERROR (or, beside a FAIL, how the run
+	// went otherwise than its script); Skipped why there is no verdict.
+	Error, Skipped string
+}
+
+// Judge folds a history's checks (rep), its claimed effects and the run's
+// own error (runErr: a step did not do what its script says; "" for none)
+// into its judgement against expect — the same for a run that just ended
+// and for `locklab check` of its file:
+//   - a run that went wrong proves nothing: ERROR, unless a check caught a
+//     violation, which is the verdict whatever else happened;
+//   - a lesson that cannot happen to the lock by its design (a moot effect)
+//     gives no verdict: skipped;
+//   - an effect that did not happen makes the schedule vacuous: ERROR,
+//     unless a check caught a violation.
+func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
+	j := Judgement{Verdict: rep.Result(), Caught: slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
+	switch {
+	case runErr != "" && !j.Caught:
+		j.Verdict, j.Error = Error, runErr
+	case runErr != "":
+		j.Error = runErr
+	case !j.Caught && Moot(effects) != "":
+		j.Skipped, j.Verdict = Moot(effects), ""
+	default:
+		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)
+	}
+	j.Matches = j.matches(rep.Progress.Result, effects, expect)
+	return j
+}
+
+// matches decides whether a judgement is what its configuration documents:
+// an ERROR, an UNKNOWN or too little progress never is, whatever was
+// expected (a documented FAIL must come from a check that caught
+// something, not from a run that did nothing). A caught violation is
+// evidence however little else the run did, so an expected FAIL it
+// matches.
+func (j Judgement) matches(progress Result, effects []EffectResult, expect Expect) bool {
+	switch {
+	case j.Skipped != "":
+		return false
+	case j.Caught:
+		return j.Verdict == Fail && (expect == ExpectFail || expect == ExpectAny)
+	case j.Verdict == Error || j.Verdict == Unknown || progress == Fail:
+		return false
+	case Vacuous(effects) != "":
+		return false
+	case expect == ExpectAny:
+		return true
+	}
+	return string(expect) == string(j.Verdict)
+}
+
+// JudgeHistory judges a recorded history from itself alone: every check,
+// the effects its header claims and the expectation its header documents
+// (PASS when it documents none). It is what `locklab check` does, and gives
+// the judgement the run gave, unless the run itself went wrong in a way
+// the file does not record (a step that failed). An invalid history is an
+// error, never a judgement.
+func JudgeHistory(h history.Header, events []history.Event, timeout time.Duration) (Report, []EffectResult, Judgement, error) {
+	rep, err := Check(h, events, timeout)
+	if err != nil {
+		return rep, nil, Judgement{}, err
+	}
+	effects := CheckEffects(h.Effects, events)
+	expect := Expect(h.Expect)
+	if expect == "" {
+		expect = ExpectPass
+	}
+	return rep, effects, Judge(rep, effects, "", expect), nil
+}

@@ -1,0 +1,62 @@
+package models_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+func report(safety, progress models.Result) models.Report {
+	return models.Report{Safety: []models.Verdict{{Check: "counter", Result: safety}},
+		Progress: models.Verdict{Check: "progress", Result: progress}}
+}
+
+// Each rule of the judgement, in both directions: only a caught violation
+// matches a documented FAIL; too little progress, a vacuous schedule, a run
+// that went wrong never match; a moot lesson is skipped.
+func TestJudge(t *testing.T) {
+	happened := []models.EffectResult{{Name: "e", Happened: true}}
+	missing := []models.EffectResult{{Name: "e", Missing: "no pause"}}
+	moot := []models.EffectResult{{Name: "e", Missing: "x", Moot: "one lease per grant"}}
+	for _, tc := range []struct {
+		name    string
+		rep     models.Report
+		effects []models.EffectResult
+		runErr  string
+		expect  models.Expect
+		verdict models.Result
+		matches bool
+		skipped bool
+	}{
+		{"pass as documented", report(models.Pass, models.Pass), happened, "", models.ExpectPass, models.Pass, true, false},
+		{"a documented fail caught", report(models.Fail, models.Pass), happened, "", models.ExpectFail, models.Fail, true, false},
+		{"a documented fail not caught", report(models.Pass, models.Pass), happened, "", models.ExpectFail, models.Pass, false, false},
+		{"an unexpected fail", report(models.Fail, models.Pass), happened, "", models.ExpectPass, models.Fail, false, false},
+		{"too little progress", report(models.Pass, models.Fail), happened, "", models.ExpectPass, models.Fail, false, false},
+		{"too little progress, any expected", report(models.Pass, models.Fail), happened, "", models.ExpectAny, models.Fail, false, false},
+		{"vacuous", report(models.Pass, models.Pass), missing, "", models.ExpectPass, models.Error, false, false},
+		{"vacuous but caught", report(models.Fail, models.Pass), missing, "", models.ExpectFail, models.Fail, true, false},
+		{"the run went wrong", report(models.Pass, models.Pass), happened, "step 3 failed", models.ExpectPass, models.Error, false, false},
+		{"went wrong but caught", report(models.Fail, models.Pass), happened, "step 3 failed", models.ExpectFail, models.Fail, true, false},
+		{"moot", report(models.Pass, models.Pass), moot, "", models.ExpectPass, "", false, true},
+		{"undecided", report(models.Unknown, models.Pass), happened, "", models.ExpectAny, models.Unknown, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := models.Judge(tc.rep, tc.effects, tc.runErr, tc.expect)
+			assert.Equal(t, tc.verdict, j.Verdict)
+			assert.Equal(t, tc.matches, j.Matches)
+			assert.Equal(t, tc.skipped, j.Skipped != "")
+		})
+	}
+}
+
+// An effect this locklab does not know never counts as happened: the
+// history cannot be judged to have exercised it.
+func TestUnknownEffectIsNotHappened(t *testing.T) {
+	res := models.CheckEffects([]history.Effect{{Kind: "melted"}}, nil)
+	assert.False(t, res[0].Happened)
+	assert.Contains(t, models.Vacuous(res), `unknown effect "melted"`)
+}
