@@ -42,6 +42,13 @@ type Minimum struct {
 	Sections int `json:"sections,omitempty"`
 	// Accepted is the least number of writes the resource accepted.
 	Accepted int `json:"accepted,omitempty"`
+	// Releases is the least number of releases that returned ok: a lock
+	// whose every release fails hands nothing over.
+	Releases int `json:"releases,omitempty"`
+	// Clients is the least number of clients granted at least once: where
+	// every client contends with no fault, one that never got the lock
+	// was starved.
+	Clients int `json:"clients,omitempty"`
 	// RegrantWithin, if set, bounds liveness: after the last fault of the
 	// history ended, an acquire must return ok within this many
 	// nanoseconds.

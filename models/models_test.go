@@ -531,3 +531,48 @@ func TestLeaseKeptFaultShadow(t *testing.T) {
 		})
 	}
 }
+
+// A token granted again to the same client: after a release that returned
+// ok it is a new grant with an old token (FAIL); with no release between,
+// the client was granted its own key again (not a failure), and a history
+// whose grants all carry one token tested no token order (N/A, never a
+// PASS that says tokens grow).
+func TestTokensGrantedAgain(t *testing.T) {
+	acq := func(client string, call, ret, token int64) op {
+		return op{client: client, op: history.Acquire, call: call, ret: ret, token: token}
+	}
+	rel := func(client string, call, ret, token int64, typ history.Type) op {
+		return op{client: client, op: history.Release, call: call, ret: ret, token: token, typ: typ}
+	}
+	check := func(ops ...op) models.Verdict { return models.CheckTokens(history.Pair(build(ops, nil, nil))) }
+
+	v := check(acq("c1", 0, 1, 42), rel("c1", 2, 3, 42, history.Ok), acq("c1", 4, 5, 42))
+	assert.Equal(t, models.Fail, v.Result, v.Explanation)
+	assert.Contains(t, v.Explanation, "granted token 42 again after it had released it")
+
+	v = check(acq("c1", 0, 1, 42), rel("c1", 2, 3, 42, history.Fail), acq("c1", 4, 5, 42), rel("c1", 6, 7, 42, history.Fail))
+	assert.Equal(t, models.NotApplicable, v.Result, v.Explanation)
+	assert.Contains(t, v.Explanation, "All 2 grants carry the one token 42")
+
+	v = check(acq("c1", 0, 1, 42), rel("c1", 2, 3, 42, history.Ok), acq("c2", 4, 5, 43))
+	assert.Equal(t, models.Pass, v.Result, v.Explanation)
+	assert.Contains(t, v.Explanation, "(2 distinct)")
+}
+
+// The minimum progress counts releases that returned ok and the clients
+// ever granted: a lock whose releases all fail, or that starves a client
+// where all contend, has not shown what the scenario needs.
+func TestProgressCountsReleasesAndClients(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: history.Acquire, call: 0, ret: 1, token: 5},
+		{client: "c1", op: history.Release, call: 2, ret: 3, token: 5, typ: history.Fail},
+		{client: "c2", op: history.Acquire, call: 0, ret: -1},
+	}
+	events := build(ops, nil, nil)
+	v := models.CheckProgress(history.Pair(events), events, &history.Minimum{Grants: 1, Releases: 1, Clients: 2})
+	assert.Equal(t, models.Fail, v.Result)
+	assert.Contains(t, v.Explanation, "0 of 1 releases returned ok")
+	assert.Contains(t, v.Explanation, "1 of 2 clients were ever granted (the others starved)")
+	v = models.CheckProgress(history.Pair(events), events, &history.Minimum{Grants: 1})
+	assert.Equal(t, models.Pass, v.Result, "nothing more asked: %s", v.Explanation)
+}

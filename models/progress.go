@@ -20,11 +20,15 @@ func CheckProgress(ops []history.Operation, events []history.Event, min *history
 		v.Result, v.Explanation = NotApplicable, "The history states no minimum progress."
 		return v
 	}
-	var grants, sections, accepted int
+	var grants, sections, accepted, releases int
+	granted := map[string]bool{}
 	for _, op := range ops {
 		switch {
 		case op.Op == history.Acquire && op.Type == history.Ok:
 			grants++
+			granted[op.Client] = true
+		case op.Op == history.Release && op.Type == history.Ok && !op.Synthetic:
+			releases++
 		case op.Op == history.CS && op.Type == history.Ok:
 			sections++
 			if op.Accepted != nil && *op.Accepted {
@@ -42,6 +46,12 @@ func CheckProgress(ops []history.Operation, events []history.Event, min *history
 	}
 	if accepted < min.Accepted {
 		short = append(short, fmt.Sprintf("%d of %d writes accepted by the resource", accepted, min.Accepted))
+	}
+	if releases < min.Releases {
+		short = append(short, fmt.Sprintf("%d of %d releases returned ok", releases, min.Releases))
+	}
+	if len(granted) < min.Clients {
+		short = append(short, fmt.Sprintf("%d of %d clients were ever granted (the others starved)", len(granted), min.Clients))
 	}
 	if len(short) > 0 {
 		v.Result = Fail

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -244,4 +245,144 @@ func TestCheckJudgesAsTheRunDid(t *testing.T) {
 	}
 	assert.True(t, kinds["FAIL/FAIL"], "a documented FAIL is among them: %v", kinds)
 	assert.True(t, kinds["PASS/PASS"], "and a PASS: %v", kinds)
+}
+
+// silent is a user's lock that never answers: every acquire waits until
+// its deadline.
+type silent struct{}
+
+func (silent) Acquire(ctx context.Context) (lock.Grant, error) {
+	<-ctx.Done()
+	return lock.Grant{}, ctx.Err()
+}
+func (silent) Release(context.Context, lock.Grant) error { return lock.ErrNotHeld }
+func (silent) Lease() clientv3.LeaseID                   { return 0 }
+func (silent) Close() error                              { return nil }
+
+// A lock that never grants has proved nothing, not even a lesson whose
+// documented outcome is FAIL: the clients it never granted do not enter
+// their critical sections, nothing is caught, and the run matches no
+// expectation.
+func TestASilentLockMatchesNothing(t *testing.T) {
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
+		Factories: map[string]lock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
+			return silent{}, nil
+		}},
+		Seed: 1, Runs: 1,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	r := sum.Results[0]
+	assert.Equal(t, scenarios.ExpectFail, r.Expected)
+	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
+	assert.Equal(t, models.Error, r.Verdict)
+	assert.Equal(t, models.Fail, r.Progress)
+	assert.Equal(t, 1, sum.ExitCode())
+}
+
+// constantToken is a user's lock that gives every grant the token 42 (and
+// so releases nothing: the grant it names is not the one it holds).
+type constantToken struct{ lock.Locker }
+
+func (c constantToken) Acquire(ctx context.Context) (lock.Grant, error) {
+	g, err := c.Locker.Acquire(ctx)
+	g.Token = 42
+	return g, err
+}
+
+// A lock whose token never changes, whose releases all fail and which
+// grants one client only, is not a PASS of contention: the tokens check has
+// nothing to order (N/A, never "tokens grow"), and the progress check says
+// what the run lacked.
+func TestAConstantTokenIsNoPass(t *testing.T) {
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"contention"}, Locks: []string{"constant"}, Resources: []string{"fenced"},
+		Factories: map[string]lock.Factory{"constant": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+			l, err := lock.NewQueue(cli, name, opts)
+			return constantToken{l}, err
+		}},
+		Seed: 1, Runs: 1,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	r := sum.Results[0]
+	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
+	assert.NotEqual(t, models.Pass, r.Verdict)
+	for _, v := range r.Checks {
+		if v.Check == "tokens" {
+			assert.NotEqual(t, models.Pass, v.Result, v.Explanation)
+		}
+	}
+	assert.Equal(t, 1, sum.ExitCode())
+}
+
+// lazy is a user's lock that makes its session only when first asked to
+// acquire: the lab learns the lease of each grant, not the one the Locker
+// had when it was made.
+type lazy struct {
+	cli  *clientv3.Client
+	name string
+	opts lock.Options
+	mu   sync.Mutex
+	l    lock.Locker
+}
+
+func (z *lazy) locker(make bool) (lock.Locker, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.l == nil && make {
+		l, err := lock.NewQueue(z.cli, z.name, z.opts)
+		if err != nil {
+			return nil, err
+		}
+		z.l = l
+	}
+	return z.l, nil
+}
+
+func (z *lazy) Acquire(ctx context.Context) (lock.Grant, error) {
+	l, err := z.locker(true)
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	return l.Acquire(ctx)
+}
+
+func (z *lazy) Release(ctx context.Context, g lock.Grant) error {
+	if l, _ := z.locker(false); l != nil {
+		return l.Release(ctx, g)
+	}
+	return lock.ErrNotHeld
+}
+
+func (z *lazy) Lease() clientv3.LeaseID {
+	if l, _ := z.locker(false); l != nil {
+		return l.Lease()
+	}
+	return 0
+}
+
+func (z *lazy) Close() error {
+	if l, _ := z.locker(false); l != nil {
+		return l.Close()
+	}
+	return nil
+}
+
+// A correct lock whose session starts lazily holds every expectation of the
+// lessons that expire and cut its lease.
+func TestALazySessionLockPasses(t *testing.T) {
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"paused-holder", "expire-while-waiting", "isolated-holder"}, Locks: []string{"lazy"},
+		Resources: lock.ResourceNames(),
+		Factories: map[string]lock.Factory{"lazy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+			return &lazy{cli: cli, name: name, opts: opts}, nil
+		}},
+		Seed: 1, Runs: 1,
+	})
+	require.NoError(t, err)
+	for _, r := range sum.Results {
+		assert.True(t, r.Matches, "%s × %s: %s %s", r.Scenario, r.Resource, r.Verdict, r.Error)
+	}
 }

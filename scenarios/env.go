@@ -365,20 +365,27 @@ func (e *Env) learn(w *worker) {
 		}
 	}
 	e.learned[w.name] = len(grants)
-	if _, ok := w.locker.(lock.Process); ok && len(grants) > 0 {
-		// A lock run as a process says its lease only with a grant, and
-		// may take a new one per acquire: its lease is the latest the
-		// server granted through the client.
+	if len(grants) > 0 {
+		// A lock may take its lease only when first asked to acquire (a
+		// lazy session, a process that says its lease only with a grant)
+		// and a new one per acquire: the client's lease is the latest the
+		// server granted through its link.
 		w.cl.SetLease(grants[len(grants)-1].ID)
 	}
 }
 
-// leaseOf is the lease w's lock rests on now, as far as the lab knows.
+// leaseOf is the lease w's lock rests on now, as far as the lab knows: the
+// Go lock's own word, else the latest lease granted through the client's
+// link (a process lock's, or a lock whose session is not made yet when
+// asked, only in Acquire).
 func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
-	if _, ok := w.locker.(lock.Process); ok {
-		return w.cl.Lease()
+	e.learn(w)
+	if _, ok := w.locker.(lock.Process); !ok {
+		if l := w.locker.Lease(); l != 0 {
+			return l
+		}
 	}
-	return w.locker.Lease()
+	return w.cl.Lease()
 }
 
 // restart gives a client that crashed since its Locker was made a new one,
@@ -555,6 +562,15 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 	}
 	if _, err := e.restart(w); err != nil {
 		return "", err
+	}
+	e.mu.Lock()
+	held := w.held
+	e.mu.Unlock()
+	if !held {
+		// A client that was not granted the lock does not enter the
+		// section: what it would write is the lab's doing, not the lock's,
+		// and would be judged as the lock letting two clients in.
+		return fmt.Sprintf("%s: error: holds no grant", client), fmt.Errorf("%s: critical section without a grant: %w", client, lock.ErrNotHeld)
 	}
 	// One connection for the whole section: if the client crashes in it,
 	// what is left of it dies with that connection.
@@ -979,7 +995,8 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	lease := w.cl.Lease()
+	lease := e.leaseOf(w) // learned now: a waiter's lease may be younger than its Locker
+	w.cl.SetLease(lease)  // the lease the fault ends
 	sent := time.Now()
 	if mode == faults.ModeRevoke {
 		// The revoke's answer is the exact record of this loss: the

@@ -219,8 +219,8 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	fmt.Fprintf(stdout, "replaying %s × %s, seed %d\n", plan.Scenario, lockName, plan.Seed)
 	sum, err := scenarios.Run(ctx, cfg)
 	if err != nil && !errors.Is(err, scenarios.ErrInterrupted) {
-		if created {
-			os.Remove(out)
+		for _, d := range created { // nothing ran: no directory left behind
+			os.Remove(d)
 		}
 		return exitUsage, err
 	}

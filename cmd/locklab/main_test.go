@@ -68,6 +68,8 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--scenario", "nope"}, []string{`--scenario: unknown scenario "nope"`, "paused-holder", "random"}},
 		{[]string{"run", "--lock", "redlock"}, []string{`unknown lock "redlock"`, "etcd-mutex"}},
 		{[]string{"run", "--resource", "paper"}, []string{`unknown resource "paper"`, "fenced"}},
+		{[]string{"run", "--resource", ""}, []string{"--resource: empty: nothing to run"}},
+		{[]string{"run", "--scenario", " "}, []string{"--scenario: empty: nothing to run"}},
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
 		{[]string{"run", "--expect", "sometimes"}, []string{"--expect"}},
 		{[]string{"explain", "nope"}, []string{`unknown scenario "nope"`}},
@@ -96,6 +98,15 @@ func TestUnreachableEndpoint(t *testing.T) {
 	oneLine(t, stderr, "cannot reach etcd at http://127.0.0.1:1")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "no report directory left: %v", err)
+
+	// Nor the default reports/ it would have made, nor reports/<time>.
+	work := t.TempDir()
+	t.Chdir(work)
+	code, _, _ = locklab(t, t.Context(), "run", "--scenario", "contention", "--lock", "queue", "--endpoints", "127.0.0.1:1")
+	assert.Equal(t, exitUsage, code)
+	left, err := os.ReadDir(work)
+	require.NoError(t, err)
+	assert.Empty(t, left, "the working directory is as it was")
 }
 
 // Every command answers --help with its flags, on standard output, exit 0.

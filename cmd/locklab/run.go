@@ -142,8 +142,13 @@ func parse(fs *flag.FlagSet, args []string) error {
 // pick resolves a name / comma list / all against the valid names; extra
 // names are accepted by name but not part of all.
 func pick(flagName, value string, valid []string, extra ...string) ([]string, error) {
-	if value == "" || value == "all" {
+	switch strings.TrimSpace(value) {
+	case "all":
 		return valid, nil
+	case "":
+		// An empty list names nothing: running everything instead would
+		// pass off a typo'd variable as a full run.
+		return nil, usagef("--%s: empty: nothing to run (name one, a comma list, or all)", flagName)
 	}
 	var out []string
 	for _, v := range strings.Split(value, ",") {
@@ -264,8 +269,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		fmt.Fprintln(stderr, "locklab: interrupted: results are incomplete (results.json and the report say so)")
 		return exitUndecided, nil
 	case err != nil:
-		if created {
-			os.Remove(out) // nothing ran: leave no report directory (only if still empty)
+		// Nothing ran: leave no report directory, nor the parents made for
+		// it (reports/), each removed only if still empty.
+		for _, d := range created {
+			os.Remove(d)
 		}
 		return exitUsage, err
 	}
@@ -293,19 +300,25 @@ func writeReport(dir, title string, command []string, sum scenarios.Summary, ext
 }
 
 // outDir picks the results directory: the flag, or reports/<time>. created
-// says whether it made the directory.
-func outDir(flagValue string) (dir string, created bool, err error) {
+// lists the directories it made, deepest first.
+func outDir(flagValue string) (dir string, created []string, err error) {
 	dir = flagValue
 	if dir == "" {
 		dir = filepath.Join("reports", time.Now().Format("20060102-150405.000"))
 	}
-	if _, err := os.Stat(dir); err == nil {
-		return dir, false, nil
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", false, usagef("--out: %v", err)
+		return "", nil, usagef("--out: %v", err)
 	}
-	return dir, true, nil
+	return dir, created, nil
 }
 
 // linkLatest points reports/latest at dir (best effort).
