@@ -6,18 +6,12 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/cockroachdb/datadriven"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 )
@@ -359,9 +353,6 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 	return p, nil
 }
 
-// slowClients are the slow-holder scenario's clients.
-var slowClients = []string{"c1", "c2", "c3"}
-
 // slowOpTimeout bounds an operation in slow-holder: a waiter may wait for
 // every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
 const slowOpTimeout = 15 * time.Second
@@ -370,62 +361,6 @@ const slowOpTimeout = 15 * time.Second
 // acquire spans the crashed holder's lease running out (one TTL, and the
 // server's expiry check after it).
 const crashOpTimeout = 10 * time.Second
-
-// slowWork draws each slow-holder client's work from seed: uniform in
-// [TTL/4, 5·TTL/4], to the millisecond, except one client's, also drawn,
-// which works for 5·TTL/2 — longer than a lease can live unrenewed.
-func slowWork(seed uint64, ttl time.Duration) map[string]faults.Duration {
-	rng := rand.New(rand.NewPCG(seed, 0x510e))
-	work := map[string]faults.Duration{}
-	for _, c := range slowClients {
-		d := ttl/4 + time.Duration(rng.Int64N(int64(ttl)))
-		work[c] = faults.Duration(d.Round(time.Millisecond))
-	}
-	work[slowClients[rng.IntN(len(slowClients))]] = faults.Duration(5 * ttl / 2)
-	return work
-}
-
-// slowHolders runs the slow-holder scenario: the plan's clients, on
-// members in turn, each do one critical section of their drawn work. The
-// slowest acquires first; the others ask for the lock once it holds, so
-// they wait through its work. A client whose acquire or section fails tries
-// again (at most three cycles).
-func (e *Env) slowHolders(ctx context.Context, p Plan) error {
-	members := e.c.Members()
-	for i, name := range slowClients {
-		if err := e.AddClient(ctx, name, members[i%len(members)]); err != nil {
-			return err
-		}
-	}
-	slowest := slices.MaxFunc(slowClients, func(a, b string) int { return cmp.Compare(p.Work[a], p.Work[b]) })
-	holding := make(chan struct{})
-	var once sync.Once
-	held := func() { once.Do(func() { close(holding) }) }
-	var wg sync.WaitGroup
-	for _, name := range slowClients {
-		granted := func() {}
-		if name == slowest {
-			granted = held
-		}
-		wg.Go(func() {
-			defer granted() // the slowest never held: the others go on
-			if name != slowest {
-				select {
-				case <-holding:
-				case <-ctx.Done():
-					return
-				}
-			}
-			for range 3 {
-				if e.cycleThen(ctx, name, time.Duration(p.Work[name]), granted) || ctx.Err() != nil {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return nil
-}
 
 func (s Scenario) steps() ([]Step, error) {
 	if s.text != "" {
@@ -525,266 +460,6 @@ func expectedFor(expected string, resources []string) string {
 	return strings.Join(lines, "\n")
 }
 
-// phases shape a contention workload: how many critical sections complete
-// before the fault is applied, while it holds (or until progress stalls),
-// and after it is undone. Without a fault, after is the whole run.
-// untilLeasesGone holds a member fault, besides, until the server has ended
-// the lease of every client of the member it cuts off — the effect the
-// member-fault lessons describe — however fast the lock under test is.
-type phases struct {
-	before, during, after int64
-	untilLeasesGone       bool
-}
-
-// contend runs n clients (on members in turn), each acquiring, doing its
-// critical section and releasing in a loop. With a fault, it is applied once
-// `before` sections have completed and held (see hold) until `during` more
-// complete — or progress stalls, so a fault that stops every client cannot
-// stop the run. After a member fault is undone, every client must do a
-// section again (everyone rejoins; bounded by recoverWait). The clients
-// then go on until `after` more sections complete (or progress stalls: the
-// progress check then says what was missing), so every run shows whether
-// the lock recovered. Each client finishes the cycle it is in. Whether the
-// effects happened is the scenario's Effects' to judge, from the history.
-func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) error {
-	members := e.c.Members()
-	var names []string
-	for i := range n {
-		name := fmt.Sprintf("c%d", i+1)
-		if err := e.AddClient(ctx, name, members[i%len(members)]); err != nil {
-			return err
-		}
-		names = append(names, name)
-	}
-	sections := newTally()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for _, name := range names {
-		wg.Go(func() {
-			for !stop.Load() && ctx.Err() == nil {
-				if e.cycle(ctx, name, 0) {
-					sections.add(name)
-				}
-			}
-		})
-	}
-	var ferr error
-	if f.Kind != "" {
-		sections.waitFor(ctx, ph.before, stallWait)
-		in, err := e.Fault(ctx, f)
-		if err == nil {
-			e.hold(ctx, f, in, sections, ph)
-			err = in.Undo(ctx)
-		}
-		if err == nil && f.Kind.CutsOffMember() {
-			sections.waitEach(ctx, names, recoverWait)
-		}
-		ferr = err
-	}
-	sections.waitFor(ctx, ph.after, recoverWait)
-	stop.Store(true)
-	wg.Wait()
-	return ferr
-}
-
-// hold keeps an applied fault in place: for a member fault, it records
-// which member leads the rest of the cluster (the observed election) and,
-// with untilLeasesGone, waits until the server has ended the leases of the
-// cut-off member's clients (bounded by faults.DefaultWait: if they never
-// end, the scenario's effects say so), and then, if there is a `during`
-// phase, until a client of another member has completed a section (bounded
-// the same way). Then it waits for `during` sections or a stall.
-func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph phases) {
-	if f.Kind.CutsOffMember() {
-		member := in.Target()
-		wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
-		if leader, err := e.c.WaitLeader(wctx, member); err == nil {
-			e.observe(history.ObservedLeader, "", leader)
-		}
-		if ph.untilLeasesGone {
-			cut := e.clientsOn(member)
-			_ = poll.Until(wctx, "the leases of "+member+"'s clients to end", leasePoll, func(context.Context) (bool, error) {
-				for _, c := range cut {
-					if len(e.leasesOf(c)) > 0 {
-						return false, nil
-					}
-				}
-				return true, nil
-			})
-		}
-		cancel()
-		// The lesson is that the rest of the cluster carries on: hold the
-		// fault until a client of another member has done a section, for
-		// as long as a lock may take to let go of a grant the fault caught
-		// half-released (a request in flight when the leader died waits
-		// out etcd's request timeout, about 5 s, before it fails). A
-		// schedule with no `during` phase heals at once.
-		if ph.during > 0 {
-			sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
-		}
-	}
-	sections.waitFor(ctx, ph.during, stallWait)
-}
-
-// clientsOff lists the run's clients that do not go through member, in
-// creation order.
-func (e *Env) clientsOff(member string) []string {
-	on := e.clientsOn(member)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.DeleteFunc(slices.Clone(e.order), func(c string) bool { return slices.Contains(on, c) })
-}
-
-// tally counts completed critical sections, in all and per client, and
-// lets the workload wait for more of them: a condition, bounded by how long
-// progress may stall.
-type tally struct {
-	done     atomic.Int64
-	progress chan struct{}
-
-	mu       sync.Mutex
-	byClient map[string]int64
-}
-
-func newTally() *tally {
-	return &tally{progress: make(chan struct{}, 1), byClient: map[string]int64{}}
-}
-
-func (t *tally) add(client string) {
-	t.mu.Lock()
-	t.byClient[client]++
-	t.mu.Unlock()
-	t.done.Add(1)
-	select {
-	case t.progress <- struct{}{}:
-	default:
-	}
-}
-
-// of is how many sections client has completed.
-func (t *tally) of(client string) int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.byClient[client]
-}
-
-// waitEach waits until every one of clients has completed a section more
-// than now, for at most bound in all, or until ctx ends.
-func (t *tally) waitEach(ctx context.Context, clients []string, bound time.Duration) {
-	t.waitClients(ctx, clients, bound, true)
-}
-
-// waitAny waits until one of clients has completed a section more than
-// now, for at most bound, or until ctx ends.
-func (t *tally) waitAny(ctx context.Context, clients []string, bound time.Duration) {
-	t.waitClients(ctx, clients, bound, false)
-}
-
-// waitClients is waitEach (every) or waitAny.
-func (t *tally) waitClients(ctx context.Context, clients []string, bound time.Duration, every bool) {
-	base := map[string]int64{}
-	for _, c := range clients {
-		base[c] = t.of(c)
-	}
-	behind := func(c string) bool { return t.of(c) <= base[c] }
-	met := func() bool {
-		if every {
-			return !slices.ContainsFunc(clients, behind)
-		}
-		return slices.ContainsFunc(clients, func(c string) bool { return !behind(c) })
-	}
-	timer := time.NewTimer(bound)
-	defer timer.Stop()
-	for !met() {
-		select {
-		case <-t.progress:
-		case <-timer.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// waitFor waits until n more sections than now have completed, until none
-// has for stall, or until ctx ends.
-func (t *tally) waitFor(ctx context.Context, n int64, stall time.Duration) {
-	target := t.done.Load() + n
-	timer := time.NewTimer(stall)
-	defer timer.Stop()
-	for t.done.Load() < target {
-		select {
-		case <-t.progress:
-			timer.Reset(stall)
-		case <-timer.C:
-			return
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-// cycle is one client's acquire → critical section (working for work, see
-// cs) → release, with its pause points; it reports whether the critical
-// section ran.
-func (e *Env) cycle(ctx context.Context, client string, work time.Duration) bool {
-	return e.cycleThen(ctx, client, work, func() {})
-}
-
-// cycleThen is cycle, calling granted once the client holds the lock.
-func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, granted func()) bool {
-	w, err := e.worker(client)
-	if err != nil {
-		return false
-	}
-	if _, err := e.Acquire(ctx, client); err != nil {
-		return false
-	}
-	granted()
-	if w.cl.PausePoint(ctx, lock.AfterAcquire) != nil {
-		return false
-	}
-	_, csErr := e.cs(ctx, client, work)
-	if _, err := e.Release(ctx, client); errors.Is(err, errPaused) {
-		return false
-	}
-	return csErr == nil
-}
-
-// drawn runs a drawn script (the random scenario's): every step as the
-// plan lists it. What a lock answers is the lock's (a known-bad one may
-// grant where a correct one refuses), so those outputs are not compared;
-// the steps that set up and apply faults must print what they print for
-// every lock, or the script did not run as drawn and the run is an error.
-func (e *Env) drawn(ctx context.Context, p Plan) error {
-	if len(p.Steps) == 0 {
-		return errors.New("the plan lists no steps (a schedule recorded by an older locklab?)")
-	}
-	e.Bind(ctx)
-	var diffs []string
-	points := map[string]string{}
-	for i, line := range p.Steps {
-		if line == "check" {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		out, err := e.DoLine(ctx, line)
-		if err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
-		}
-		cmd, args, _ := datadriven.ParseLine(line) // DoLine has parsed it
-		if want, ok := fixedOutput(cmd, argMap(args), points); ok && out != want {
-			diffs = append(diffs, fmt.Sprintf("step %d: %s: got %q, want %q", i+1, line, out, want))
-		}
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("the drawn script did not run as drawn:\n%s", strings.Join(diffs, "\n"))
-	}
-	return nil
-}
-
 // fixedOutput is what a step prints whatever the lock, if it is such a
 // step: setup, clients and faults. points remembers each client's armed
 // pause point.
@@ -821,11 +496,3 @@ func fixedOutput(cmd string, a args, points map[string]string) (string, bool) {
 // stepTimeout bounds one script step; the slowest (waiting for a lease to
 // lapse) takes about 1.5 s.
 const stepTimeout = 30 * time.Second
-
-// stallWait is how long a contention scenario waits for progress before it
-// moves on to its next fault step anyway; recoverWait how long, after the
-// last fault, it waits for the lock to make progress again.
-const (
-	stallWait   = 2 * time.Second
-	recoverWait = time.Duration(regrantWithin)
-)

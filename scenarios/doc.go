@@ -9,10 +9,15 @@
 // be driven from Go.
 //
 // Where things are:
-//   - catalog.go: the catalog (Scenario, Lookup, Plan) and the member-fault
-//     schedule; userscript.go: a scenario from a user's file (FromScript)
+//   - catalog.go: the catalog (Scenario, Lookup, Plan, Execute); userscript.go:
+//     a scenario from a user's file (FromScript)
+//   - workload.go: contention, slow holders, the member-fault hold, drawn
+//     scripts run as the plan lists them
 //   - env.go: Env, one run — clients, lockers, three resources, three
-//     histories on one clock, the lease monitor
+//     histories on one clock; envops.go: one client's acquire, critical
+//     section and release; envfault.go: pauses, crashes and faults named by
+//     the run's clients; envlease.go: the leases the lab follows, the lease
+//     monitor and the stall watcher
 //   - script.go: the script format and its commands
 //   - walk.go: drawn scripts (Walk, DrawScript), for exploration and the
 //     random scenario

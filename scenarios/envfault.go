@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/faults"
+)
+
+// Pause arms a pause of client at point and returns at once; the fault is
+// applied through the nemesis (so it is on the timeline) and WaitPaused
+// waits for it. Arming first is what makes a script deterministic: start the
+// work that passes the point after this, and the worker cannot slip past.
+func (e *Env) Pause(ctx context.Context, client, point string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if err := w.cl.Arm(point); err != nil {
+		return "", err
+	}
+	w.pausing = make(chan pauseResult, 1)
+	go func() {
+		in, err := e.nemesis.Apply(e.background(ctx), faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
+		w.pausing <- pauseResult{in, err}
+	}()
+	return fmt.Sprintf("%s: will pause at %s", client, point), nil
+}
+
+type pauseResult struct {
+	in  *faults.Injection
+	err error
+}
+
+// WaitPaused waits until client's armed pause has stopped it.
+func (e *Env) WaitPaused(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if w.pausing == nil {
+		return "", fmt.Errorf("%s has no pause armed", client)
+	}
+	select {
+	case r := <-w.pausing:
+		w.pausing = nil
+		if r.err != nil {
+			return "", r.err
+		}
+		w.paused = r.in
+		return fmt.Sprintf("%s: paused at %s, link cut", client, r.in.Target()), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Crash kills client as SIGKILL kills a process, and starts it again with
+// nothing: see cluster.Client.Crash. Its lease lives on on the server until
+// its TTL ends; whatever it had under way never completes.
+func (e *Env) Crash(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.CrashClient, Client: client}); err != nil {
+		return "", err
+	}
+	if w.paused != nil {
+		// A pause ends with the process it froze: its window closes.
+		err = w.paused.Undo(ctx)
+		w.paused = nil
+	}
+	return crashOutput(client), err
+}
+
+// crashOutput is what a crash step prints.
+func crashOutput(client string) string {
+	return client + ": crashed, and started again holding nothing"
+}
+
+// Resume undoes Pause.
+func (e *Env) Resume(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if w.paused == nil {
+		return "", fmt.Errorf("%s is not paused", client)
+	}
+	err = w.paused.Undo(ctx)
+	w.paused = nil
+	return fmt.Sprintf("%s: resumed", client), err
+}
+
+// Fault applies a fault whose client names are the run's (c1), not the
+// cluster's.
+func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, error) {
+	if f.Client != "" {
+		w, err := e.worker(f.Client)
+		if err != nil {
+			return nil, err
+		}
+		f.Client = w.cl.Name()
+	}
+	return e.nemesis.Apply(ctx, f)
+}

@@ -1,0 +1,263 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/lock"
+)
+
+// learn takes in every lease the server has granted through w's client
+// since the last look — a lock may take a new lease per acquire — so the
+// monitor follows each until the server ends it. A fresh grant is a server's
+// answer that the lease was alive then.
+func (e *Env) learn(w *worker) {
+	grants := w.cl.LeaseGrants()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, g := range grants[e.learned[w.name]:] {
+		id := int64(g.ID)
+		if !e.lost[id] {
+			e.leases[id] = w.name
+			e.alive[id] = max(e.alive[id], int64(g.At.Sub(e.start)))
+			if g.TTL > 0 {
+				// The grant's answer is the one sure word on the TTL: a
+				// lease revoked before the monitor first saw it would
+				// otherwise be recorded with none.
+				e.ttls[id] = g.TTL
+			}
+		}
+	}
+	e.learned[w.name] = len(grants)
+	if len(grants) > 0 {
+		// A lock may take its lease only when first asked to acquire (a
+		// lazy session, a process that says its lease only with a grant)
+		// and a new one per acquire: the client's lease is the latest the
+		// server granted through its link.
+		w.cl.SetLease(grants[len(grants)-1].ID)
+	}
+}
+
+// leaseOf is the lease w's lock rests on now, as far as the lab knows: the
+// Go lock's own word, else the latest lease granted through the client's
+// link (a process lock's, or a lock whose session is not made yet when
+// asked, only in Acquire).
+func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
+	e.learn(w)
+	if _, ok := w.locker.(lock.Process); !ok {
+		if l := w.locker.Lease(); l != 0 {
+			return l
+		}
+	}
+	return w.cl.Lease()
+}
+
+// WaitLeaseGone waits until the server no longer has client's lease and
+// records it on every history.
+func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	defer cancel()
+	lease := e.leaseOf(w)
+	err = poll.Until(ctx, "the server to drop "+client+"'s lease", leasePoll, func(ctx context.Context) (bool, error) {
+		return e.checkLease(ctx, client, lease)
+	})
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("server: %s's lease is gone", client), nil
+}
+
+// checkLease asks the server about one lease; the first time it is gone, a
+// lease-lost event is recorded with the last time it was seen alive.
+func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.LeaseID) (bool, error) {
+	e.mu.Lock()
+	revoking := e.revoking[int64(lease)]
+	e.mu.Unlock()
+	if revoking {
+		return false, nil // Expire records it
+	}
+	sent := time.Since(e.start)
+	ttl, alive, err := e.c.LeaseTTL(ctx, lease)
+	if err != nil {
+		return false, err
+	}
+	if alive {
+		e.mu.Lock()
+		e.alive[int64(lease)] = max(e.alive[int64(lease)], int64(sent))
+		if _, known := e.ttls[int64(lease)]; !known && ttl > 0 {
+			e.ttls[int64(lease)] = ttl
+		}
+		e.mu.Unlock()
+		return false, nil
+	}
+	e.mu.Lock()
+	revoking = e.revoking[int64(lease)]
+	e.mu.Unlock()
+	if revoking {
+		// A revoke began while the question was out, and the answer may
+		// have come after it: Expire records the loss with the revoke's
+		// time, later than this poll's last sighting.
+		return false, nil
+	}
+	e.markLost(client, lease, time.Time{})
+	return true, nil
+}
+
+// markLost records, once, that the server ended lease: now it is known
+// gone; it was last known alive at aliveAt, or (zero) at the monitor's last
+// sighting. The record says too when the client last sent the lease a
+// keep-alive before that, and the TTL the server granted it.
+func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lost[int64(lease)] {
+		return
+	}
+	e.lost[int64(lease)] = true
+	delete(e.leases, int64(lease))
+	end := history.LeaseEnd{Client: client, Lease: int64(lease), TTL: e.ttls[int64(lease)],
+		LastAlive: e.start.Add(time.Duration(e.alive[int64(lease)]))}
+	if aliveAt.After(end.LastAlive) {
+		end.LastAlive = aliveAt
+	}
+	if w, ok := e.clients[client]; ok {
+		end.LastRenewal, _ = w.cl.LastRenewal(lease, end.LastAlive)
+	}
+	for _, r := range e.runs {
+		r.rec.LeaseLost(end)
+	}
+}
+
+// Expire ends client's lease on the server: by revoking it (the revoke's
+// answer is the server's word that the lease was alive when it was sent and
+// is gone now, so the loss is on the timeline exactly, however young the
+// lease), or by cutting the client until the server lets it lapse.
+func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	lease := e.leaseOf(w) // learned now: a waiter's lease may be younger than its Locker
+	w.cl.SetLease(lease)  // the lease the fault ends
+	sent := time.Now()
+	if mode == faults.ModeRevoke {
+		// The revoke's answer is the exact record of this loss: the
+		// monitor must not record it first, from an older sighting.
+		e.mu.Lock()
+		e.revoking[int64(lease)] = true
+		e.mu.Unlock()
+		defer func() {
+			e.mu.Lock()
+			delete(e.revoking, int64(lease))
+			e.mu.Unlock()
+		}()
+	}
+	in, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode})
+	if err != nil {
+		return "", err
+	}
+	if mode == faults.ModeRevoke {
+		if in.AlreadyGone() {
+			sent = time.Time{} // it ended before the revoke: the monitor's last sighting is all we know
+		}
+		e.markLost(client, lease, sent)
+	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("server: %s's lease ended (%s)", client, mode), nil
+}
+
+// monitorLeases watches every lease any client has had, until the server
+// drops it or ctx ends, so that a lease that lapses during a fault is on the
+// timeline even when no step waited for it — including one a client has
+// already replaced after learning its session expired. Validity windows
+// depend on it.
+func (e *Env) monitorLeases(ctx context.Context) {
+	t := time.NewTicker(leasePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.sweepLeases(ctx)
+	}
+}
+
+// stallTick is how often the stall watcher runs; a gap of stallGap or more
+// between two of its runs is recorded as a stall of the lab.
+const (
+	stallTick = 20 * time.Millisecond
+	stallGap  = 250 * time.Millisecond
+)
+
+// watchStalls records, on every history, each time the lab's own process
+// stood still for stallGap or more (starved of CPU, a stop-the-world
+// pause): its clients and the embedded cluster stood still with it, so a
+// lease that lapsed then is no finding against the lock (see
+// history.ObservedStalled).
+func (e *Env) watchStalls(ctx context.Context) {
+	t := time.NewTicker(stallTick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		if now.Sub(last) >= stallGap {
+			for _, r := range e.runs {
+				r.rec.ObserveStall(last)
+			}
+		}
+		last = now
+	}
+}
+
+// sweepLeases asks the server once about every lease not yet seen gone.
+func (e *Env) sweepLeases(ctx context.Context) {
+	type pair struct {
+		client string
+		lease  clientv3.LeaseID
+	}
+	e.mu.Lock()
+	ws := make([]*worker, 0, len(e.order))
+	for _, name := range e.order {
+		ws = append(ws, e.clients[name])
+	}
+	e.mu.Unlock()
+	for _, w := range ws {
+		e.learn(w)
+	}
+	e.mu.Lock()
+	var leases []pair
+	for l, client := range e.leases {
+		leases = append(leases, pair{client, clientv3.LeaseID(l)})
+	}
+	e.mu.Unlock()
+	slices.SortFunc(leases, func(a, b pair) int { return int(a.lease - b.lease) })
+	for _, p := range leases {
+		e.checkLease(ctx, p.client, p.lease)
+	}
+}
+
+// isLeaseLost reports whether the server is known to have ended lease.
+func (e *Env) isLeaseLost(lease int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lost[lease]
+}

@@ -1,0 +1,380 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+)
+
+// Acquire has client acquire the lock, recorded on every history.
+func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	crashes, err := e.restart(w)
+	if err != nil {
+		return "", err
+	}
+	// A client that saw its session's lease end makes a new session before
+	// it asks again, as a real one watching its session would: whether the
+	// old Locker has noticed yet is timing, not the lock's behaviour.
+	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
+		if err := e.renew(w); err != nil {
+			return "", err
+		}
+	}
+	ids := make([]int, len(e.runs))
+	for i, r := range e.runs {
+		ids[i] = r.rec.Invoke(client, history.Acquire, history.Event{Lock: "lock"})
+	}
+	actx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	g, err := w.locker.Acquire(actx)
+	cancel()
+	e.learn(w)
+	if e.crashedSince(w, crashes) {
+		// Whatever the lock said, nobody was left to hear it: the grant
+		// may stand on the server, or not.
+		for i, r := range e.runs {
+			r.rec.Complete(ids[i], cluster.ErrCrashed, history.Event{})
+		}
+		return fmt.Sprintf("%s: error: crashed", client), cluster.ErrCrashed
+	}
+	var lease int64
+	if err == nil {
+		lease = e.grantLease(ctx, w, g)
+		g.Lease = clientv3.LeaseID(lease)
+	}
+	for i, r := range e.runs {
+		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token, Lease: lease})
+	}
+	if err != nil {
+		expired, rerr := e.afterError(ctx, w, err)
+		if expired {
+			err = errors.Join(lock.ErrSessionExpired, err)
+		}
+		return fmt.Sprintf("%s: %s", client, describeErr(err)), errors.Join(err, rerr)
+	}
+	label := e.token(g.Token)
+	e.mu.Lock()
+	w.grant, w.held = g, true
+	if w.grants == nil {
+		w.grants = map[string]lock.Grant{}
+	}
+	w.grants[label] = g
+	e.mu.Unlock()
+	return fmt.Sprintf("%s: granted token=%s", client, label), nil
+}
+
+// grantLease is the lease g rests on: the one the lock names, else the one
+// the grant's key carried when it was created (read from the server at the
+// grant's revision), else the Locker's.
+func (e *Env) grantLease(ctx context.Context, w *worker, g lock.Grant) int64 {
+	if g.Lease != 0 {
+		return int64(g.Lease)
+	}
+	if g.Key != "" && g.Token != 0 {
+		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+		resp, err := e.c.Admin().Get(rctx, g.Key, clientv3.WithRev(g.Token))
+		cancel()
+		if err == nil && len(resp.Kvs) > 0 && resp.Kvs[0].Lease != 0 {
+			return resp.Kvs[0].Lease
+		}
+	}
+	return int64(w.locker.Lease())
+}
+
+// afterError handles an acquire or release that failed: if the server no
+// longer has the Locker's lease — whatever error the lock gave — the Locker
+// is done for and the client gets a new one, as a real client would make a
+// new session. It reports whether the lease was gone.
+func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error) {
+	lease := e.leaseOf(w)
+	gone := errors.Is(err, lock.ErrSessionExpired)
+	if !gone && lease != 0 {
+		alive, aerr := e.c.LeaseAlive(context.WithoutCancel(ctx), lease)
+		gone = aerr == nil && !alive
+	}
+	if !gone {
+		return false, nil
+	}
+	if lease != 0 {
+		e.checkLease(context.WithoutCancel(ctx), w.name, lease)
+	}
+	return true, e.renew(w)
+}
+
+// CS runs client's critical section on every resource at once: read each
+// counter, pass the before-write pause point, write each counter+1 with the
+// grant's token. Each resource's history records it as one operation.
+func (e *Env) CS(ctx context.Context, client string) (string, error) {
+	return e.cs(ctx, client, 0)
+}
+
+// cs is a critical section in which the client works for d between its
+// read and its write: a slow holder, whose work the scenario draws from its
+// seed. The holder does not look at its lease meanwhile — a real one does
+// not either.
+func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	if _, err := e.restart(w); err != nil {
+		return "", err
+	}
+	e.mu.Lock()
+	held := w.held
+	e.mu.Unlock()
+	if !held {
+		// A client that was not granted the lock does not enter the
+		// section: what it would write is the lab's doing, not the lock's,
+		// and would be judged as the lock letting two clients in.
+		return fmt.Sprintf("%s: error: holds no grant", client), fmt.Errorf("%s: critical section without a grant: %w", client, lock.ErrNotHeld)
+	}
+	// One connection for the whole section: if the client crashes in it,
+	// what is left of it dies with that connection.
+	cli := w.cl.Etcd()
+	cctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	defer cancel()
+	// An operation blocked by a pause may outlive the timeout; that is the point.
+	ids := make([]int, len(e.runs))
+	reads := make([]*int64, len(e.runs))
+	errs := make([]error, len(e.runs))
+	for i, r := range e.runs {
+		ids[i] = r.rec.Invoke(client, history.CS, history.Event{Lock: "lock"})
+		v, err := r.res.Read(cctx, cli, w.grant)
+		if err == nil {
+			reads[i] = &v
+		}
+		errs[i] = err
+	}
+	work(ctx, d)
+	pauseErr := w.cl.PausePoint(ctx, lock.BeforeWrite)
+	var parts []string
+	for i, r := range e.runs {
+		out := history.Event{Token: w.grant.Token, Value: reads[i]}
+		err := errs[i]
+		if err == nil && pauseErr != nil {
+			err = pauseErr
+			if errors.Is(pauseErr, cluster.ErrCrashed) {
+				err = history.Definite(pauseErr) // it died before writing
+			}
+		}
+		var wr lock.Written
+		if err == nil {
+			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
+			out.WriteAt = max(r.rec.Since(time.Now()), 1)
+			wr, err = r.res.Write(wctx, cli, w.grant, *reads[i]+1)
+			wcancel()
+		}
+		if err == nil {
+			out.Accepted, out.Reason = &wr.Accepted, wr.Reason
+		}
+		r.rec.Complete(ids[i], classify(err), out)
+		parts = append(parts, e.describeWrite(r.res.Name(), reads[i], wr, err))
+	}
+	return fmt.Sprintf("%s: %s", client, strings.Join(parts, "; ")), errors.Join(errs...)
+}
+
+// work waits for d, or until ctx ends: the holder's work, which its lease
+// must outlive.
+func work(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+func (e *Env) describeWrite(res string, read *int64, wr lock.Written, err error) string {
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s %s", res, describeErr(err))
+	case wr.Accepted:
+		return fmt.Sprintf("%s read %d wrote %d", res, *read, *read+1)
+	}
+	reason := "rejected"
+	if strings.HasPrefix(wr.Reason, "stale token") {
+		reason = "rejected: stale token"
+	} else if strings.Contains(wr.Reason, "lock was lost") {
+		reason = "rejected: lock lost"
+	}
+	return fmt.Sprintf("%s read %d %s", res, *read, reason)
+}
+
+// Release has client release its grant, recorded on every history.
+func (e *Env) Release(ctx context.Context, client string) (string, error) {
+	return e.ReleaseGrant(ctx, client, "")
+}
+
+// errPaused marks a step that never ran because its context ended while
+// the client was paused before it.
+var errPaused = errors.New("stopped while paused")
+
+// ReleaseGrant has client release the grant labelled label (t1), or its
+// latest grant if label is "": a client retrying the release of an older
+// grant, as after an ambiguous failure.
+func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return "", err
+	}
+	crashes, err := e.restart(w)
+	if err != nil {
+		return "", err
+	}
+	// A pause armed at before-release stops the client here, before the
+	// release is sent (the stale-release scenario's frozen holder).
+	if err := w.cl.PausePoint(ctx, lock.BeforeRelease); err != nil {
+		return "", fmt.Errorf("%w: %w", errPaused, err)
+	}
+	g := w.grant
+	if label != "" {
+		e.mu.Lock()
+		old, ok := w.grants[label]
+		e.mu.Unlock()
+		if !ok {
+			return "", fmt.Errorf("%s was never granted %s", client, label)
+		}
+		g = old
+	}
+	ids := make([]int, len(e.runs))
+	e.mu.Lock()
+	w.releasing = true
+	e.mu.Unlock()
+	for i, r := range e.runs {
+		ids[i] = r.rec.Invoke(client, history.Release, history.Event{Lock: "lock"})
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	err = w.locker.Release(rctx, g)
+	cancel()
+	if e.crashedSince(w, crashes) {
+		err = cluster.ErrCrashed // nobody was left to hear the answer
+	}
+	// Holding ends when the release returns, whatever it answered, and in
+	// the same step as releasing: no moment shows the grant held and not
+	// being released once its key may be gone by the client's own hand.
+	e.mu.Lock()
+	w.releasing = false
+	if g.Token == w.grant.Token {
+		w.held = false
+	}
+	e.mu.Unlock()
+	for i, r := range e.runs {
+		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
+	}
+	e.checkOthersHold(ctx, client)
+	// A grant whose lease the server already ended is not the client's to
+	// release: a careful lock says "not held", etcd's Mutex deletes its key
+	// name blindly and says nothing. Either is safe here (whether a late
+	// release can free another holder's lock is the stale-release
+	// scenario's question), so the step's output does not tell them apart;
+	// the history does.
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) {
+		return fmt.Sprintf("%s: released a grant whose lease had ended", client), nil
+	}
+	if err != nil {
+		expired, rerr := e.afterError(ctx, w, err)
+		if expired && !errors.Is(err, lock.ErrNotHeld) {
+			err = errors.Join(lock.ErrSessionExpired, err)
+		}
+		return fmt.Sprintf("%s: release %s", client, describeErr(err)), errors.Join(err, rerr)
+	}
+	return fmt.Sprintf("%s: released", client), nil
+}
+
+// checkOthersHold looks, after client's release, at the grant of every
+// other client that holds the lock and is not releasing: if its key is gone
+// (or replaced) from the server while its lease is still alive — so no
+// lease end removed it — and the holder still has not begun to release, a
+// release not its own freed it, and that is recorded (the validity check
+// fails it). Only grants that name their key can be looked at.
+func (e *Env) checkOthersHold(ctx context.Context, client string) {
+	type held struct {
+		w *worker
+		g lock.Grant
+	}
+	var hs []held
+	e.mu.Lock()
+	for _, name := range e.order {
+		w := e.clients[name]
+		if name != client && w.held && !w.releasing && w.grant.Key != "" && w.grant.Token != 0 &&
+			w.grant.Lease != 0 && !e.lost[int64(w.grant.Lease)] {
+			hs = append(hs, held{w, w.grant})
+		}
+	}
+	e.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	for _, h := range hs {
+		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+		stands, err := e.grantStands(rctx, h.g)
+		cancel()
+		if err != nil || stands {
+			continue
+		}
+		if alive, err := e.c.LeaseAlive(ctx, h.g.Lease); err != nil || !alive {
+			continue
+		}
+		e.mu.Lock()
+		still := h.w.held && !h.w.releasing && h.w.grant.Token == h.g.Token
+		e.mu.Unlock()
+		if still {
+			for _, r := range e.runs {
+				r.rec.ObserveGrantGone(h.w.name, h.g.Token)
+			}
+		}
+	}
+}
+
+// grantStands reports whether g's key is still on the server as g created
+// it (same create revision): no release or lease end has removed it.
+func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
+	resp, err := e.c.Admin().Get(ctx, g.Key)
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == g.Token, nil
+}
+
+// isLost reports whether the server is known to have ended the lease g
+// rests on.
+func (e *Env) isLost(g lock.Grant) bool {
+	return g.Lease != 0 && e.isLeaseLost(int64(g.Lease))
+}
+
+// describeErr names an error without anything that changes run to run.
+func describeErr(err error) string {
+	switch {
+	case errors.Is(err, lock.ErrSessionExpired), errors.Is(err, rpctypes.ErrLeaseNotFound):
+		return "error: session expired"
+	case errors.Is(err, lock.ErrNotHeld):
+		return "error: not held"
+	case errors.Is(err, lock.ErrNoToken):
+		return "error: no fencing token"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "error: timed out"
+	case errors.Is(err, context.Canceled):
+		return "error: cancelled"
+	case status.Code(err) == codes.Unavailable:
+		return "error: connection lost"
+	case errors.Is(err, cluster.ErrCrashed):
+		return "error: crashed"
+	}
+	return "error: " + err.Error()
+}
