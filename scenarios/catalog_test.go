@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
@@ -385,4 +386,28 @@ func TestALazySessionLockPasses(t *testing.T) {
 	for _, r := range sum.Results {
 		assert.True(t, r.Matches, "%s × %s: %s %s", r.Scenario, r.Resource, r.Verdict, r.Error)
 	}
+}
+
+// A run on a user's own cluster leaves it as it found it: no key of the
+// run's is left (its counter, its lock keys), whatever the scenario.
+func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{})
+	require.NoError(t, err)
+	defer c.Close()
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"contention", "paused-holder", "crashed-holder"}, Locks: []string{"queue", "etcd-mutex"},
+		Resources: lock.ResourceNames(), Seed: 1, Runs: 1,
+		External: &cluster.External{Endpoints: c.Endpoints()},
+	})
+	require.NoError(t, err)
+	for _, r := range sum.Results {
+		assert.True(t, r.Matches, "%s × %s × %s: %s %s", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Error)
+	}
+	resp, err := c.Admin().Get(t.Context(), "locklab/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	require.NoError(t, err)
+	var left []string
+	for _, kv := range resp.Kvs {
+		left = append(left, string(kv.Key))
+	}
+	assert.Empty(t, left, "keys the runs left on the cluster")
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
@@ -210,7 +211,8 @@ func (e *Env) Err() error {
 }
 
 // Close undoes active faults, records each resource's final value, closes
-// the run's lockers and clients and stops the lease monitor.
+// the run's lockers and clients, stops the lease monitor and, on a cluster
+// the lab does not own, removes every key the run wrote.
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -240,6 +242,13 @@ func (e *Env) Close() error {
 			w.locker.Close()
 		}
 		errs = append(errs, e.c.CloseClient(w.cl.Name()))
+	}
+	if e.c.IsExternal() {
+		// A user's own cluster is left as it was found: the run's keys (its
+		// counter, what its lockers left) go. An embedded one goes whole.
+		if _, err := e.c.Admin().Delete(ctx, e.opts.Prefix, clientv3.WithPrefix()); err != nil {
+			errs = append(errs, fmt.Errorf("removing the run's keys (%s…) from the cluster: %w", e.opts.Prefix, err))
+		}
 	}
 	return errors.Join(errs...)
 }
