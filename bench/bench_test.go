@@ -63,8 +63,11 @@ func TestRunCountsAProcessLocksRequests(t *testing.T) {
 	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "etcdctl", Factory: f, Clients: 1, Acquires: 10})
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, res.Requests)
-	res, err = bench.Run(t.Context(), c, bench.Config{Lock: "etcdctl", Factory: f, Clients: 3, Acquires: 30,
-		Section: func() { time.Sleep(5 * time.Millisecond) }})
+	// Each holder works long enough that the others' processes, however
+	// slowly they start (a race-built etcdctl takes hundreds of ms), are
+	// queued behind it: a release then has a waiter to wake.
+	res, err = bench.Run(t.Context(), c, bench.Config{Lock: "etcdctl", Factory: f, Clients: 3, Acquires: 6,
+		Section: func() { time.Sleep(time.Second) }})
 	require.NoError(t, err)
 	assert.Positive(t, res.Wakeups, "waiters are woken by watch events read off the link")
 }
