@@ -231,13 +231,7 @@ func (e *Env) Close() error {
 		}
 		r.rec.Final(v)
 	}
-	e.mu.Lock()
-	ws := make([]*worker, 0, len(e.clients))
-	for _, name := range e.order {
-		ws = append(ws, e.clients[name])
-	}
-	e.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range e.workers() {
 		if w.locker != nil {
 			w.locker.Close()
 		}
@@ -411,4 +405,15 @@ func (e *Env) Clients() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.order)
+}
+
+// workers lists the run's clients in creation order.
+func (e *Env) workers() []*worker {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ws := make([]*worker, 0, len(e.order))
+	for _, name := range e.order {
+		ws = append(ws, e.clients[name])
+	}
+	return ws
 }

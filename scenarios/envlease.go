@@ -234,13 +234,7 @@ func (e *Env) sweepLeases(ctx context.Context) {
 		client string
 		lease  clientv3.LeaseID
 	}
-	e.mu.Lock()
-	ws := make([]*worker, 0, len(e.order))
-	for _, name := range e.order {
-		ws = append(ws, e.clients[name])
-	}
-	e.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range e.workers() {
 		e.learn(w)
 	}
 	e.mu.Lock()
