@@ -136,13 +136,7 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	run := runs.Add(1)
-	members := c.Members()
-	type worker struct {
-		client *cluster.Client
-		locker lock.Locker
-	}
-	workers := make([]worker, 0, cfg.Clients)
+	workers, err := startWorkers(c, cfg)
 	defer func() {
 		for _, w := range workers {
 			if w.locker != nil {
@@ -151,52 +145,9 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 			c.CloseClient(w.client.Name())
 		}
 	}()
-	// Its own lock name, so that measurements from other processes on the
-	// same (external) cluster never share a queue.
-	name := fmt.Sprintf("%s-%08x-%d", cfg.Lock, rand.Uint32(), run)
-	for i := range cfg.Clients {
-		cl, err := c.NewClient(fmt.Sprintf("bench%d-c%d", run, i+1), members[i%len(members)])
-		if err != nil {
-			return Result{}, fmt.Errorf("bench: %w", err)
-		}
-		workers = append(workers, worker{client: cl})
-		l, err := cfg.Factory(cl.Etcd(), name, lock.Options{TTL: cfg.TTL, Prefix: cfg.Prefix})
-		if err != nil {
-			return Result{}, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
-		}
-		workers[i].locker = l
-		if _, ok := l.(lock.Process); ok {
-			// A lock run as a process: its requests and wake-ups are
-			// counted off the client's link.
-			cl.ReadWire()
-		}
+	if err != nil {
+		return Result{}, err
 	}
-
-	var (
-		left     atomic.Int64 // grants still to make; < 0 once Acquires is reached
-		inside   atomic.Int32
-		lastRel  atomic.Int64 // when the last holder called Release, ns since start; -1 before any
-		lastWho  atomic.Int32 // which worker made the last grant; -1 before any
-		same     atomic.Int64
-		wakes    atomic.Int64
-		futile   atomic.Int64
-		mu       sync.Mutex
-		acquires []time.Duration
-		handoffs []time.Duration
-		firstErr error
-	)
-	left.Store(int64(cfg.Acquires))
-	lastRel.Store(-1)
-	lastWho.Store(-1)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-		}
-		mu.Unlock()
-	}
-	mctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	requests := func() (n int64) {
 		for _, w := range workers {
 			n += w.client.Requests()
@@ -212,109 +163,190 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	start := time.Now()
+	m := &measurement{cfg: cfg, start: time.Now()}
+	m.left.Store(int64(cfg.Acquires))
+	m.lastRel.Store(-1)
+	m.lastWho.Store(-1)
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m.cancel = cancel
 	if cfg.Duration > 0 {
 		// The measurement's clock and its deadline start together: it
 		// lasts the whole duration, never a little less.
 		var stop context.CancelFunc
-		mctx, stop = context.WithDeadline(mctx, start.Add(cfg.Duration))
+		mctx, stop = context.WithDeadline(mctx, m.start.Add(cfg.Duration))
 		defer stop()
 	}
 	var wg sync.WaitGroup
 	for i, w := range workers {
-		wg.Go(func() {
-			var acq, hand []time.Duration
-			defer func() {
-				mu.Lock()
-				acquires = append(acquires, acq...)
-				handoffs = append(handoffs, hand...)
-				mu.Unlock()
-			}()
-			poller, _ := w.locker.(lock.Poller)
-			woken := func() int64 {
-				n := w.client.WatchEvents()
-				if poller != nil {
-					n += poller.Polls()
-				}
-				return n
-			}
-			for mctx.Err() == nil && (cfg.Acquires == 0 || left.Add(-1) >= 0) {
-				t0 := time.Now()
-				w0 := woken()
-				g, err := w.locker.Acquire(mctx)
-				if err != nil {
-					if mctx.Err() == nil {
-						fail(fmt.Errorf("bench: %s: acquire: %w", cfg.Lock, err))
-						cancel()
-					}
-					return
-				}
-				got := time.Now()
-				if n := woken() - w0; n > 0 {
-					wakes.Add(n)
-					futile.Add(n - 1)
-				}
-				if inside.Add(1) != 1 {
-					fail(fmt.Errorf("%w (%s, %d clients)", ErrMutualExclusion, cfg.Lock, cfg.Clients))
-					cancel()
-				}
-				acq = append(acq, got.Sub(t0))
-				if cfg.Section != nil {
-					cfg.Section()
-				}
-				if r := lastRel.Load(); r >= 0 {
-					hand = append(hand, got.Sub(start)-time.Duration(r))
-				}
-				if lastWho.Swap(int32(i)) == int32(i) {
-					same.Add(1)
-				}
-				inside.Add(-1)
-				lastRel.Store(int64(time.Since(start)))
-				// Release is not cut short by the end of the measurement: a
-				// lock left held would only slow the cleanup.
-				if err := w.locker.Release(context.WithoutCancel(mctx), g); err != nil {
-					fail(fmt.Errorf("bench: %s: release: %w", cfg.Lock, err))
-					cancel()
-					return
-				}
-			}
-		})
+		wg.Go(func() { m.work(mctx, int32(i), w) })
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed := time.Since(m.start)
 	cpu1, err := cpuNow(cfg.ClusterCPU)
 	if err != nil {
 		return Result{}, err
 	}
-	if firstErr != nil {
-		return Result{}, firstErr
+	if m.firstErr != nil {
+		return Result{}, m.firstErr
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	n := len(acquires)
-	res := Result{
-		Lock:     cfg.Lock,
-		Clients:  cfg.Clients,
-		Acquires: n,
-		Elapsed:  elapsed,
-		Acquire:  summarise(acquires),
-		Handoff:  summarise(handoffs),
-	}
-	if n > 0 {
-		res.LocksPerSec = float64(n) / elapsed.Seconds()
-		res.Requests = float64(requests()-reqs0) / float64(n)
-		res.Wakeups = float64(wakes.Load()) / float64(n)
-		res.FutileWakeups = float64(futile.Load()) / float64(n)
-		res.CPU = cpu1.per1000(cpu0, n)
-	}
+	res := m.result(elapsed, requests()-reqs0, cpu0, cpu1)
 	if term, err := c.Term(ctx); err == nil {
 		res.Elections = term - term0
 	}
-	if n > 1 {
-		res.SameClient = float64(same.Load()) / float64(n-1)
-	}
 	return res, nil
+}
+
+// result sums the measurement up: elapsed long, with requests sent and the
+// CPU used from cpu0 to cpu1.
+func (m *measurement) result(elapsed time.Duration, requests int64, cpu0, cpu1 CPU) Result {
+	n := len(m.acquires)
+	res := Result{
+		Lock:     m.cfg.Lock,
+		Clients:  m.cfg.Clients,
+		Acquires: n,
+		Elapsed:  elapsed,
+		Acquire:  summarise(m.acquires),
+		Handoff:  summarise(m.handoffs),
+	}
+	if n > 0 {
+		res.LocksPerSec = float64(n) / elapsed.Seconds()
+		res.Requests = float64(requests) / float64(n)
+		res.Wakeups = float64(m.wakes.Load()) / float64(n)
+		res.FutileWakeups = float64(m.futile.Load()) / float64(n)
+		res.CPU = cpu1.per1000(cpu0, n)
+	}
+	if n > 1 {
+		res.SameClient = float64(m.same.Load()) / float64(n-1)
+	}
+	return res
+}
+
+// worker is one measured client and its Locker.
+type worker struct {
+	client *cluster.Client
+	locker lock.Locker
+}
+
+// startWorkers makes cfg.Clients clients, on members in turn, each with a
+// Locker of its own on one lock name. The workers made so far are returned
+// even with an error, for the caller to close.
+func startWorkers(c *cluster.Cluster, cfg Config) ([]worker, error) {
+	run := runs.Add(1)
+	members := c.Members()
+	var workers []worker
+	// Its own lock name, so that measurements from other processes on the
+	// same (external) cluster never share a queue.
+	name := fmt.Sprintf("%s-%08x-%d", cfg.Lock, rand.Uint32(), run)
+	for i := range cfg.Clients {
+		cl, err := c.NewClient(fmt.Sprintf("bench%d-c%d", run, i+1), members[i%len(members)])
+		if err != nil {
+			return workers, fmt.Errorf("bench: %w", err)
+		}
+		workers = append(workers, worker{client: cl})
+		l, err := cfg.Factory(cl.Etcd(), name, lock.Options{TTL: cfg.TTL, Prefix: cfg.Prefix})
+		if err != nil {
+			return workers, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
+		}
+		workers[i].locker = l
+		if _, ok := l.(lock.Process); ok {
+			// A lock run as a process: its requests and wake-ups are
+			// counted off the client's link.
+			cl.ReadWire()
+		}
+	}
+	return workers, nil
+}
+
+// measurement is what the workers of one Run count together.
+type measurement struct {
+	cfg    Config
+	start  time.Time
+	cancel context.CancelFunc
+
+	left    atomic.Int64 // grants still to make; < 0 once Acquires is reached
+	inside  atomic.Int32
+	lastRel atomic.Int64 // when the last holder called Release, ns since start; -1 before any
+	lastWho atomic.Int32 // which worker made the last grant; -1 before any
+	same    atomic.Int64
+	wakes   atomic.Int64
+	futile  atomic.Int64
+
+	mu       sync.Mutex
+	acquires []time.Duration
+	handoffs []time.Duration
+	firstErr error
+}
+
+// fail records the run's first error and stops every worker.
+func (m *measurement) fail(err error) {
+	m.mu.Lock()
+	if m.firstErr == nil {
+		m.firstErr = err
+	}
+	m.mu.Unlock()
+	m.cancel()
+}
+
+// work is worker i's loop: acquire, the section, release, until the
+// measurement ends.
+func (m *measurement) work(ctx context.Context, i int32, w worker) {
+	var acq, hand []time.Duration
+	defer func() {
+		m.mu.Lock()
+		m.acquires = append(m.acquires, acq...)
+		m.handoffs = append(m.handoffs, hand...)
+		m.mu.Unlock()
+	}()
+	poller, _ := w.locker.(lock.Poller)
+	woken := func() int64 {
+		n := w.client.WatchEvents()
+		if poller != nil {
+			n += poller.Polls()
+		}
+		return n
+	}
+	cfg := m.cfg
+	for ctx.Err() == nil && (cfg.Acquires == 0 || m.left.Add(-1) >= 0) {
+		t0 := time.Now()
+		w0 := woken()
+		g, err := w.locker.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				m.fail(fmt.Errorf("bench: %s: acquire: %w", cfg.Lock, err))
+			}
+			return
+		}
+		got := time.Now()
+		if n := woken() - w0; n > 0 {
+			m.wakes.Add(n)
+			m.futile.Add(n - 1)
+		}
+		if m.inside.Add(1) != 1 {
+			m.fail(fmt.Errorf("%w (%s, %d clients)", ErrMutualExclusion, cfg.Lock, cfg.Clients))
+		}
+		acq = append(acq, got.Sub(t0))
+		if cfg.Section != nil {
+			cfg.Section()
+		}
+		if r := m.lastRel.Load(); r >= 0 {
+			hand = append(hand, got.Sub(m.start)-time.Duration(r))
+		}
+		if m.lastWho.Swap(i) == i {
+			m.same.Add(1)
+		}
+		m.inside.Add(-1)
+		m.lastRel.Store(int64(time.Since(m.start)))
+		// Release is not cut short by the end of the measurement: a lock
+		// left held would only slow the cleanup.
+		if err := w.locker.Release(context.WithoutCancel(ctx), g); err != nil {
+			m.fail(fmt.Errorf("bench: %s: release: %w", cfg.Lock, err))
+			return
+		}
+	}
 }
 
 // cpuNow reads the CPU used so far by this process and, if it can be read

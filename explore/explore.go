@@ -1,5 +1,5 @@
 // Package explore searches for schedules that break a lock: rapid draws
-// scenario scripts (scenarios.Walk) and runs each on a real cluster, checks
+// scenario scripts (script.Walk) and runs each on a real cluster, checks
 // a property of what happened, and shrinks a failing script to a short one
 // a person can read — and run again with `locklab run --script`.
 //
@@ -27,7 +27,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
 )
 
 // Config is one exploration.
@@ -40,7 +41,7 @@ type Config struct {
 	// Property is what every case must satisfy.
 	Property Property
 	// Walk shapes the drawn scripts (clients, fault kinds).
-	Walk scenarios.WalkOptions
+	Walk script.WalkOptions
 	// MaxSteps bounds the actions drawn per case (default 10); the
 	// script's closing steps come on top.
 	MaxSteps int
@@ -129,63 +130,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer restore()
 
 	began := time.Now()
-	var (
-		res       Result
-		labErr    error
-		failing   *Case
-		shrinking bool
-	)
+	x := &exploration{ctx: ctx, cfg: cfg, seen: map[string]*Case{}}
 	tb := &recorder{}
-	// A drawn script runs the same way every time, so a script already run
-	// need not run again: rapid's shrinking draws many that map to one.
-	seen := map[string]*Case{}
-	prop := func(t *rapid.T) {
-		if labErr != nil || ctx.Err() != nil {
-			t.Skip("exploration stopped")
-		}
-		picks, key := draw(t, cfg)
-		if !shrinking {
-			res.Cases++
-		}
-		c, ok := seen[key]
-		if !ok {
-			res.Runs++
-			var err error
-			if c, err = RunCase(ctx, cfg, picks); err != nil {
-				if ctx.Err() == nil {
-					labErr = err
-				}
-				t.Skip("the case could not run")
-			}
-			c.broken = cfg.Property.Holds(c)
-			seen[key] = c
-			if cfg.Progress != nil {
-				verdict := "holds"
-				if c.broken != nil {
-					verdict = "FAILS: " + firstLine(c.broken.Error())
-				}
-				what := fmt.Sprintf("case %d", res.Cases)
-				if shrinking {
-					what = fmt.Sprintf("shrinking (run %d)", res.Runs)
-				}
-				fmt.Fprintf(cfg.Progress, "%s: %d actions, %d steps: %s %s\n", what, len(c.Actions), c.Steps(), cfg.Property.Name, verdict)
-			}
-			if c.broken != nil && (failing == nil || c.Steps() <= failing.Steps()) {
-				failing = c
-			}
-		}
-		if !shrinking && c.Faults > 0 {
-			res.Faulted++
-		}
-		if c.broken != nil {
-			shrinking = true
-			// One place and the same words for every failing case: rapid
-			// keeps a shrunk case only if it fails where and as the first
-			// one did (the checks' explanations name revisions, which
-			// differ run to run).
-			t.Fatalf("property %q does not hold", cfg.Property.Name)
-		}
-	}
+	prop := x.prop
 	func() {
 		defer func() {
 			if r := recover(); r != nil && r != errStop {
@@ -194,19 +141,91 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}()
 		rapid.Check(tb, prop)
 	}()
+	res := x.res
 	res.Elapsed = time.Since(began)
-	if labErr != nil {
-		return res, labErr
+	if x.labErr != nil {
+		return res, x.labErr
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
 	}
-	if failing != nil {
-		res.Failed, res.Message = failing, failing.broken.Error()
+	if x.failing != nil {
+		res.Failed, res.Message = x.failing, x.failing.broken.Error()
 	} else if tb.failed {
 		return res, fmt.Errorf("explore: %s", firstLine(tb.msg))
 	}
 	return res, nil
+}
+
+// exploration is one Run's state across the cases rapid draws.
+type exploration struct {
+	ctx       context.Context // the Run's: rapid's property takes none
+	cfg       Config
+	res       Result
+	labErr    error
+	failing   *Case
+	shrinking bool
+	// seen: a drawn script runs the same way every time, so a script
+	// already run need not run again (rapid's shrinking draws many that
+	// map to one).
+	seen map[string]*Case
+}
+
+// prop is the property rapid checks: a drawn case, run (or seen before),
+// holds the configured property.
+func (x *exploration) prop(t *rapid.T) {
+	ctx, cfg := x.ctx, x.cfg
+	if x.labErr != nil || ctx.Err() != nil {
+		t.Skip("exploration stopped")
+	}
+	picks, key := draw(t, cfg)
+	if !x.shrinking {
+		x.res.Cases++
+	}
+	c, ok := x.seen[key]
+	if !ok {
+		x.res.Runs++
+		var err error
+		if c, err = RunCase(ctx, cfg, picks); err != nil {
+			if ctx.Err() == nil {
+				x.labErr = err
+			}
+			t.Skip("the case could not run")
+		}
+		c.broken = cfg.Property.Holds(c)
+		x.seen[key] = c
+		x.progress(c)
+		if c.broken != nil && (x.failing == nil || c.Steps() <= x.failing.Steps()) {
+			x.failing = c
+		}
+	}
+	if !x.shrinking && c.Faults > 0 {
+		x.res.Faulted++
+	}
+	if c.broken != nil {
+		x.shrinking = true
+		// One place and the same words for every failing case: rapid
+		// keeps a shrunk case only if it fails where and as the first one
+		// did (the checks' explanations name revisions, which differ run
+		// to run).
+		t.Fatalf("property %q does not hold", cfg.Property.Name)
+	}
+}
+
+// progress prints one line about a case that ran.
+func (x *exploration) progress(c *Case) {
+	if x.cfg.Progress == nil {
+		return
+	}
+	verdict := "holds"
+	if c.broken != nil {
+		verdict = "FAILS: " + firstLine(c.broken.Error())
+	}
+	what := fmt.Sprintf("case %d", x.res.Cases)
+	if x.shrinking {
+		what = fmt.Sprintf("shrinking (run %d)", x.res.Runs)
+	}
+	fmt.Fprintf(x.cfg.Progress, "%s: %d actions, %d steps: %s %s\n", what, len(c.Actions), c.Steps(), x.cfg.Property.Name, verdict)
 }
 
 // draw draws a case: how many actions, then each action by its place in
@@ -217,7 +236,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // follows what really happens); key names the predicted actions, which fix
 // the script.
 func draw(t *rapid.T, cfg Config) (picks []int, key string) {
-	walk := scenarios.NewWalk(cfg.Walk)
+	walk := script.NewWalk(cfg.Walk)
 	all := walk.Names()
 	n := rapid.IntRange(1, cfg.MaxSteps).Draw(t, "actions")
 	var names []string
@@ -308,12 +327,12 @@ var (
 // the walk's closing steps; and checks the histories. Each line's output
 // goes into the case's script.
 func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
-	walk := scenarios.NewWalk(cfg.Walk)
+	walk := script.NewWalk(cfg.Walk)
 	runsMu.Lock()
 	runs++
 	n := runs
 	runsMu.Unlock()
-	env, err := scenarios.NewEnv(scenarios.EnvConfig{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: cmp.Or(cfg.Walk.TTL, 1),
+	env, err := run.New(run.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: cmp.Or(cfg.Walk.TTL, 1),
 		RunID: fmt.Sprintf("explore-%s-%d-%d", cfg.Lock, n, time.Now().UnixNano())})
 	if err != nil {
 		return nil, err
@@ -321,19 +340,20 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 	env.Bind(ctx)
 	c := &Case{Reports: map[string]models.Report{}}
 	var lines, outs []string
-	do := func(a scenarios.Action) error {
-		var got []string
-		for _, line := range a.Lines {
+	do := func(a script.Action) error {
+		var got []run.Outcome
+		for _, cmd := range a.Cmds {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			out, err := env.DoLine(ctx, line)
-			if err != nil {
-				return err
-			}
-			got = append(got, out)
+			sctx, cancel := context.WithTimeout(ctx, script.StepTimeout)
+			got = append(got, script.Do(sctx, env, cmd))
+			cancel()
 		}
-		lines, outs = append(lines, a.Lines...), append(outs, got...)
+		lines = append(lines, a.Lines()...)
+		for _, o := range got {
+			outs = append(outs, o.String())
+		}
 		walk.Take(a, got)
 		return nil
 	}
@@ -367,24 +387,20 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 	if runErr != nil {
 		return nil, runErr
 	}
-	reports, err := env.Reports()
+	summary, err := env.Check()
 	if err != nil {
 		return nil, err
 	}
-	for i, name := range env.Resources() {
-		c.Reports[name] = reports[i]
+	for _, rc := range summary.Checks {
+		c.Reports[rc.Resource] = rc.Report
 	}
-	summary, err := env.CheckSummary()
-	if err != nil {
-		return nil, err
-	}
-	lines, outs = append(lines, "check"), append(outs, summary)
+	lines, outs = append(lines, "check"), append(outs, summary.String())
 	c.Progressed = walk.Progressed()
 	narration := []string{
 		fmt.Sprintf("Drawn by locklab explore against the %s lock: %d actions, then the closing steps", cfg.Lock, len(c.Actions)),
 		"(wait out cut and paused clients' leases, resume, heal, release, one more grant).",
 		"Each step's output is what it printed when it ran.",
 	}
-	c.Script = scenarios.RenderScript(narration, lines, outs)
+	c.Script = script.Render(narration, lines, outs)
 	return c, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/script"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
@@ -104,7 +105,7 @@ func mustFind(t *testing.T, cfg explore.Config) *explore.Case {
 // paused holder's lost update and shrink it to the lesson's few actions.
 func TestExploreFindsPausedDoubleHolder(t *testing.T) {
 	c := mustFind(t, explore.Config{Lock: "queue", Factory: lock.NewQueue, Property: explore.Safe("unfenced"),
-		Walk: scenarios.WalkOptions{Faults: []string{scenarios.WalkPause}}, Cases: 60, Seed: 1})
+		Walk: script.WalkOptions{Faults: []string{script.WalkPause}}, Cases: 60, Seed: 1})
 	assert.Contains(t, c.Script, "pause ")
 	assert.Contains(t, c.Script, "unfenced: FAIL")
 	assert.Contains(t, c.Script, "fenced: PASS")
@@ -119,7 +120,7 @@ func TestExploreCatchesExpiredWaiterGrant(t *testing.T) {
 	bad, ok := lock.LookupRegression("etcd-11456")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.NoExpiredWaiterGranted,
-		Walk: scenarios.WalkOptions{Faults: []string{scenarios.WalkExpire}}, Cases: 60, Seed: 1})
+		Walk: script.WalkOptions{Faults: []string{script.WalkExpire}}, Cases: 60, Seed: 1})
 	assert.Contains(t, c.Script, "expire ")
 	assert.LessOrEqual(t, len(c.Actions), 5, "shrunk to %v", c.Actions)
 }

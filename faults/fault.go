@@ -32,8 +32,11 @@ const (
 	CrashClient   = Kind(history.FaultCrashClient)   // kill Client as SIGKILL would (its lease lives on to its TTL) and start it again
 )
 
-// Kinds lists every fault kind, in a fixed order.
-var Kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
+// Kinds lists every fault kind, in a fixed order, a fresh slice each call.
+func Kinds() []Kind { return slices.Clone(kinds) }
+
+// kinds are every fault kind, in a fixed order.
+var kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
 	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient}
 
 // Lease expiry modes.
@@ -90,7 +93,7 @@ func (f Fault) Validate() error {
 		return errors.Join(need(f.Client != "", "a client"),
 			need(f.Mode == ModeRevoke || f.Mode == ModeLapse, "mode revoke or lapse"))
 	}
-	return fmt.Errorf("unknown fault kind %q (kinds: %v)", f.Kind, Kinds)
+	return fmt.Errorf("unknown fault kind %q (kinds: %v)", f.Kind, kinds)
 }
 
 // NeedsOwnedCluster reports whether the kind acts on members, which only a
@@ -108,8 +111,8 @@ func (k Kind) CutsOffMember() bool {
 // ParseKind checks a kind name.
 func ParseKind(s string) (Kind, error) {
 	k := Kind(s)
-	if !slices.Contains(Kinds, k) {
-		return "", fmt.Errorf("unknown fault kind %q (kinds: %v)", s, Kinds)
+	if !slices.Contains(kinds, k) {
+		return "", fmt.Errorf("unknown fault kind %q (kinds: %v)", s, kinds)
 	}
 	return k, nil
 }

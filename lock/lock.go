@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -112,8 +113,11 @@ func (o Options) withDefaults() (Options, error) {
 // Factory makes a Locker for the lock called name, used through client.
 type Factory func(client *clientv3.Client, name string, opts Options) (Locker, error)
 
-// Builtin are the built-in locks by name.
-var Builtin = map[string]Factory{
+// Builtin returns the built-in locks by name, a fresh map each call.
+func Builtin() map[string]Factory { return maps.Clone(builtin) }
+
+// builtin are the built-in locks by name.
+var builtin = map[string]Factory{
 	"etcd-mutex":       NewMutex,
 	"queue":            NewQueue,
 	"ttl-poll":         NewTTLPoll,
@@ -133,7 +137,7 @@ func Lookup(name string) (Factory, error) {
 	if cmd, ok := strings.CutPrefix(name, ExecPrefix); ok {
 		return Exec(cmd)
 	}
-	f, ok := Builtin[name]
+	f, ok := builtin[name]
 	if !ok {
 		return nil, fmt.Errorf("%w %q (locks: %s)", ErrUnknownLock, name, strings.Join(Names(), ", "))
 	}

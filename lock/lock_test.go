@@ -409,7 +409,7 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 	c := start(t)
 	factories := map[string]lock.Factory{"set-nx-px": lock.NewSetNXPX}
 	for _, kind := range lock.Names() {
-		factories[kind] = lock.Builtin[kind]
+		factories[kind] = lock.Builtin()[kind]
 	}
 	for kind, f := range factories {
 		t.Run(kind, func(t *testing.T) {

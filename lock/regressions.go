@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,8 +34,12 @@ type Regression struct {
 	Factory Factory
 }
 
-// Regressions are the known-bad locks, in a fixed order.
-var Regressions = []Regression{
+// Regressions returns the known-bad locks, in a fixed order, a fresh
+// slice each call.
+func Regressions() []Regression { return slices.Clone(regressions) }
+
+// regressions are the known-bad locks, in a fixed order.
+var regressions = []Regression{
 	{
 		Name: "etcd-11456",
 		Bug: "after waiting, the lock is granted without checking that the waiter's own key (and session) still " +
@@ -79,8 +84,8 @@ var Regressions = []Regression{
 
 // RegressionNames lists the known-bad locks in order.
 func RegressionNames() []string {
-	names := make([]string, len(Regressions))
-	for i, r := range Regressions {
+	names := make([]string, len(regressions))
+	for i, r := range regressions {
 		names[i] = r.Name
 	}
 	return names
@@ -88,7 +93,7 @@ func RegressionNames() []string {
 
 // LookupRegression finds a known-bad lock by name.
 func LookupRegression(name string) (Regression, bool) {
-	for _, r := range Regressions {
+	for _, r := range regressions {
 		if r.Name == name {
 			return r, true
 		}

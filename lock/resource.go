@@ -25,9 +25,23 @@ type PausePoints interface {
 // Written is what a resource did with a write.
 type Written struct {
 	Accepted bool
-	// Reason says why a write was rejected ("token 10 < 12").
-	Reason string
+	// Rejection classes a rejected write; Reason says why in words
+	// ("stale token 10 < 12").
+	Rejection Rejection
+	Reason    string
 }
+
+// Rejection is why a resource refused a write.
+type Rejection string
+
+// The rejections of the built-in resources.
+const (
+	// StaleToken: the write's fencing token is older than one the store
+	// has seen.
+	StaleToken Rejection = "stale-token"
+	// LockLost: the grant's lock key is gone or replaced.
+	LockLost Rejection = "lock-lost"
+)
 
 // Resource is a counter a lock protects. Read and Write go through the
 // client's own etcd connection where the resource lives in etcd, so a cut or
@@ -139,7 +153,7 @@ func (f *Fenced) Write(_ context.Context, _ *clientv3.Client, g Grant, value int
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if g.Token < f.token {
-		return Written{Reason: fmt.Sprintf("stale token %d < %d", g.Token, f.token)}, nil
+		return Written{Rejection: StaleToken, Reason: fmt.Sprintf("stale token %d < %d", g.Token, f.token)}, nil
 	}
 	f.value, f.token = value, g.Token
 	return Written{Accepted: true}, nil
@@ -184,7 +198,7 @@ func (r *Guarded) Write(ctx context.Context, client *clientv3.Client, g Grant, v
 		return Written{}, err
 	}
 	if !resp.Succeeded {
-		return Written{Reason: "lock key gone or replaced: the lock was lost"}, nil
+		return Written{Rejection: LockLost, Reason: "lock key gone or replaced: the lock was lost"}, nil
 	}
 	return Written{Accepted: true}, nil
 }

@@ -26,7 +26,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
-	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
@@ -179,7 +178,7 @@ func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, lo
 	}
 	report := filepath.Join(dir, reports.IndexFile)
 	rerun := []string{"go", "test", "-run", fmt.Sprintf("'^%s$'", regexpQuote(t.Name()))}
-	rep, err := runreport.Of(dir, "locktest "+t.Name(), rerun, sum.Results, cfg.extra)
+	rep, err := scenarios.Report(dir, "locktest "+t.Name(), rerun, sum.Results, cfg.extra)
 	if err == nil {
 		rep.Complete, rep.Seconds = sum.Complete, sum.Seconds
 		err = reports.Write(dir, rep)

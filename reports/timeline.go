@@ -116,6 +116,7 @@ func buildTimeline(events []history.Event) timeline {
 	for i := range tl.Lanes {
 		byClient[tl.Lanes[i].Client] = &tl.Lanes[i]
 	}
+	d := drawer{x: x, end: end, ops: ops, labels: labels, losses: losses}
 	var holds []bar
 	for i, op := range ops {
 		l := byClient[op.Client]
@@ -125,49 +126,11 @@ func buildTimeline(events []history.Event) timeline {
 		title := strings.Join(raw[op.ID], "\n")
 		switch op.Op {
 		case history.Acquire:
-			ret := op.Return
-			if ret == history.Infinity {
-				ret = end
-			}
-			l.Waiting = append(l.Waiting, bar{X: x(op.Call), W: x(ret) - x(op.Call), Y: l.Y + 4, H: 18,
-				Title: "waiting: " + title})
-			if op.Type != history.Ok {
-				continue
-			}
-			stop := releaseCall(ops[i+1:], op.Client, end)
-			label := labels[op.Token]
-			hold := bar{X: x(op.Return), W: max(x(stop)-x(op.Return), 1), Y: l.Y + 4, H: 18, Label: label,
-				Title: fmt.Sprintf("%s holds %s (as it believes) from %s to %s\n%s", op.Client, label, at(op.Return), at(stop), title)}
-			l.Holding = append(l.Holding, hold)
-			holds = append(holds, hold)
-			// The server's view of the grant's lease, beneath.
-			validEnd, goneAt := stop, int64(-1)
-			if loss, ok := history.LossOf(op, losses); ok && loss.AliveUntil < stop {
-				validEnd = max(loss.AliveUntil, op.Return)
-				if loss.Gone < stop {
-					goneAt = max(loss.Gone, op.Return)
-				}
-			}
-			l.Valid = append(l.Valid, bar{X: x(op.Return), W: max(x(validEnd)-x(op.Return), 1), Y: l.Y + 25, H: 6,
-				Title: fmt.Sprintf("server: %s's lease alive (%s valid) until at least %s", op.Client, label, at(validEnd))})
-			if goneAt >= 0 {
-				l.Gone = append(l.Gone, bar{X: x(goneAt), W: max(x(stop)-x(goneAt), 1), Y: l.Y + 25, H: 6,
-					Title: fmt.Sprintf("server: %s's lease was gone from %s — %s still believed it held %s", op.Client, at(goneAt), op.Client, label)})
+			if hold, ok := d.acquire(l, i, title); ok {
+				holds = append(holds, hold)
 			}
 		case history.CS:
-			if op.Type != history.Ok || op.Accepted == nil {
-				continue
-			}
-			at := op.WriteAt
-			if at == 0 {
-				at = op.Return
-			}
-			what := "write accepted"
-			if !*op.Accepted {
-				what = "write REJECTED: " + op.Reason
-			}
-			l.Writes = append(l.Writes, mark{X: x(at), Y: l.Y + 13, Ok: *op.Accepted,
-				Title: fmt.Sprintf("%s %s (token %s, read %s)\n%s", op.Client, what, labels[op.Token], value(op.Value), title)})
+			d.write(l, op, title)
 		}
 	}
 	for _, e := range events {
@@ -185,6 +148,68 @@ func buildTimeline(events []history.Event) timeline {
 	tl.Ticks, tl.Breaks = sc.ticks(top, axisY-top)
 	tl.Height = axisY + tlAxis
 	return tl
+}
+
+// drawer draws one history's operations on their lanes.
+type drawer struct {
+	x      func(int64) float64
+	end    int64
+	ops    []history.Operation
+	labels map[int64]string
+	losses []history.Loss
+}
+
+// acquire draws ops[i], an acquire, on l: the wait, and for a grant the
+// hold as its client believes it and the server's view of its lease
+// beneath. It returns the hold bar, if the acquire was granted.
+func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
+	x, op := d.x, d.ops[i]
+	ret := op.Return
+	if ret == history.Infinity {
+		ret = d.end
+	}
+	l.Waiting = append(l.Waiting, bar{X: x(op.Call), W: x(ret) - x(op.Call), Y: l.Y + 4, H: 18,
+		Title: "waiting: " + title})
+	if op.Type != history.Ok {
+		return bar{}, false
+	}
+	stop := releaseCall(d.ops[i+1:], op.Client, d.end)
+	label := d.labels[op.Token]
+	hold := bar{X: x(op.Return), W: max(x(stop)-x(op.Return), 1), Y: l.Y + 4, H: 18, Label: label,
+		Title: fmt.Sprintf("%s holds %s (as it believes) from %s to %s\n%s", op.Client, label, at(op.Return), at(stop), title)}
+	l.Holding = append(l.Holding, hold)
+	// The server's view of the grant's lease, beneath.
+	validEnd, goneAt := stop, int64(-1)
+	if loss, ok := history.LossOf(op, d.losses); ok && loss.AliveUntil < stop {
+		validEnd = max(loss.AliveUntil, op.Return)
+		if loss.Gone < stop {
+			goneAt = max(loss.Gone, op.Return)
+		}
+	}
+	l.Valid = append(l.Valid, bar{X: x(op.Return), W: max(x(validEnd)-x(op.Return), 1), Y: l.Y + 25, H: 6,
+		Title: fmt.Sprintf("server: %s's lease alive (%s valid) until at least %s", op.Client, label, at(validEnd))})
+	if goneAt >= 0 {
+		l.Gone = append(l.Gone, bar{X: x(goneAt), W: max(x(stop)-x(goneAt), 1), Y: l.Y + 25, H: 6,
+			Title: fmt.Sprintf("server: %s's lease was gone from %s — %s still believed it held %s", op.Client, at(goneAt), op.Client, label)})
+	}
+	return hold, true
+}
+
+// write draws a critical section's write on l, accepted or rejected.
+func (d drawer) write(l *lane, op history.Operation, title string) {
+	if op.Type != history.Ok || op.Accepted == nil {
+		return
+	}
+	t := op.WriteAt
+	if t == 0 {
+		t = op.Return
+	}
+	what := "write accepted"
+	if !*op.Accepted {
+		what = "write REJECTED: " + op.Reason
+	}
+	l.Writes = append(l.Writes, mark{X: d.x(t), Y: l.Y + 13, Ok: *op.Accepted,
+		Title: fmt.Sprintf("%s %s (token %s, read %s)\n%s", op.Client, what, d.labels[op.Token], value(op.Value), title)})
 }
 
 func faultBar(w history.FaultWindow, rowsEnd *[]int64, x func(int64) float64) bar {

@@ -1,19 +1,19 @@
 package scenarios
 
 import (
-	"cmp"
 	"context"
 	"embed"
-	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
 )
 
 //go:embed scripts/*.txt
@@ -46,9 +46,9 @@ type Scenario struct {
 	// script then its file's name, for messages).
 	script string
 	text   string
-	// Plan derives the scenario's schedule from the seed (the script's
-	// commands, or a fault schedule); Run executes it on an Env.
-	run func(ctx context.Context, e *Env, p Plan) error
+	// exec, for a scenario driven by a workload, runs its plan on a run
+	// (a script's steps run through package script).
+	exec func(ctx context.Context, e *run.Env, p Plan) error
 	// Expect gives the expected verdict per resource (the lock does not
 	// change it for the built-in locks).
 	Expect func(resource string) Expect
@@ -60,7 +60,7 @@ type Scenario struct {
 	// vacuous and cannot PASS (see Effect).
 	Effects []Effect
 	// opTimeout bounds one operation of the scenario's clients (zero:
-	// DefaultOpTimeout).
+	// run.DefaultOpTimeout).
 	opTimeout time.Duration
 	// draw, if set, derives the plan's parts that are drawn from the seed
 	// (a drawn script, each slow holder's work); plan fills the rest.
@@ -68,9 +68,8 @@ type Scenario struct {
 }
 
 // regrantWithin bounds how long after the last fault heals a lock must grant
-// again: a lease TTL for the old holder's lease to lapse, an election, a
-// client's reconnect backoff (at most 0.5 s), with room to spare.
-const regrantWithin = int64(5 * time.Second)
+// again (see run.RegrantWithin).
+const regrantWithin = int64(run.RegrantWithin)
 
 // unfencedFails is the expectation of the holder scenarios.
 func unfencedFails(resource string) Expect {
@@ -98,8 +97,11 @@ func unfencedAny(resource string) Expect {
 const holderCutOff = " If the lock holder's own member is the one cut off, its lease can lapse in the middle of its critical " +
 	"section and its late write can hit an unfenced store after the next holder's — so that case is reported, not gated."
 
-// Catalog lists every scenario in a fixed order.
-var Catalog = []Scenario{
+// Catalog lists every scenario in a fixed order, a fresh slice each call.
+func Catalog() []Scenario { return slices.Clone(catalog) }
+
+// catalog is every scenario in a fixed order.
+var catalog = []Scenario{
 	{
 		Name: "paused-holder",
 		Lesson: "c1 holds the lock and reads the counter, then freezes before its write (a GC pause, SIGSTOP) for longer " +
@@ -189,8 +191,8 @@ var Catalog = []Scenario{
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +
 			"writes keep every fenced or guarded resource safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		run: func(ctx context.Context, e *Env, p Plan) error {
-			return e.contend(ctx, 3, faults.Fault{Kind: faults.KillLeader}, cutOffPhases)
+		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+			return e.Contend(ctx, 3, faults.Fault{Kind: faults.KillLeader}, cutOffPhases)
 		},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
@@ -205,8 +207,8 @@ var Catalog = []Scenario{
 			"serve linearizable requests, so its client's lease lapses and the majority side carries on; after the heal " +
 			"everyone rejoins. A quorum system partitioned this way stays safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		run: func(ctx context.Context, e *Env, p Plan) error {
-			return e.contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, cutOffPhases)
+		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+			return e.Contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, cutOffPhases)
 		},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
@@ -220,8 +222,8 @@ var Catalog = []Scenario{
 		Lesson: "A member is killed mid-run and restarted on its own data directory. It comes back with every key it " +
 			"had and catches up; its clients reconnect." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		run: func(ctx context.Context, e *Env, p Plan) error {
-			return e.contend(ctx, 3, faults.Fault{Kind: faults.KillMember, Member: p.Member}, memberFaultPhases)
+		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+			return e.Contend(ctx, 3, faults.Fault{Kind: faults.KillMember, Member: p.Member}, memberFaultPhases)
 		},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{othersGranted(faults.KillMember, "down", false), rejoined(faults.KillMember)},
@@ -231,8 +233,8 @@ var Catalog = []Scenario{
 		Lesson: "Five clients contend for the lock with no fault at all: the baseline. Every increment must be kept and " +
 			"every token must grow; the run also shows how fast each lock hands over.",
 		Members: 3, TTL: 1, Expect: alwaysPass,
-		run: func(ctx context.Context, e *Env, p Plan) error {
-			return e.contend(ctx, 5, faults.Fault{}, phases{after: 50})
+		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+			return e.Contend(ctx, 5, faults.Fault{}, run.Phases{After: 50})
 		},
 		// Every cycle releases, so the releases that returned ok are as
 		// many as the grants; and a lock that grants only one of five
@@ -253,7 +255,7 @@ var Catalog = []Scenario{
 			"granted while the first still works, only a fence keeps the resource safe, and the lock is broken " +
 			"whatever the resource does — the lease-kept check says so on every resource.",
 		Members: 3, TTL: 1, Expect: alwaysPass, opTimeout: slowOpTimeout,
-		run: func(ctx context.Context, e *Env, p Plan) error { return e.slowHolders(ctx, p) },
+		exec: func(ctx context.Context, e *run.Env, p Plan) error { return e.SlowHolders(ctx, p.work()) },
 		draw: func(s Scenario, seed uint64, p *Plan) {
 			p.Work = slowWork(seed, time.Duration(s.TTL)*time.Second)
 		},
@@ -271,9 +273,12 @@ var Catalog = []Scenario{
 			"has healed.",
 		Members: 3, TTL: 1,
 		Expect: unfencedAny,
-		run:    func(ctx context.Context, e *Env, p Plan) error { return e.drawn(ctx, p) },
+		exec:   func(ctx context.Context, e *run.Env, p Plan) error { return script.RunDrawn(ctx, e, p.Steps) },
 		draw: func(s Scenario, seed uint64, p *Plan) {
-			p.Steps = DrawScript(seed, WalkOptions{Clients: 3, Members: s.Members, TTL: s.TTL, Faults: randomFaults}, randomActions)
+			// The kinds drawn before crashes could be: every seed's
+			// script stays the one it was.
+			kinds := []string{script.WalkPause, script.WalkCut, script.WalkExpire}
+			p.Steps = script.DrawScript(seed, script.WalkOptions{Clients: 3, Members: s.Members, TTL: s.TTL, Faults: kinds}, randomActions)
 		},
 		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
 		Effects: []Effect{allFaultsApplied()},
@@ -285,8 +290,8 @@ var Catalog = []Scenario{
 // cutOffPhases, besides, hold the fault until the cut-off member's clients
 // have lost their leases.
 var (
-	memberFaultPhases = phases{before: 4, during: 8, after: 12}
-	cutOffPhases      = phases{before: 4, during: 8, after: 12, untilLeasesGone: true}
+	memberFaultPhases = run.Phases{Before: 4, During: 8, After: 12}
+	cutOffPhases      = run.Phases{Before: 4, During: 8, After: 12, UntilLeasesGone: true}
 )
 
 // memberFaultMinimum: the sections before the fault and after it, and a
@@ -296,7 +301,7 @@ var memberFaultMinimum = history.Minimum{Grants: 16, Sections: 16, Accepted: 13,
 
 // Lookup finds a scenario by name.
 func Lookup(name string) (Scenario, error) {
-	for _, s := range Catalog {
+	for _, s := range catalog {
 		if s.Name == name {
 			return s, nil
 		}
@@ -306,8 +311,8 @@ func Lookup(name string) (Scenario, error) {
 
 // Names lists the scenarios in catalog order.
 func Names() []string {
-	names := make([]string, len(Catalog))
-	for i, s := range Catalog {
+	names := make([]string, len(catalog))
+	for i, s := range catalog {
 		names[i] = s.Name
 	}
 	return names
@@ -343,7 +348,7 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 			return p, err
 		}
 		for _, st := range steps {
-			p.Steps = append(p.Steps, st.Raw())
+			p.Steps = append(p.Steps, st.Cmd.String())
 		}
 	case s.draw != nil:
 		s.draw(s, seed, &p)
@@ -362,137 +367,62 @@ const slowOpTimeout = 15 * time.Second
 // server's expiry check after it).
 const crashOpTimeout = 10 * time.Second
 
-func (s Scenario) steps() ([]Step, error) {
+func (s Scenario) steps() ([]script.Step, error) {
 	if s.text != "" {
-		return ParseScript(s.script, s.text)
+		return script.Parse(s.script, s.text)
 	}
 	text, err := scripts.ReadFile("scripts/" + s.script)
 	if err != nil {
 		return nil, err
 	}
-	return ParseScript(s.script, string(text))
+	return script.Parse(s.script, string(text))
 }
 
 // Script returns a deterministic scenario's steps, or nil for one driven
 // by a workload.
-func (s Scenario) Script() ([]Step, error) {
+func (s Scenario) Script() ([]script.Step, error) {
 	if s.script == "" {
 		return nil, nil
 	}
 	return s.steps()
 }
 
-// Raw is the step's command line as written.
-func (st Step) Raw() string {
-	parts := []string{st.Cmd}
-	for _, a := range st.Args {
-		parts = append(parts, a.String())
-	}
-	return strings.Join(parts, " ")
-}
-
-// Execute runs the plan on e. For a script, every step's output is compared
-// with the script's, whatever the lock (only the resources the run has are
-// compared): a step that did not do what the script says did not exercise
-// what the scenario claims, and the error it returns makes the run an ERROR.
-// Every step still runs: the history is kept for the report.
-func (s Scenario) Execute(ctx context.Context, e *Env, p Plan) error {
-	if s.run != nil {
-		return s.run(ctx, e, p)
+// Execute runs the plan on e: a workload's, or a script's steps, each
+// compared with the script's output, whatever the lock (see script.Run): a
+// step that did not do what the script says makes the run an ERROR.
+func (s Scenario) Execute(ctx context.Context, e *run.Env, p Plan) error {
+	if s.exec != nil {
+		return s.exec(ctx, e, p)
 	}
 	steps, err := s.steps()
 	if err != nil {
 		return err
 	}
-	e.Bind(ctx)
-	var diffs []string
-	for _, st := range steps {
-		if st.Cmd == "check" {
-			continue // the runner checks every history itself
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		sctx, cancel := context.WithTimeout(ctx, stepTimeout) // no step may hang a run
-		out := e.Do(sctx, st.Cmd, st.Args)
-		cancel()
-		if want := expectedFor(st.Expected, e.Resources()); out != want {
-			diffs = append(diffs, fmt.Sprintf("%s:%d: %s: got %q, script says %q", s.script, st.Line, st.Raw(), out, want))
-		}
-	}
-	if len(diffs) > 0 {
-		return errors.New(strings.Join(diffs, "\n"))
-	}
-	return nil
+	return script.Run(ctx, e, s.script, steps)
 }
 
-// expectedFor keeps, of a script's expected output, what the run's
-// resources print: a line "c1: unfenced read 0 wrote 1; fenced read 0 wrote
-// 1; etcd-guarded …" keeps the parts of the resources that ran, in the
-// order the run has them (as Env prints them).
-func expectedFor(expected string, resources []string) string {
-	all := lock.ResourceNames()
-	lines := strings.Split(expected, "\n")
-	for i, line := range lines {
-		head, body, ok := strings.Cut(line, ": ")
-		if !ok {
-			continue
-		}
-		parts := strings.Split(body, "; ")
-		byRes := map[string]string{}
-		for _, part := range parts {
-			name, _, _ := strings.Cut(part, " ")
-			if slices.Contains(all, name) {
-				byRes[name] = part
-			}
-		}
-		if len(byRes) != len(parts) {
-			continue // not a line of per-resource parts
-		}
-		var kept []string
-		for _, r := range resources {
-			if p, ok := byRes[r]; ok {
-				kept = append(kept, p)
-			}
-		}
-		lines[i] = head + ": " + strings.Join(kept, "; ")
+// slowClients are the slow-holder scenario's clients.
+var slowClients = []string{"c1", "c2", "c3"}
+
+// slowWork draws each slow-holder client's work from seed: uniform in
+// [TTL/4, 5·TTL/4], to the millisecond, except one client's, also drawn,
+// which works for 5·TTL/2 — longer than a lease can live unrenewed.
+func slowWork(seed uint64, ttl time.Duration) map[string]faults.Duration {
+	rng := rand.New(rand.NewPCG(seed, 0x510e))
+	work := map[string]faults.Duration{}
+	for _, c := range slowClients {
+		d := ttl/4 + time.Duration(rng.Int64N(int64(ttl)))
+		work[c] = faults.Duration(d.Round(time.Millisecond))
 	}
-	return strings.Join(lines, "\n")
+	work[slowClients[rng.IntN(len(slowClients))]] = faults.Duration(5 * ttl / 2)
+	return work
 }
 
-// fixedOutput is what a step prints whatever the lock, if it is such a
-// step: setup, clients and faults. points remembers each client's armed
-// pause point.
-func fixedOutput(cmd string, a args, points map[string]string) (string, bool) {
-	c := a.client()
-	switch cmd {
-	case "setup":
-		return "ready", true
-	case "client":
-		return fmt.Sprintf("%s: connected to %s", c, a.kv["member"]), true
-	case "pause":
-		points[c] = a.kv["at"]
-		return fmt.Sprintf("%s: will pause at %s", c, a.kv["at"]), true
-	case "wait-paused":
-		return fmt.Sprintf("%s: paused at %s, link cut", c, points[c]), true
-	case "resume":
-		return c + ": resumed", true
-	case "cut":
-		return c + ": link cut", true
-	case "crash":
-		return crashOutput(c), true
-	case "heal":
-		return "all faults undone", true
-	case "expire":
-		return fmt.Sprintf("server: %s's lease ended (%s)", c, cmp.Or(a.kv["mode"], faults.ModeRevoke)), true
-	case "wait-lease-gone":
-		return fmt.Sprintf("server: %s's lease is gone", c), true
-	case "wait-queued":
-		return c + ": waiting", true
+// work is the plan's slow-holder work, by client.
+func (p Plan) work() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for c, d := range p.Work {
+		out[c] = time.Duration(d)
 	}
-	return "", false
+	return out
 }
-
-// stepTimeout bounds one script step; the slowest (waiting for a lease to
-// lapse) takes about 1.5 s.
-const stepTimeout = 30 * time.Second

@@ -42,7 +42,7 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 	t.Log("\n" + log.String())
 	require.NoError(t, err)
 	require.True(t, sum.Complete)
-	require.Len(t, sum.Results, len(scenarios.Catalog)*len(locks)*len(lock.ResourceNames()))
+	require.Len(t, sum.Results, len(scenarios.Catalog())*len(locks)*len(lock.ResourceNames()))
 	for _, r := range sum.Results {
 		if r.Skipped != "" {
 			// Only a lesson a lock cannot learn by design is skipped: the
@@ -71,7 +71,7 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 
 // The same seed gives the same schedule, byte for byte, and the same verdicts.
 func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
-	for _, s := range scenarios.Catalog {
+	for _, s := range scenarios.Catalog() {
 		first, err := s.Plan(7)
 		require.NoError(t, err)
 		want, err := json.Marshal(first)
@@ -131,7 +131,7 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 // check it names, over 20 seeds: a change that lets one pass has cost the
 // lab its power to detect.
 func TestRegressionsAreCaught(t *testing.T) {
-	for _, reg := range lock.Regressions {
+	for _, reg := range lock.Regressions() {
 		t.Run(reg.Name, func(t *testing.T) {
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{
 				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),

@@ -145,7 +145,7 @@ func TestEffectsBothWays(t *testing.T) {
 
 // Every catalog scenario declares what its lesson claims happens.
 func TestEveryScenarioDeclaresEffects(t *testing.T) {
-	for _, s := range Catalog {
+	for _, s := range catalog {
 		assert.NotEmpty(t, s.Effects, s.Name)
 	}
 }

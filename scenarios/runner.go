@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,6 +22,7 @@ import (
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
 )
 
 // Version is written into every history header and results file.
@@ -138,28 +138,65 @@ func (s Summary) ExitCode() int {
 // scenarios, locks or resources is ErrNothingToRun. ctx ending stops it
 // between steps: the cluster is closed, the summary says incomplete and the
 // error is ErrInterrupted.
-func Run(ctx context.Context, cfg Config) (Summary, error) {
+func Run(ctx context.Context, config Config) (Summary, error) {
+	cfg := &config
 	began := time.Now()
 	sum := Summary{Version: Version}
+	jobs, err := cfg.jobs()
+	if err != nil {
+		return sum, err
+	}
+	parallel := cfg.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel()
+	}
+	clusters, err := openClusters(ctx, *cfg, min(parallel, len(jobs)))
+	if err != nil {
+		if ctx.Err() != nil { // interrupted while starting: incomplete, not broken
+			return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
+		}
+		return sum, err
+	}
+	defer func() {
+		for i, c := range clusters {
+			if !slices.Contains(clusters[:i], c) { // an external cluster is shared
+				c.Close()
+			}
+		}
+	}()
+	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
+	sum.Complete = ctx.Err() == nil
+	sum.Seconds = time.Since(began).Seconds()
+	err = writeSummary(cfg.Out, sum)
+	if !sum.Complete {
+		err = errors.Join(ErrInterrupted, err)
+	}
+	return sum, err
+}
+
+// jobs checks what cfg asks to run, fills in its defaults and the locks'
+// factories (the built-in ones, the known-bad ones, the caller's), and
+// lists every scenario × lock × seed.
+func (cfg *Config) jobs() ([]job, error) {
 	switch {
 	case len(cfg.Scenarios) == 0:
-		return sum, fmt.Errorf("%w: no scenario", ErrNothingToRun)
+		return nil, fmt.Errorf("%w: no scenario", ErrNothingToRun)
 	case len(cfg.Locks) == 0:
-		return sum, fmt.Errorf("%w: no lock", ErrNothingToRun)
+		return nil, fmt.Errorf("%w: no lock", ErrNothingToRun)
 	case len(cfg.Resources) == 0:
-		return sum, fmt.Errorf("%w: no resource", ErrNothingToRun)
+		return nil, fmt.Errorf("%w: no resource", ErrNothingToRun)
 	}
 	for _, r := range cfg.Resources {
 		if !slices.Contains(lock.ResourceNames(), r) {
-			return sum, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
+			return nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
 		}
 	}
 	// The built-in locks, and the known-bad ones, which are expected to
 	// FAIL the scenario that catches them (see lock.Regression); the
 	// caller's own besides.
-	factories := maps.Clone(lock.Builtin)
+	factories := lock.Builtin()
 	cfg.regressions = map[string]lock.Regression{}
-	for _, r := range lock.Regressions {
+	for _, r := range lock.Regressions() {
 		factories[r.Name] = r.Factory
 		cfg.regressions[r.Name] = r
 	}
@@ -186,7 +223,7 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		}
 		s, err := Lookup(name)
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		scens = append(scens, s)
 	}
@@ -195,48 +232,23 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 			continue
 		}
 		if !strings.HasPrefix(lk, lock.ExecPrefix) {
-			return sum, fmt.Errorf("unknown lock %q", lk)
+			return nil, fmt.Errorf("unknown lock %q", lk)
 		}
 		f, err := lock.Lookup(lk) // a lock run as a process
 		if err != nil {
-			return sum, err
+			return nil, err
 		}
 		cfg.Factories[lk] = f
 	}
 	var jobs []job
 	for _, s := range scens {
 		for _, lk := range cfg.Locks {
-			for run := range cfg.Runs {
-				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], seed: cfg.Seed + uint64(run)})
+			for i := range cfg.Runs {
+				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], seed: cfg.Seed + uint64(i)})
 			}
 		}
 	}
-	parallel := cfg.Parallel
-	if parallel <= 0 {
-		parallel = DefaultParallel()
-	}
-	clusters, err := openClusters(ctx, cfg, min(parallel, len(jobs)))
-	if err != nil {
-		if ctx.Err() != nil { // interrupted while starting: incomplete, not broken
-			return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
-		}
-		return sum, err
-	}
-	defer func() {
-		for i, c := range clusters {
-			if !slices.Contains(clusters[:i], c) { // an external cluster is shared
-				c.Close()
-			}
-		}
-	}()
-	sum.Results = runJobs(ctx, cfg, clusters, jobs)
-	sum.Complete = ctx.Err() == nil
-	sum.Seconds = time.Since(began).Seconds()
-	err = writeSummary(cfg.Out, sum)
-	if !sum.Complete {
-		err = errors.Join(ErrInterrupted, err)
-	}
-	return sum, err
+	return jobs, nil
 }
 
 // DefaultParallel is how many configurations run at once unless told: a
@@ -341,24 +353,22 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	began := time.Now()
 	resources := cfg.Resources
 	base := Result{Scenario: s.Name, Lock: lk, Seed: seed}
-	fail := func(msg string) []Result {
-		var out []Result
-		for _, r := range resources {
-			x := base
-			x.Resource, x.Error, x.Verdict = r, msg, models.Error
-			x.Expected = expectation(cfg, s, lk, r)
-			out = append(out, x)
+	each := func(fill func(x *Result)) []Result {
+		out := make([]Result, len(resources))
+		for i, r := range resources {
+			out[i] = base
+			out[i].Resource = r
+			fill(&out[i])
 		}
 		return out
 	}
+	fail := func(msg string) []Result {
+		return each(func(x *Result) {
+			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, lk, x.Resource)
+		})
+	}
 	if s.MemberFaults && c.IsExternal() {
-		var out []Result
-		for _, r := range resources {
-			x := base
-			x.Resource, x.Skipped = r, "needs member faults, not available on an external cluster"
-			out = append(out, x)
-		}
-		return out
+		return each(func(x *Result) { x.Skipped = "needs member faults, not available on an external cluster" })
 	}
 	if s.Members > len(c.Members()) {
 		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, len(c.Members())))
@@ -370,95 +380,120 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	if err != nil {
 		return fail(err.Error())
 	}
-	dir := ""
-	if cfg.Out != "" {
-		dir = filepath.Join(cfg.Out, s.Name, dirName(lk), fmt.Sprint(seed))
-		if err := writeJSON(filepath.Join(dir, "schedule.json"), plan); err != nil {
-			return fail(err.Error())
-		}
-		// A scenario from a file goes beside its schedule, so that replay
-		// can rebuild it (as ScriptFile names it).
-		if s.text != "" {
-			if err := os.WriteFile(ScriptFile(dir, s.Name), []byte(s.text), 0o644); err != nil {
-				return fail(err.Error())
-			}
-		}
-	}
-	var writers []*history.Writer
-	var sinks []history.Sink
-	minimum := s.Minimum
-	for _, r := range resources {
-		if dir == "" {
-			sinks = append(sinks, nil)
-			continue
-		}
-		w, err := history.Create(filepath.Join(dir, r+".history.jsonl"), history.Header{
-			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version,
-			Minimum: &minimum, Expect: string(expectation(cfg, s, lk, r)), Effects: s.Effects})
-		if err != nil {
-			return fail(err.Error())
-		}
-		writers = append(writers, w)
-		var sink history.Sink = w
-		if cfg.wrapSink != nil {
-			sink = cfg.wrapSink(sink)
-		}
-		sinks = append(sinks, sink)
-	}
-	env, err := NewEnv(EnvConfig{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
-		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(lk), seed, time.Now().UnixNano()), Sinks: sinks, Resource: resources})
+	rec, err := record(cfg, c, s, lk, seed, plan)
 	if err != nil {
+		return fail(err.Error())
+	}
+	minimum := s.Minimum
+	env, err := run.New(run.Config{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
+		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(lk), seed, time.Now().UnixNano()), Sinks: rec.sinks, Resource: resources})
+	if err != nil {
+		rec.abort()
 		return fail(err.Error())
 	}
 	execErr := s.Execute(ctx, env, plan)
 	execErr = errors.Join(execErr, env.Close(), env.Err(), restore(context.WithoutCancel(ctx), c))
-	for _, w := range writers {
-		if ctx.Err() != nil {
-			w.Abort() // an interrupted run leaves no history that looks complete
-		} else if err := w.Commit(); err != nil {
-			execErr = errors.Join(execErr, err)
-		}
-	}
 	if ctx.Err() != nil { // a cut-short history proves nothing either way
-		var out []Result
-		for _, r := range resources {
-			x := base
-			x.Resource, x.Skipped, x.Expected = r, "interrupted", expectation(cfg, s, lk, r)
-			out = append(out, x)
-		}
-		return out
+		rec.abort() // and none is left that looks complete
+		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, lk, x.Resource) })
 	}
+	execErr = errors.Join(execErr, rec.commit())
 	reports, err := env.Reports()
 	if err != nil {
 		return fail(errors.Join(execErr, err).Error())
 	}
-	var out []Result
-	for i, r := range resources {
-		rep := reports[i]
-		x := base
-		x.Resource = r
-		x.Expected = expectation(cfg, s, lk, r)
-		x.Checks = rep.Verdicts()
-		x.Verdict = rep.Result()
-		x.Belief = rep.Belief.Result
-		x.Progress = rep.Progress.Result
-		x.Effects = s.CheckEffects(env.Events(i))
-		runErr := ""
-		if execErr != nil {
-			runErr = execErr.Error()
-		}
-		j := models.Judge(rep, x.Effects, runErr, x.Expected)
-		x.Verdict, x.Error, x.Skipped, x.Matches = j.Verdict, j.Error, j.Skipped, j.Matches
-		if r == "unfenced" {
-			x.LostFraction = rep.LostFraction
-		}
-		if dir != "" && ctx.Err() == nil {
-			x.History = filepath.Join(dir, r+".history.jsonl")
+	runErr := ""
+	if execErr != nil {
+		runErr = execErr.Error()
+	}
+	out := each(func(x *Result) {})
+	for i := range out {
+		x := &out[i]
+		judge(x, reports[i], s.CheckEffects(env.Events(i)), runErr, expectation(cfg, s, lk, x.Resource))
+		if rec.dir != "" {
+			x.History = filepath.Join(rec.dir, x.Resource+".history.jsonl")
 		}
 		x.Seconds = time.Since(began).Seconds()
-		out = append(out, x)
 	}
 	return out
+}
+
+// judge fills in x's verdict from its history's report and effects, the
+// run's error and its expectation (see models.Judge).
+func judge(x *Result, rep models.Report, effects []EffectResult, runErr string, expected Expect) {
+	x.Expected = expected
+	x.Checks = rep.Verdicts()
+	x.Belief = rep.Belief.Result
+	x.Progress = rep.Progress.Result
+	x.Effects = effects
+	j := models.Judge(rep, x.Effects, runErr, x.Expected)
+	x.Verdict, x.Error, x.Skipped, x.Matches = j.Verdict, j.Error, j.Skipped, j.Matches
+	if x.Resource == "unfenced" {
+		x.LostFraction = rep.LostFraction
+	}
+}
+
+// recording is where one run's files go: its directory ("" when nothing
+// is written), one history file per resource and the sinks that feed them.
+type recording struct {
+	dir     string
+	writers []*history.Writer
+	sinks   []history.Sink
+}
+
+// record writes the run's schedule (and a scenario file beside it) and
+// opens one history file per resource, its header saying what the run is
+// and how it is to be judged.
+func record(cfg Config, c *cluster.Cluster, s Scenario, lk string, seed uint64, plan Plan) (*recording, error) {
+	rec := &recording{sinks: make([]history.Sink, len(cfg.Resources))}
+	if cfg.Out == "" {
+		return rec, nil
+	}
+	rec.dir = filepath.Join(cfg.Out, s.Name, dirName(lk), fmt.Sprint(seed))
+	if err := writeJSON(filepath.Join(rec.dir, "schedule.json"), plan); err != nil {
+		return nil, err
+	}
+	// A scenario from a file goes beside its schedule, so that replay can
+	// rebuild it (as ScriptFile names it).
+	if s.text != "" {
+		if err := os.WriteFile(ScriptFile(rec.dir, s.Name), []byte(s.text), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	minimum := s.Minimum
+	for i, r := range cfg.Resources {
+		w, err := history.Create(filepath.Join(rec.dir, r+".history.jsonl"), history.Header{
+			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version,
+			Minimum: &minimum, Expect: string(expectation(cfg, s, lk, r)), Effects: s.Effects})
+		if err != nil {
+			rec.abort()
+			return nil, err
+		}
+		rec.writers = append(rec.writers, w)
+		var sink history.Sink = w
+		if cfg.wrapSink != nil {
+			sink = cfg.wrapSink(sink)
+		}
+		rec.sinks[i] = sink
+	}
+	return rec, nil
+}
+
+// commit puts every history file in place.
+func (rec *recording) commit() error {
+	var errs []error
+	for _, w := range rec.writers {
+		errs = append(errs, w.Commit())
+	}
+	return errors.Join(errs...)
+}
+
+// abort drops every history file: a run that did not finish leaves none
+// that looks complete.
+func (rec *recording) abort() {
+	for _, w := range rec.writers {
+		w.Abort()
+	}
 }
 
 // ScriptFile is where a run of a scenario from a file keeps the file: in

@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
 )
 
 // failAfter is a sink that takes n events and then fails, like a disk that
@@ -83,11 +84,11 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	defer c.Close()
 	s, err := Lookup("minority-partition")
 	require.NoError(t, err)
-	s.run = func(ctx context.Context, e *Env, p Plan) error {
-		return e.contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, phases{before: 4, after: 12})
+	s.exec = func(ctx context.Context, e *run.Env, p Plan) error {
+		return e.Contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, run.Phases{Before: 4, After: 12})
 	}
 	cfg := Config{Resources: []string{"fenced"}}
-	rs := runOne(ctx, cfg, c, s, "etcd-mutex", lock.Builtin["etcd-mutex"], 1)
+	rs := runOne(ctx, cfg, c, s, "etcd-mutex", lock.Builtin()["etcd-mutex"], 1)
 	require.Len(t, rs, 1)
 	r := rs[0]
 	for _, v := range r.Checks {
@@ -97,17 +98,4 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	assert.Contains(t, r.Error, "vacuous schedule")
 	assert.Contains(t, r.Error, "kept its lease")
 	assert.False(t, r.Matches)
-}
-
-// Every script command declares its arguments, and every declaration is a
-// command: a command without one would refuse every argument at parse time.
-func TestEveryCommandHasASpec(t *testing.T) {
-	for name := range handlers {
-		_, ok := specs[name]
-		assert.True(t, ok, "command %q has no spec", name)
-	}
-	for name := range specs {
-		_, ok := handlers[name]
-		assert.True(t, ok, "spec %q has no command", name)
-	}
 }

@@ -13,6 +13,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
@@ -32,7 +34,7 @@ func TestScripts(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	datadriven.Walk(t, "scripts", func(t *testing.T, path string) {
-		env, err := scenarios.NewEnv(scenarios.EnvConfig{
+		env, err := run.New(run.Config{
 			Cluster: c, Factory: lock.NewQueue, TTL: 1,
 			RunID: strings.TrimSuffix(filepath.Base(path), ".txt"),
 		})
@@ -40,8 +42,16 @@ func TestScripts(t *testing.T) {
 		defer env.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
+		env.Bind(ctx) // an async step outlives the step that starts it
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			return env.Do(ctx, d.Cmd, d.CmdArgs) + "\n"
+			// The file's command line, read by the lab's own reader.
+			line := d.Cmd
+			for _, a := range d.CmdArgs {
+				line += " " + a.String()
+			}
+			out, err := script.DoLine(ctx, env, line)
+			require.NoError(t, err, "%s: %s", d.Pos, line)
+			return out.String() + "\n"
 		})
 		// Faults name clients as operations do: "pause-client c1 at …".
 		for _, ev := range env.Events(0) {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/script"
 )
 
 // FromScript makes a scenario of a script written outside the catalog, in
@@ -25,7 +27,7 @@ import (
 // that printed something else makes the run an ERROR. The lesson is the
 // narration before its first command.
 func FromScript(name, file, text string) (Scenario, error) {
-	steps, err := ParseScript(file, text)
+	steps, err := script.Parse(file, text)
 	if err != nil {
 		return Scenario{}, err
 	}
@@ -34,22 +36,14 @@ func FromScript(name, file, text string) (Scenario, error) {
 	}
 	s := Scenario{Name: name, Members: 3, TTL: 1, script: file, text: text,
 		Lesson: strings.Join(steps[0].Narration, " "), Minimum: history.Minimum{Grants: 1}}
-	if st := steps[0]; st.Cmd == "setup" {
-		a := argMap(st.Args)
-		if v, ok := a.kv["members"]; ok {
-			if s.Members, err = strconv.Atoi(v); err != nil || s.Members < 1 {
-				return Scenario{}, fmt.Errorf("%s:%d: setup: members=%s: want a positive count", file, st.Line, v)
-			}
-		}
-		if v, ok := a.kv["ttl"]; ok {
-			if s.TTL, err = strconv.Atoi(v); err != nil || s.TTL < 1 {
-				return Scenario{}, fmt.Errorf("%s:%d: setup: ttl=%s: want a whole number of seconds, at least 1", file, st.Line, v)
-			}
-		}
+	if st := steps[0].Cmd; st.Name == "setup" {
+		// Parse has checked both values.
+		s.Members = cmp.Or(st.Members, s.Members)
+		s.TTL = cmp.Or(st.TTL, s.TTL)
 	}
 	expect := map[string]Expect{}
 	for _, st := range steps {
-		if st.Cmd != "check" {
+		if st.Cmd.Name != "check" {
 			continue
 		}
 		for i, line := range strings.Split(st.Expected, "\n") {
@@ -75,7 +69,7 @@ func FromScript(name, file, text string) (Scenario, error) {
 		return ExpectPass
 	}
 	for _, st := range steps {
-		if m := argMap(st.Args).kv["member"]; st.Cmd == "client" && memberIndex(m) > s.Members {
+		if m := st.Cmd.Member; st.Cmd.Name == "client" && memberIndex(m) > s.Members {
 			return Scenario{}, fmt.Errorf("%s:%d: client: member=%s: the script's cluster has %d members (setup members=N)", file, st.Line, m, s.Members)
 		}
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/atomicfile"
-	"github.com/locklab/locklab/internal/clusterproc"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/reports"
 )
@@ -44,54 +44,12 @@ type benchRow struct {
 }
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
-	var cf clusterFlags
-	fs := newFlagSet("bench")
-	lockFlag := fs.String("lock", "all", "lock name, comma list, or all")
-	clientsFlag := fs.String("clients", "1,10,100", "contending clients, a comma list")
-	duration := fs.Duration("duration", 3*time.Second, "how long each measurement runs")
-	work := fs.Duration("work", 0, "how long each holder works while it holds the lock")
-	ttl := fs.Int("ttl", 5, "each client's lease, in seconds")
-	fsync := fs.Bool("fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
-	inProcess := fs.Bool("in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
-	out := fs.String("out", "", "directory to write bench.json and bench.html to (default: print only)")
-	cf.register(fs)
-	if err := parse(fs, args); err != nil {
-		return exitUsage, err
-	}
-	if fs.NArg() > 0 {
-		return exitUsage, usagef("bench: unexpected argument %q", fs.Arg(0))
-	}
-	locks, err := pick("lock", *lockFlag, lock.Names())
+	bf, err := parseBenchFlags(args)
 	if err != nil {
 		return exitUsage, err
 	}
-	clients, err := parseCounts(*clientsFlag)
-	if err != nil {
-		return exitUsage, err
-	}
-	switch {
-	case *duration <= 0:
-		return exitUsage, usagef("--duration: want a positive duration, got %s", *duration)
-	case *ttl < 1:
-		return exitUsage, usagef("--ttl: want at least 1 second, got %d", *ttl)
-	case *work < 0:
-		return exitUsage, usagef("--work: want a duration of 0 or more, got %s", *work)
-	}
-	external, logger, err := cf.check()
-	if err != nil {
-		return exitUsage, err
-	}
-	if *out != "" {
-		if err := os.MkdirAll(*out, 0o755); err != nil {
-			return exitUsage, usagef("--out: %v", err)
-		}
-	}
-
-	if external != nil && *fsync {
-		return exitUsage, usagef("--fsync: applies to an embedded cluster, not to --endpoints")
-	}
-
-	c, clusterCPU, stop, err := benchCluster(ctx, cf, external, logger, *fsync, *inProcess)
+	cf := bf.cluster
+	c, clusterCPU, stop, err := benchCluster(ctx, cf, bf.external, bf.logger, bf.fsync, bf.inProcess)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "locklab: interrupted before measuring anything")
 		return exitUndecided, nil
@@ -103,16 +61,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 
 	where := fmt.Sprintf("an embedded %d-member cluster", cf.members)
 	switch {
-	case external != nil:
+	case bf.external != nil:
 		where = "the cluster at " + cf.endpoints
 	case clusterCPU != nil:
 		where += " in a child process"
 	}
-	if *fsync {
+	if bf.fsync {
 		where += ", fsync on"
 	}
 	fmt.Fprintf(stdout, "locklab bench: %d lock(s) × %d client count(s), %s each, on %s (about %s)\n",
-		len(locks), len(clients), *duration, where, (time.Duration(len(locks)*len(clients)) * *duration).Round(time.Second))
+		len(bf.locks), len(bf.clients), bf.duration, where, (time.Duration(len(bf.locks)*len(bf.clients)) * bf.duration).Round(time.Second))
 	floor, err := bench.Floor(ctx, c, floorSamples)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "locklab: interrupted before measuring anything")
@@ -124,22 +82,103 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fmt.Fprintf(stdout, "hand-off floor on this cluster (one committed write + one linearizable read, %d samples): p50 %s ms, p90 %s ms, p99 %s ms\n\n",
 		floorSamples, ms(floor.P50), ms(floor.P90), ms(floor.P99))
 	printBenchHeader(stdout)
-	report := benchReport{Members: len(c.Members()), External: external != nil, Fsync: *fsync, Duration: duration.String(),
-		Work: work.String(), ClusterProcess: clusterCPU != nil, Floor: floor}
+	report := benchReport{Members: len(c.Members()), External: bf.external != nil, Fsync: bf.fsync, Duration: bf.duration.String(),
+		Work: bf.work.String(), ClusterProcess: clusterCPU != nil, Floor: floor}
+	failed, err := measureAll(ctx, c, bf, clusterCPU, &report, stdout)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "locklab: interrupted: the measurements above are all there is; no bench.json written")
+		return exitUndecided, nil
+	}
+	fmt.Fprint(stdout, benchLegend)
+	if bf.out != "" {
+		if err := writeBench(bf.out, report, where, args, stdout); err != nil {
+			return exitUsage, err
+		}
+	}
+	if failed > 0 {
+		return exitMismatch, fmt.Errorf("bench: %d measurement(s) failed", failed)
+	}
+	return exitOK, nil
+}
+
+// benchFlags is what bench was asked to do.
+type benchFlags struct {
+	cluster          clusterFlags
+	external         *cluster.External
+	logger           *zap.Logger
+	locks            []string
+	clients          []int
+	duration, work   time.Duration
+	ttl              int
+	fsync, inProcess bool
+	out              string
+}
+
+// parseBenchFlags reads bench's command line and checks every value.
+func parseBenchFlags(args []string) (benchFlags, error) {
+	var bf benchFlags
+	fs := newFlagSet("bench")
+	lockFlag := fs.String("lock", "all", "lock name, comma list, or all")
+	clientsFlag := fs.String("clients", "1,10,100", "contending clients, a comma list")
+	fs.DurationVar(&bf.duration, "duration", 3*time.Second, "how long each measurement runs")
+	fs.DurationVar(&bf.work, "work", 0, "how long each holder works while it holds the lock")
+	fs.IntVar(&bf.ttl, "ttl", 5, "each client's lease, in seconds")
+	fs.BoolVar(&bf.fsync, "fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
+	fs.BoolVar(&bf.inProcess, "in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
+	fs.StringVar(&bf.out, "out", "", "directory to write bench.json and bench.html to (default: print only)")
+	bf.cluster.register(fs)
+	if err := parse(fs, args); err != nil {
+		return bf, err
+	}
+	if fs.NArg() > 0 {
+		return bf, usagef("bench: unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if bf.locks, err = pick("lock", *lockFlag, lock.Names()); err != nil {
+		return bf, err
+	}
+	if bf.clients, err = parseCounts(*clientsFlag); err != nil {
+		return bf, err
+	}
+	switch {
+	case bf.duration <= 0:
+		return bf, usagef("--duration: want a positive duration, got %s", bf.duration)
+	case bf.ttl < 1:
+		return bf, usagef("--ttl: want at least 1 second, got %d", bf.ttl)
+	case bf.work < 0:
+		return bf, usagef("--work: want a duration of 0 or more, got %s", bf.work)
+	}
+	if bf.external, bf.logger, err = bf.cluster.check(); err != nil {
+		return bf, err
+	}
+	if bf.out != "" {
+		if err := os.MkdirAll(bf.out, 0o755); err != nil {
+			return bf, usagef("--out: %v", err)
+		}
+	}
+	if bf.external != nil && bf.fsync {
+		return bf, usagef("--fsync: applies to an embedded cluster, not to --endpoints")
+	}
+	return bf, nil
+}
+
+// measureAll measures every lock × client count, printing each row and
+// adding it to report, and says how many measurements failed. It stops
+// when ctx ends.
+func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterCPU func() (time.Duration, error), report *benchReport, stdout io.Writer) (int, error) {
 	var section func()
-	if *work > 0 {
-		section = func() { time.Sleep(*work) } // the holder's work: a wait, as I/O is
+	if bf.work > 0 {
+		section = func() { time.Sleep(bf.work) } // the holder's work: a wait, as I/O is
 	}
 	baseline := map[int]float64{} // etcd-mutex locks/s by clients, once measured
 	failed := 0
-	for _, name := range locks {
+	for _, name := range bf.locks {
 		f, _ := lock.Lookup(name)
-		for _, n := range clients {
-			res, err := bench.Run(ctx, c, bench.Config{Lock: name, Factory: f, Clients: n, Duration: *duration, TTL: *ttl,
+		for _, n := range bf.clients {
+			res, err := bench.Run(ctx, c, bench.Config{Lock: name, Factory: f, Clients: n, Duration: bf.duration, TTL: bf.ttl,
 				Section: section, ClusterCPU: clusterCPU})
 			if ctx.Err() != nil {
-				fmt.Fprintln(stderr, "locklab: interrupted: the measurements above are all there is; no bench.json written")
-				return exitUndecided, nil
+				return failed, ctx.Err()
 			}
 			if err != nil {
 				// A lock that fails with nothing faulted is a finding, not
@@ -152,31 +191,30 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 			if name == "etcd-mutex" {
 				baseline[n] = res.LocksPerSec
 			}
-			printBenchRow(stdout, res, baseline[n], floor.P50)
+			printBenchRow(stdout, res, baseline[n], report.Floor.P50)
 			report.Results = append(report.Results, benchRow{Result: res})
 		}
 	}
-	fmt.Fprint(stdout, benchLegend)
-	if *out != "" {
-		path := filepath.Join(*out, "bench.json")
-		err := atomicfile.Write(path, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(report)
-		})
-		if err != nil {
-			return exitUsage, err
-		}
-		page := benchPage(report, where, strings.Join(append([]string{"locklab", "bench"}, args...), " "))
-		if err := reports.WriteBench(*out, page); err != nil {
-			return exitUsage, err
-		}
-		fmt.Fprintf(stdout, "results in %s, plots in %s\n", path, filepath.Join(*out, reports.BenchFile))
+	return failed, nil
+}
+
+// writeBench writes bench.json and the page of plots into dir.
+func writeBench(dir string, report benchReport, where string, args []string, stdout io.Writer) error {
+	path := filepath.Join(dir, "bench.json")
+	err := atomicfile.Write(path, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(report)
+	})
+	if err != nil {
+		return err
 	}
-	if failed > 0 {
-		return exitMismatch, fmt.Errorf("bench: %d measurement(s) failed", failed)
+	page := benchPage(report, where, strings.Join(append([]string{"locklab", "bench"}, args...), " "))
+	if err := reports.WriteBench(dir, page); err != nil {
+		return err
 	}
-	return exitOK, nil
+	fmt.Fprintf(stdout, "results in %s, plots in %s\n", path, filepath.Join(dir, reports.BenchFile))
+	return nil
 }
 
 // parseCounts parses "1,2,10" into positive counts.

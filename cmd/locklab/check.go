@@ -14,7 +14,6 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
-	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
@@ -35,15 +34,7 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	if err != nil {
 		return exitUsage, usagef("%v", err)
 	}
-	if h.Expect == "" && len(h.Effects) == 0 {
-		// A file from before headers said what they expect and claim: held
-		// to its catalog scenario's effects (and, as JudgeHistory does with
-		// no expectation, expected to PASS).
-		if s, err := scenarios.Lookup(h.Scenario); err == nil {
-			h.Effects = s.Effects
-		}
-	}
-	report, results, j, err := models.JudgeHistory(h, events, models.DefaultTimeout)
+	report, results, j, err := judgeFile(&h, events)
 	if err != nil {
 		return exitUsage, usagef("%s: %v", path, err)
 	}
@@ -113,7 +104,7 @@ func writeCheckReport(dir, historyPath string, r scenarios.Result, args []string
 		}
 	}
 	r.History = copied
-	rep, err := runreport.Of(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r}, nil)
+	rep, err := scenarios.Report(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r}, nil)
 	if err != nil {
 		return err
 	}
@@ -179,27 +170,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if err := json.Unmarshal(raw, &plan); err != nil {
 		return exitUsage, usagef("replay: %s: %v", filepath.Join(dir, "schedule.json"), err)
 	}
-	recorded := map[string]models.Result{}
-	lockName := ""
-	var resources []string
-	for _, r := range lock.ResourceNames() {
-		path := filepath.Join(dir, r+".history.jsonl")
-		h, events, err := history.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return exitUsage, usagef("%v", err)
-		}
-		rep, err := models.Check(h, events, models.DefaultTimeout)
-		if err != nil {
-			return exitUsage, usagef("%s: %v", path, err)
-		}
-		recorded[r], lockName = rep.Result(), h.Lock
-		resources = append(resources, r)
-	}
-	if len(resources) == 0 {
-		return exitUsage, usagef("replay: %s holds no history", dir)
+	recorded, lockName, resources, err := recordedVerdicts(dir)
+	if err != nil {
+		return exitUsage, err
 	}
 	f := runFlags{scenario: plan.Scenario, lock: lockName, resource: strings.Join(resources, ","),
 		seed: plan.Seed, runs: 1, parallel: 1, expect: "catalog", clusterFlags: clusterFlags{members: 3, verbose: *verbose}}
@@ -253,4 +226,45 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// judgeFile judges a history file as the run that wrote it did (see
+// models.JudgeHistory). A file from before headers said what they expect
+// and claim is held to its catalog scenario's effects (and, with no
+// expectation, expected to PASS): h gets them.
+func judgeFile(h *history.Header, events []history.Event) (models.Report, []models.EffectResult, models.Judgement, error) {
+	if h.Expect == "" && len(h.Effects) == 0 {
+		if s, err := scenarios.Lookup(h.Scenario); err == nil {
+			h.Effects = s.Effects
+		}
+	}
+	return models.JudgeHistory(*h, events, models.DefaultTimeout)
+}
+
+// recordedVerdicts judges every history a run directory holds, as check
+// does: by resource, with the run's lock and resources in order.
+func recordedVerdicts(dir string) (map[string]models.Result, string, []string, error) {
+	recorded := map[string]models.Result{}
+	lockName := ""
+	var resources []string
+	for _, r := range lock.ResourceNames() {
+		path := filepath.Join(dir, r+".history.jsonl")
+		h, events, err := history.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, "", nil, usagef("%v", err)
+		}
+		_, _, j, err := judgeFile(&h, events)
+		if err != nil {
+			return nil, "", nil, usagef("%s: %v", path, err)
+		}
+		recorded[r], lockName = j.Verdict, h.Lock
+		resources = append(resources, r)
+	}
+	if len(resources) == 0 {
+		return nil, "", nil, usagef("replay: %s holds no history", dir)
+	}
+	return recorded, lockName, resources, nil
 }

@@ -14,7 +14,8 @@ import (
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
+	"go.uber.org/zap"
 )
 
 // cmdExplore draws scenario scripts against one lock and one resource until
@@ -44,29 +45,20 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("explore: unexpected argument %q", fs.Arg(0))
 	}
-	factory, err := lock.Lookup(lk)
+	factory, err := lookupAnyLock(lk)
 	if err != nil {
-		r, ok := lock.LookupRegression(lk)
-		if !ok {
-			return exitUsage, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(append(lock.Names(), lock.RegressionNames()...), ", "))
-		}
-		factory = r.Factory
+		return exitUsage, err
 	}
 	resources, err := pick("resource", resource, lock.ResourceNames())
 	if err != nil {
 		return exitUsage, err
 	}
-	kinds, err := pick("faults", faultKinds, scenarios.WalkFaults)
+	kinds, err := pick("faults", faultKinds, script.WalkFaults())
 	if err != nil {
 		return exitUsage, err
 	}
-	switch {
-	case cases < 1:
-		return exitUsage, usagef("--cases: want at least 1, got %d", cases)
-	case steps < 1:
-		return exitUsage, usagef("--steps: want at least 1, got %d", steps)
-	case cf.members < 3:
-		return exitUsage, usagef("--members: explore's scripts use three members, got %d", cf.members)
+	if err := checkExploreCounts(cases, steps, cf.members); err != nil {
+		return exitUsage, err
 	}
 	if out == "" {
 		out = filepath.Join("testdata", fmt.Sprintf("explore-%s-%s-%d.txt", lk, strings.Join(resources, "+"), seed))
@@ -75,12 +67,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return exitUsage, err
 	}
-	var c *cluster.Cluster
-	if external != nil {
-		c, err = cluster.Connect(ctx, *external)
-	} else {
-		c, err = cluster.Start(ctx, cluster.Config{Members: cf.members, Logger: logger})
-	}
+	c, err := openCluster(ctx, external, cf.members, logger)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -89,7 +76,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fmt.Fprintf(stdout, "locklab explore: %s, property %q, %d cases of at most %d actions, faults %s, seed %d\n",
 		lk, p.Name, cases, steps, strings.Join(kinds, ","), seed)
 	res, err := explore.Run(ctx, explore.Config{Cluster: c, Lock: lk, Factory: factory, Property: p, Cases: cases, Seed: seed,
-		MaxSteps: steps, ShrinkTime: shrink, Walk: scenarios.WalkOptions{Faults: kinds}, Progress: stdout})
+		MaxSteps: steps, ShrinkTime: shrink, Walk: script.WalkOptions{Faults: kinds}, Progress: stdout})
 	switch {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		fmt.Fprintf(stderr, "locklab: interrupted after %d cases: nothing found so far, nothing written\n", res.Cases)
@@ -102,13 +89,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		fmt.Fprintf(stdout, "%d cases held (%d scripts run, %.1f per minute, %s)\n", res.Cases, res.Runs, perMinute, res.Elapsed.Round(time.Second))
 		return exitOK, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return exitUsage, err
-	}
-	if err := atomicfile.Write(out, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "# %s\n%s", strings.Join(append([]string{"locklab", "explore"}, args...), " "), res.Failed.Script)
-		return err
-	}); err != nil {
+	if err := writeFailing(out, args, res.Failed.Script); err != nil {
 		return exitUsage, err
 	}
 	fmt.Fprintf(stdout, "\nFAIL at case %d: %s\nshrunk to %d actions, %d steps (%d scripts run, %.1f per minute, %s):\n  %s\n",
@@ -116,4 +97,49 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		res.Elapsed.Round(time.Second), strings.Join(res.Failed.Actions, "; "))
 	fmt.Fprintf(stdout, "script: %s\nrun it again: locklab run --script %s --lock %s\n", out, out, lk)
 	return exitMismatch, nil
+}
+
+// lookupAnyLock finds a built-in or a known-bad lock by name.
+func lookupAnyLock(lk string) (lock.Factory, error) {
+	if f, err := lock.Lookup(lk); err == nil {
+		return f, nil
+	}
+	if r, ok := lock.LookupRegression(lk); ok {
+		return r.Factory, nil
+	}
+	return nil, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(append(lock.Names(), lock.RegressionNames()...), ", "))
+}
+
+// writeFailing writes a shrunk failing script to path, atomically, headed
+// by the command that found it.
+func writeFailing(path string, args []string, text string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "# %s\n%s", strings.Join(append([]string{"locklab", "explore"}, args...), " "), text)
+		return err
+	})
+}
+
+// openCluster connects to the user's cluster, or starts an embedded one of
+// members.
+func openCluster(ctx context.Context, external *cluster.External, members int, logger *zap.Logger) (*cluster.Cluster, error) {
+	if external != nil {
+		return cluster.Connect(ctx, *external)
+	}
+	return cluster.Start(ctx, cluster.Config{Members: members, Logger: logger})
+}
+
+// checkExploreCounts says what is wrong with explore's counts, if anything.
+func checkExploreCounts(cases, steps, members int) error {
+	switch {
+	case cases < 1:
+		return usagef("--cases: want at least 1, got %d", cases)
+	case steps < 1:
+		return usagef("--steps: want at least 1, got %d", steps)
+	case members < 3:
+		return usagef("--members: explore's scripts use three members, got %d", members)
+	}
+	return nil
 }

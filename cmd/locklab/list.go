@@ -61,7 +61,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 		return exitUsage, usagef("list: unexpected argument %q", fs.Arg(0))
 	}
 	fmt.Fprintln(w, "scenarios:")
-	for _, s := range scenarios.Catalog {
+	for _, s := range scenarios.Catalog() {
 		fmt.Fprintf(w, "  %-21s %s\n", s.Name, firstSentence(s.Lesson))
 	}
 	fmt.Fprintln(w, "locks:")
@@ -69,7 +69,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
 	}
 	fmt.Fprintln(w, "known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):")
-	for _, r := range lock.Regressions {
+	for _, r := range lock.Regressions() {
 		fmt.Fprintf(w, "  %-21s %s\n  %-21s caught by %s (%s check); %s\n", r.Name, r.Bug, "", strings.Join(r.Scenarios, ", "), r.Check, r.Link)
 	}
 	fmt.Fprintln(w, "resources:")
@@ -77,7 +77,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 		fmt.Fprintf(w, "  %-21s %s\n", name, resourceLines[name])
 	}
 	fmt.Fprintln(w, "faults:")
-	for _, k := range faults.Kinds {
+	for _, k := range faults.Kinds() {
 		fmt.Fprintf(w, "  %s\n", k)
 	}
 	return exitOK, nil
@@ -125,7 +125,7 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		if len(st.Narration) > 0 {
 			fmt.Fprintf(w, "\n%s\n", wrap(strings.Join(st.Narration, " "), 78))
 		}
-		fmt.Fprintf(w, "  > %s\n", st.Raw())
+		fmt.Fprintf(w, "  > %s\n", st.Cmd)
 		for _, line := range strings.Split(st.Expected, "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}

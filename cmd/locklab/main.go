@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/locklab/locklab/internal/clusterproc"
+	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/lock/etcdctl"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdctl"
 
-	"github.com/locklab/locklab/internal/clusterproc"
+	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )

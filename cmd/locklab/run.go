@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
@@ -291,7 +290,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 // writeReport writes the human-readable report of sum into dir: each run
 // with its scenario's lesson, its history and the command that replays it.
 func writeReport(dir, title string, command []string, sum scenarios.Summary, extra []scenarios.Scenario) error {
-	rep, err := runreport.Of(dir, title, command, sum.Results, extra)
+	rep, err := scenarios.Report(dir, title, command, sum.Results, extra)
 	if err != nil {
 		return err
 	}

@@ -1,18 +1,15 @@
-package scenarios
+package run
 
 import (
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/cockroachdb/datadriven"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
@@ -20,41 +17,25 @@ import (
 	"github.com/locklab/locklab/lock"
 )
 
-// slowClients are the slow-holder scenario's clients.
-var slowClients = []string{"c1", "c2", "c3"}
-
-// slowWork draws each slow-holder client's work from seed: uniform in
-// [TTL/4, 5·TTL/4], to the millisecond, except one client's, also drawn,
-// which works for 5·TTL/2 — longer than a lease can live unrenewed.
-func slowWork(seed uint64, ttl time.Duration) map[string]faults.Duration {
-	rng := rand.New(rand.NewPCG(seed, 0x510e))
-	work := map[string]faults.Duration{}
-	for _, c := range slowClients {
-		d := ttl/4 + time.Duration(rng.Int64N(int64(ttl)))
-		work[c] = faults.Duration(d.Round(time.Millisecond))
-	}
-	work[slowClients[rng.IntN(len(slowClients))]] = faults.Duration(5 * ttl / 2)
-	return work
-}
-
-// slowHolders runs the slow-holder scenario: the plan's clients, on
-// members in turn, each do one critical section of their drawn work. The
-// slowest acquires first; the others ask for the lock once it holds, so
-// they wait through its work. A client whose acquire or section fails tries
-// again (at most three cycles).
-func (e *Env) slowHolders(ctx context.Context, p Plan) error {
+// SlowHolders runs the slow-holder workload: each client of work (in name
+// order, on members in turn) does one critical section in which it works
+// for its time. The slowest acquires first; the others ask for the lock
+// once it holds, so they wait through its work. A client whose acquire or
+// section fails tries again (at most three cycles).
+func (e *Env) SlowHolders(ctx context.Context, work map[string]time.Duration) error {
 	members := e.c.Members()
-	for i, name := range slowClients {
+	clients := slices.Sorted(maps.Keys(work))
+	for i, name := range clients {
 		if err := e.AddClient(ctx, name, members[i%len(members)]); err != nil {
 			return err
 		}
 	}
-	slowest := slices.MaxFunc(slowClients, func(a, b string) int { return cmp.Compare(p.Work[a], p.Work[b]) })
+	slowest := slices.MaxFunc(clients, func(a, b string) int { return cmp.Compare(work[a], work[b]) })
 	holding := make(chan struct{})
 	var once sync.Once
 	held := func() { once.Do(func() { close(holding) }) }
 	var wg sync.WaitGroup
-	for _, name := range slowClients {
+	for _, name := range clients {
 		granted := func() {}
 		if name == slowest {
 			granted = held
@@ -69,7 +50,7 @@ func (e *Env) slowHolders(ctx context.Context, p Plan) error {
 				}
 			}
 			for range 3 {
-				if e.cycleThen(ctx, name, time.Duration(p.Work[name]), granted) || ctx.Err() != nil {
+				if e.cycleThen(ctx, name, work[name], granted) || ctx.Err() != nil {
 					return
 				}
 			}
@@ -79,18 +60,18 @@ func (e *Env) slowHolders(ctx context.Context, p Plan) error {
 	return nil
 }
 
-// phases shape a contention workload: how many critical sections complete
-// before the fault is applied, while it holds (or until progress stalls),
-// and after it is undone. Without a fault, after is the whole run.
-// untilLeasesGone holds a member fault, besides, until the server has ended
+// Phases shape a contention workload: how many critical sections complete
+// Before the fault is applied, During it (or until progress stalls), and
+// After it is undone. Without a fault, After is the whole run.
+// UntilLeasesGone holds a member fault, besides, until the server has ended
 // the lease of every client of the member it cuts off — the effect the
 // member-fault lessons describe — however fast the lock under test is.
-type phases struct {
-	before, during, after int64
-	untilLeasesGone       bool
+type Phases struct {
+	Before, During, After int64
+	UntilLeasesGone       bool
 }
 
-// contend runs n clients (on members in turn), each acquiring, doing its
+// Contend runs n clients (on members in turn), each acquiring, doing its
 // critical section and releasing in a loop. With a fault, it is applied once
 // `before` sections have completed and held (see hold) until `during` more
 // complete — or progress stalls, so a fault that stops every client cannot
@@ -100,7 +81,7 @@ type phases struct {
 // progress check then says what was missing), so every run shows whether
 // the lock recovered. Each client finishes the cycle it is in. Whether the
 // effects happened is the scenario's Effects' to judge, from the history.
-func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) error {
+func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) error {
 	members := e.c.Members()
 	var names []string
 	for i := range n {
@@ -124,7 +105,7 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 	}
 	var ferr error
 	if f.Kind != "" {
-		sections.waitFor(ctx, ph.before, stallWait)
+		sections.waitFor(ctx, ph.Before, stallWait)
 		in, err := e.Fault(ctx, f)
 		if err == nil {
 			e.hold(ctx, f, in, sections, ph)
@@ -135,7 +116,7 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 		}
 		ferr = err
 	}
-	sections.waitFor(ctx, ph.after, recoverWait)
+	sections.waitFor(ctx, ph.After, recoverWait)
 	stop.Store(true)
 	wg.Wait()
 	return ferr
@@ -148,14 +129,14 @@ func (e *Env) contend(ctx context.Context, n int, f faults.Fault, ph phases) err
 // end, the scenario's effects say so), and then, if there is a `during`
 // phase, until a client of another member has completed a section (bounded
 // the same way). Then it waits for `during` sections or a stall.
-func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph phases) {
+func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph Phases) {
 	if f.Kind.CutsOffMember() {
 		member := in.Target()
 		wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 		if leader, err := e.c.WaitLeader(wctx, member); err == nil {
-			e.observe(history.ObservedLeader, "", leader)
+			e.runs.observe(history.ObservedLeader, "", leader)
 		}
-		if ph.untilLeasesGone {
+		if ph.UntilLeasesGone {
 			cut := e.clientsOn(member)
 			_ = poll.Until(wctx, "the leases of "+member+"'s clients to end", leasePoll, func(context.Context) (bool, error) {
 				for _, c := range cut {
@@ -173,11 +154,11 @@ func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, se
 		// half-released (a request in flight when the leader died waits
 		// out etcd's request timeout, about 5 s, before it fails). A
 		// schedule with no `during` phase heals at once.
-		if ph.during > 0 {
+		if ph.During > 0 {
 			sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
 		}
 	}
-	sections.waitFor(ctx, ph.during, stallWait)
+	sections.waitFor(ctx, ph.During, stallWait)
 }
 
 // clientsOff lists the run's clients that do not go through member, in
@@ -305,44 +286,16 @@ func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, 
 	return csErr == nil
 }
 
-// drawn runs a drawn script (the random scenario's): every step as the
-// plan lists it. What a lock answers is the lock's (a known-bad one may
-// grant where a correct one refuses), so those outputs are not compared;
-// the steps that set up and apply faults must print what they print for
-// every lock, or the script did not run as drawn and the run is an error.
-func (e *Env) drawn(ctx context.Context, p Plan) error {
-	if len(p.Steps) == 0 {
-		return errors.New("the plan lists no steps (a schedule recorded by an older locklab?)")
-	}
-	e.Bind(ctx)
-	var diffs []string
-	points := map[string]string{}
-	for i, line := range p.Steps {
-		if line == "check" {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		out, err := e.DoLine(ctx, line)
-		if err != nil {
-			return fmt.Errorf("step %d: %w", i+1, err)
-		}
-		cmd, args, _ := datadriven.ParseLine(line) // DoLine has parsed it
-		if want, ok := fixedOutput(cmd, argMap(args), points); ok && out != want {
-			diffs = append(diffs, fmt.Sprintf("step %d: %s: got %q, want %q", i+1, line, out, want))
-		}
-	}
-	if len(diffs) > 0 {
-		return fmt.Errorf("the drawn script did not run as drawn:\n%s", strings.Join(diffs, "\n"))
-	}
-	return nil
-}
-
 // stallWait is how long a contention scenario waits for progress before it
 // moves on to its next fault step anyway; recoverWait how long, after the
 // last fault, it waits for the lock to make progress again.
 const (
 	stallWait   = 2 * time.Second
-	recoverWait = time.Duration(regrantWithin)
+	recoverWait = RegrantWithin
 )
+
+// RegrantWithin bounds how long after the last fault heals a lock must
+// grant again: a lease TTL for the old holder's lease to lapse, an
+// election, a client's reconnect backoff (at most 0.5 s), with room to
+// spare.
+const RegrantWithin = 5 * time.Second

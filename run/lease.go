@@ -1,8 +1,7 @@
-package scenarios
+package run
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 
@@ -61,10 +60,10 @@ func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
 
 // WaitLeaseGone waits until the server no longer has client's lease and
 // records it on every history.
-func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) {
+func (e *Env) WaitLeaseGone(ctx context.Context, client string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
@@ -73,9 +72,9 @@ func (e *Env) WaitLeaseGone(ctx context.Context, client string) (string, error) 
 		return e.checkLease(ctx, client, lease)
 	})
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	return fmt.Sprintf("server: %s's lease is gone", client), nil
+	return Outcome{Kind: LeaseGone, Client: client}, nil
 }
 
 // checkLease asks the server about one lease; the first time it is gone, a
@@ -134,19 +133,17 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 	if w, ok := e.clients[client]; ok {
 		end.LastRenewal, _ = w.cl.LastRenewal(lease, end.LastAlive)
 	}
-	for _, r := range e.runs {
-		r.rec.LeaseLost(end)
-	}
+	e.runs.leaseLost(end)
 }
 
 // Expire ends client's lease on the server: by revoking it (the revoke's
 // answer is the server's word that the lease was alive when it was sent and
 // is gone now, so the loss is on the timeline exactly, however young the
 // lease), or by cutting the client until the server lets it lapse.
-func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
+func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	lease := e.leaseOf(w) // learned now: a waiter's lease may be younger than its Locker
 	w.cl.SetLease(lease)  // the lease the fault ends
@@ -165,7 +162,7 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
 	}
 	in, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode})
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if mode == faults.ModeRevoke {
 		if in.AlreadyGone() {
@@ -173,9 +170,9 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (string, error) {
 		}
 		e.markLost(client, lease, sent)
 	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
-	return fmt.Sprintf("server: %s's lease ended (%s)", client, mode), nil
+	return Outcome{Kind: LeaseEnded, Client: client, Mode: mode}, nil
 }
 
 // monitorLeases watches every lease any client has had, until the server
@@ -220,9 +217,7 @@ func (e *Env) watchStalls(ctx context.Context) {
 		}
 		now := time.Now()
 		if now.Sub(last) >= stallGap {
-			for _, r := range e.runs {
-				r.rec.ObserveStall(last)
-			}
+			e.runs.stall(last)
 		}
 		last = now
 	}

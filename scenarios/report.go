@@ -1,8 +1,4 @@
-// Package runreport turns a runner's results into a reports.Report: each
-// result with its scenario's lesson, its history's events, and the command
-// that replays it. The command line and the go-test gate both write their
-// reports through it.
-package runreport
+package scenarios
 
 import (
 	"os"
@@ -11,12 +7,14 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenarios"
 )
 
-// Of is the report of results whose histories lie under dir. extra are
-// scenarios from outside the catalog among them (for their lessons).
-func Of(dir, title string, command []string, results []scenarios.Result, extra []scenarios.Scenario) (reports.Report, error) {
+// Report is the report of results whose histories lie under dir: each
+// result with its scenario's lesson, its history's events and the command
+// that replays it. extra are scenarios from outside the catalog among them
+// (for their lessons). The command line and the go-test gate both write
+// their reports through it.
+func Report(dir, title string, command []string, results []Result, extra []Scenario) (reports.Report, error) {
 	rep := reports.Report{Title: title, Command: strings.Join(command, " ")}
 	for _, r := range results {
 		run := reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Seed: r.Seed,
@@ -25,7 +23,7 @@ func Of(dir, title string, command []string, results []scenarios.Result, extra [
 		for _, ef := range r.Effects {
 			run.Effects = append(run.Effects, reports.Effect{Name: ef.Name, Happened: ef.Happened, Missing: ef.Missing})
 		}
-		if s, err := scenarios.Lookup(r.Scenario); err == nil {
+		if s, err := Lookup(r.Scenario); err == nil {
 			run.Lesson = s.Lesson
 		}
 		for _, s := range extra {

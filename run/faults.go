@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"context"
@@ -11,20 +11,20 @@ import (
 // applied through the nemesis (so it is on the timeline) and WaitPaused
 // waits for it. Arming first is what makes a script deterministic: start the
 // work that passes the point after this, and the worker cannot slip past.
-func (e *Env) Pause(ctx context.Context, client, point string) (string, error) {
+func (e *Env) Pause(ctx context.Context, client, point string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if err := w.cl.Arm(point); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	w.pausing = make(chan pauseResult, 1)
 	go func() {
 		in, err := e.nemesis.Apply(e.background(ctx), faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
 		w.pausing <- pauseResult{in, err}
 	}()
-	return fmt.Sprintf("%s: will pause at %s", client, point), nil
+	return Outcome{Kind: WillPause, Client: client, Point: point}, nil
 }
 
 type pauseResult struct {
@@ -33,63 +33,75 @@ type pauseResult struct {
 }
 
 // WaitPaused waits until client's armed pause has stopped it.
-func (e *Env) WaitPaused(ctx context.Context, client string) (string, error) {
+func (e *Env) WaitPaused(ctx context.Context, client string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if w.pausing == nil {
-		return "", fmt.Errorf("%s has no pause armed", client)
+		return Outcome{}, fmt.Errorf("%s has no pause armed", client)
 	}
 	select {
 	case r := <-w.pausing:
 		w.pausing = nil
 		if r.err != nil {
-			return "", r.err
+			return Outcome{}, r.err
 		}
 		w.paused = r.in
-		return fmt.Sprintf("%s: paused at %s, link cut", client, r.in.Target()), nil
+		// The point it stopped at: with "any", the first it reached.
+		return Outcome{Kind: Paused, Client: client, Point: r.in.Target()}, nil
 	case <-ctx.Done():
-		return "", ctx.Err()
+		return Outcome{}, ctx.Err()
 	}
 }
 
 // Crash kills client as SIGKILL kills a process, and starts it again with
 // nothing: see cluster.Client.Crash. Its lease lives on on the server until
 // its TTL ends; whatever it had under way never completes.
-func (e *Env) Crash(ctx context.Context, client string) (string, error) {
+func (e *Env) Crash(ctx context.Context, client string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.CrashClient, Client: client}); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if w.paused != nil {
 		// A pause ends with the process it froze: its window closes.
 		err = w.paused.Undo(ctx)
 		w.paused = nil
 	}
-	return crashOutput(client), err
-}
-
-// crashOutput is what a crash step prints.
-func crashOutput(client string) string {
-	return client + ": crashed, and started again holding nothing"
+	return Outcome{Kind: Crashed, Client: client}, err
 }
 
 // Resume undoes Pause.
-func (e *Env) Resume(ctx context.Context, client string) (string, error) {
+func (e *Env) Resume(ctx context.Context, client string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if w.paused == nil {
-		return "", fmt.Errorf("%s is not paused", client)
+		return Outcome{}, fmt.Errorf("%s is not paused", client)
 	}
 	err = w.paused.Undo(ctx)
 	w.paused = nil
-	return fmt.Sprintf("%s: resumed", client), err
+	return Outcome{Kind: Resumed, Client: client}, err
+}
+
+// Cut cuts client's link to the cluster, both ways, until Heal.
+func (e *Env) Cut(ctx context.Context, client string) (Outcome, error) {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.CutClient, Client: client}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Cut, Client: client}, nil
+}
+
+// Heal undoes every fault still applied.
+func (e *Env) Heal(ctx context.Context) (Outcome, error) {
+	if err := e.nemesis.UndoAll(ctx); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Healed}, nil
 }
 
 // Fault applies a fault whose client names are the run's (c1), not the

@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"context"
@@ -29,9 +29,9 @@ var (
 // updates lost) with etcd's own Mutex on an unfenced counter, and logs the
 // fraction of acknowledged increments lost. It is a soak, off by default:
 //
-//	go test ./scenarios -run JepsenComparison -jepsen 60s -v
-//	go test ./scenarios -run JepsenComparison -jepsen 60s -jepsen-point before-write -v
-//	go test ./scenarios -run JepsenComparison -jepsen 60s -jepsen-lock etcdctl -v
+//	go test ./run -run JepsenComparison -jepsen 60s -v
+//	go test ./run -run JepsenComparison -jepsen 60s -jepsen-point before-write -v
+//	go test ./run -run JepsenComparison -jepsen 60s -jepsen-lock etcdctl -v
 func TestJepsenComparison(t *testing.T) {
 	if *jepsen == 0 {
 		t.Skip("pass -jepsen DURATION to run")
@@ -41,7 +41,7 @@ func TestJepsenComparison(t *testing.T) {
 	defer c.Close()
 	factory, err := lock.Lookup(*jepsenLock)
 	require.NoError(t, err)
-	env, err := NewEnv(EnvConfig{Cluster: c, Factory: factory, TTL: 2,
+	env, err := New(Config{Cluster: c, Factory: factory, TTL: 2,
 		RunID: "jepsen", Resource: []string{"unfenced"}})
 	require.NoError(t, err)
 	defer env.Close()

@@ -1,16 +1,12 @@
-package scenarios
+package run
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
@@ -18,27 +14,24 @@ import (
 )
 
 // Acquire has client acquire the lock, recorded on every history.
-func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
+func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	crashes, err := e.restart(w)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
 	// old Locker has noticed yet is timing, not the lock's behaviour.
 	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
 		if err := e.renew(w); err != nil {
-			return "", err
+			return Outcome{}, err
 		}
 	}
-	ids := make([]int, len(e.runs))
-	for i, r := range e.runs {
-		ids[i] = r.rec.Invoke(client, history.Acquire, history.Event{Lock: "lock"})
-	}
+	ids := e.runs.invoke(client, history.Acquire)
 	actx, cancel := context.WithTimeout(ctx, e.opTimeout)
 	g, err := w.locker.Acquire(actx)
 	cancel()
@@ -46,25 +39,21 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	if e.crashedSince(w, crashes) {
 		// Whatever the lock said, nobody was left to hear it: the grant
 		// may stand on the server, or not.
-		for i, r := range e.runs {
-			r.rec.Complete(ids[i], cluster.ErrCrashed, history.Event{})
-		}
-		return fmt.Sprintf("%s: error: crashed", client), cluster.ErrCrashed
+		e.runs.complete(ids, cluster.ErrCrashed, history.Event{})
+		return failed(Failed, client, cluster.ErrCrashed), cluster.ErrCrashed
 	}
 	var lease int64
 	if err == nil {
 		lease = e.grantLease(ctx, w, g)
 		g.Lease = clientv3.LeaseID(lease)
 	}
-	for i, r := range e.runs {
-		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token, Lease: lease})
-	}
+	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease})
 	if err != nil {
 		expired, rerr := e.afterError(ctx, w, err)
 		if expired {
 			err = errors.Join(lock.ErrSessionExpired, err)
 		}
-		return fmt.Sprintf("%s: %s", client, describeErr(err)), errors.Join(err, rerr)
+		return failed(Failed, client, err), errors.Join(err, rerr)
 	}
 	label := e.token(g.Token)
 	e.mu.Lock()
@@ -74,7 +63,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (string, error) {
 	}
 	w.grants[label] = g
 	e.mu.Unlock()
-	return fmt.Sprintf("%s: granted token=%s", client, label), nil
+	return Outcome{Kind: Granted, Client: client, Token: label}, nil
 }
 
 // grantLease is the lease g rests on: the one the lock names, else the one
@@ -118,7 +107,7 @@ func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error
 // CS runs client's critical section on every resource at once: read each
 // counter, pass the before-write pause point, write each counter+1 with the
 // grant's token. Each resource's history records it as one operation.
-func (e *Env) CS(ctx context.Context, client string) (string, error) {
+func (e *Env) CS(ctx context.Context, client string) (Outcome, error) {
 	return e.cs(ctx, client, 0)
 }
 
@@ -126,13 +115,13 @@ func (e *Env) CS(ctx context.Context, client string) (string, error) {
 // read and its write: a slow holder, whose work the scenario draws from its
 // seed. The holder does not look at its lease meanwhile — a real one does
 // not either.
-func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, error) {
+func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	if _, err := e.restart(w); err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	e.mu.Lock()
 	held := w.held
@@ -141,7 +130,8 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 		// A client that was not granted the lock does not enter the
 		// section: what it would write is the lab's doing, not the lock's,
 		// and would be judged as the lock letting two clients in.
-		return fmt.Sprintf("%s: error: holds no grant", client), fmt.Errorf("%s: critical section without a grant: %w", client, lock.ErrNotHeld)
+		return Outcome{Kind: Failed, Client: client, Failure: FailNoGrant},
+			fmt.Errorf("%s: critical section without a grant: %w", client, lock.ErrNotHeld)
 	}
 	// One connection for the whole section: if the client crashes in it,
 	// what is left of it dies with that connection.
@@ -162,9 +152,9 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 	}
 	work(ctx, d)
 	pauseErr := w.cl.PausePoint(ctx, lock.BeforeWrite)
-	var parts []string
+	out := Outcome{Kind: Section, Client: client}
 	for i, r := range e.runs {
-		out := history.Event{Token: w.grant.Token, Value: reads[i]}
+		ev := history.Event{Token: w.grant.Token, Value: reads[i]}
 		err := errs[i]
 		if err == nil && pauseErr != nil {
 			err = pauseErr
@@ -175,17 +165,18 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (string, e
 		var wr lock.Written
 		if err == nil {
 			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
-			out.WriteAt = max(r.rec.Since(time.Now()), 1)
+			ev.WriteAt = max(r.rec.Since(time.Now()), 1)
 			wr, err = r.res.Write(wctx, cli, w.grant, *reads[i]+1)
 			wcancel()
 		}
 		if err == nil {
-			out.Accepted, out.Reason = &wr.Accepted, wr.Reason
+			ev.Accepted, ev.Reason = &wr.Accepted, wr.Reason
 		}
-		r.rec.Complete(ids[i], classify(err), out)
-		parts = append(parts, e.describeWrite(r.res.Name(), reads[i], wr, err))
+		r.rec.Complete(ids[i], classify(err), ev)
+		f, detail := failureOf(err)
+		out.Writes = append(out.Writes, Write{Resource: r.res.Name(), Read: reads[i], Failure: f, Detail: detail, Written: wr})
 	}
-	return fmt.Sprintf("%s: %s", client, strings.Join(parts, "; ")), errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 // work waits for d, or until ctx ends: the holder's work, which its lease
@@ -202,24 +193,8 @@ func work(ctx context.Context, d time.Duration) {
 	}
 }
 
-func (e *Env) describeWrite(res string, read *int64, wr lock.Written, err error) string {
-	switch {
-	case err != nil:
-		return fmt.Sprintf("%s %s", res, describeErr(err))
-	case wr.Accepted:
-		return fmt.Sprintf("%s read %d wrote %d", res, *read, *read+1)
-	}
-	reason := "rejected"
-	if strings.HasPrefix(wr.Reason, "stale token") {
-		reason = "rejected: stale token"
-	} else if strings.Contains(wr.Reason, "lock was lost") {
-		reason = "rejected: lock lost"
-	}
-	return fmt.Sprintf("%s read %d %s", res, *read, reason)
-}
-
 // Release has client release its grant, recorded on every history.
-func (e *Env) Release(ctx context.Context, client string) (string, error) {
+func (e *Env) Release(ctx context.Context, client string) (Outcome, error) {
 	return e.ReleaseGrant(ctx, client, "")
 }
 
@@ -230,19 +205,19 @@ var errPaused = errors.New("stopped while paused")
 // ReleaseGrant has client release the grant labelled label (t1), or its
 // latest grant if label is "": a client retrying the release of an older
 // grant, as after an ambiguous failure.
-func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, error) {
+func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	crashes, err := e.restart(w)
 	if err != nil {
-		return "", err
+		return Outcome{}, err
 	}
 	// A pause armed at before-release stops the client here, before the
 	// release is sent (the stale-release scenario's frozen holder).
 	if err := w.cl.PausePoint(ctx, lock.BeforeRelease); err != nil {
-		return "", fmt.Errorf("%w: %w", errPaused, err)
+		return Outcome{}, fmt.Errorf("%w: %w", errPaused, err)
 	}
 	g := w.grant
 	if label != "" {
@@ -250,17 +225,14 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 		old, ok := w.grants[label]
 		e.mu.Unlock()
 		if !ok {
-			return "", fmt.Errorf("%s was never granted %s", client, label)
+			return Outcome{}, fmt.Errorf("%s was never granted %s", client, label)
 		}
 		g = old
 	}
-	ids := make([]int, len(e.runs))
 	e.mu.Lock()
 	w.releasing = true
 	e.mu.Unlock()
-	for i, r := range e.runs {
-		ids[i] = r.rec.Invoke(client, history.Release, history.Event{Lock: "lock"})
-	}
+	ids := e.runs.invoke(client, history.Release)
 	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
 	err = w.locker.Release(rctx, g)
 	cancel()
@@ -276,9 +248,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 		w.held = false
 	}
 	e.mu.Unlock()
-	for i, r := range e.runs {
-		r.rec.Complete(ids[i], classify(err), history.Event{Token: g.Token})
-	}
+	e.runs.complete(ids, classify(err), history.Event{Token: g.Token})
 	e.checkOthersHold(ctx, client)
 	// A grant whose lease the server already ended is not the client's to
 	// release: a careful lock says "not held", etcd's Mutex deletes its key
@@ -287,16 +257,16 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (string, e
 	// scenario's question), so the step's output does not tell them apart;
 	// the history does.
 	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) {
-		return fmt.Sprintf("%s: released a grant whose lease had ended", client), nil
+		return Outcome{Kind: ReleasedEnded, Client: client}, nil
 	}
 	if err != nil {
 		expired, rerr := e.afterError(ctx, w, err)
 		if expired && !errors.Is(err, lock.ErrNotHeld) {
 			err = errors.Join(lock.ErrSessionExpired, err)
 		}
-		return fmt.Sprintf("%s: release %s", client, describeErr(err)), errors.Join(err, rerr)
+		return failed(ReleaseFailed, client, err), errors.Join(err, rerr)
 	}
-	return fmt.Sprintf("%s: released", client), nil
+	return Outcome{Kind: Released, Client: client}, nil
 }
 
 // checkOthersHold looks, after client's release, at the grant of every
@@ -335,9 +305,7 @@ func (e *Env) checkOthersHold(ctx context.Context, client string) {
 		still := h.w.held && !h.w.releasing && h.w.grant.Token == h.g.Token
 		e.mu.Unlock()
 		if still {
-			for _, r := range e.runs {
-				r.rec.ObserveGrantGone(h.w.name, h.g.Token)
-			}
+			e.runs.grantGone(h.w.name, h.g.Token)
 		}
 	}
 }
@@ -356,25 +324,4 @@ func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
 // rests on.
 func (e *Env) isLost(g lock.Grant) bool {
 	return g.Lease != 0 && e.isLeaseLost(int64(g.Lease))
-}
-
-// describeErr names an error without anything that changes run to run.
-func describeErr(err error) string {
-	switch {
-	case errors.Is(err, lock.ErrSessionExpired), errors.Is(err, rpctypes.ErrLeaseNotFound):
-		return "error: session expired"
-	case errors.Is(err, lock.ErrNotHeld):
-		return "error: not held"
-	case errors.Is(err, lock.ErrNoToken):
-		return "error: no fencing token"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "error: timed out"
-	case errors.Is(err, context.Canceled):
-		return "error: cancelled"
-	case status.Code(err) == codes.Unavailable:
-		return "error: connection lost"
-	case errors.Is(err, cluster.ErrCrashed):
-		return "error: crashed"
-	}
-	return "error: " + err.Error()
 }

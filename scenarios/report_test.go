@@ -1,4 +1,4 @@
-package runreport_test
+package scenarios_test
 
 import (
 	"path/filepath"
@@ -7,16 +7,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/internal/runreport"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
 
-func TestOfCarriesLessonsEventsAndReplay(t *testing.T) {
-	hist := filepath.Join("..", "..", "reports", "testdata", "paused-holder-unfenced.history.jsonl")
+func TestReportCarriesLessonsEventsAndReplay(t *testing.T) {
+	hist := filepath.Join("..", "reports", "testdata", "paused-holder-unfenced.history.jsonl")
 	mine, err := scenarios.FromScript("mine", "mine.txt", "# My lesson.\nheal\n----\nall faults undone\n")
 	require.NoError(t, err)
-	rep, err := runreport.Of(".", "t", []string{"locklab", "run"}, []scenarios.Result{
+	rep, err := scenarios.Report(".", "t", []string{"locklab", "run"}, []scenarios.Result{
 		{Scenario: "paused-holder", Lock: "queue", Resource: "unfenced", Verdict: models.Fail, History: hist},
 		{Scenario: "mine", Lock: "queue", Resource: "fenced", Verdict: models.Pass},
 	}, []scenarios.Scenario{mine})
@@ -29,6 +28,6 @@ func TestOfCarriesLessonsEventsAndReplay(t *testing.T) {
 	assert.Empty(t, rep.Runs[0].Replay, "no schedule.json beside the history: nothing to replay")
 	assert.Equal(t, "My lesson.", rep.Runs[1].Lesson)
 
-	_, err = runreport.Of(".", "t", nil, []scenarios.Result{{Scenario: "x", History: "missing.history.jsonl"}}, nil)
+	_, err = scenarios.Report(".", "t", nil, []scenarios.Result{{Scenario: "x", History: "missing.history.jsonl"}}, nil)
 	assert.Error(t, err)
 }

@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"cmp"
@@ -38,7 +38,7 @@ type Env struct {
 	opts      lock.Options
 	opTimeout time.Duration
 	start     time.Time
-	runs      []*resourceRun
+	runs      histories
 
 	mu      sync.Mutex
 	clients map[string]*worker
@@ -74,13 +74,6 @@ func (e *Env) background(step context.Context) context.Context {
 	return step
 }
 
-// resourceRun is one protected resource and its history.
-type resourceRun struct {
-	res lock.Resource
-	mem *history.Memory
-	rec *history.Recorder
-}
-
 // worker is one client's state in a run.
 type worker struct {
 	name   string
@@ -94,14 +87,14 @@ type worker struct {
 	releasing bool
 	paused    *faults.Injection
 	pausing   chan pauseResult // the pause being applied, until WaitPaused
-	async     chan string      // result of the client's background step
+	async     chan Outcome     // result of the client's background step
 	// crashes counts the client's crashes; born is the count its Locker
 	// was made at: a Locker born before the last crash is dead.
 	crashes, born int
 }
 
-// EnvConfig describes a run.
-type EnvConfig struct {
+// Config describes a run.
+type Config struct {
 	Cluster  *cluster.Cluster
 	Factory  lock.Factory
 	TTL      int
@@ -116,9 +109,9 @@ type EnvConfig struct {
 	OpTimeout time.Duration
 }
 
-// NewEnv prepares a run. It starts a lease monitor that records, on every
+// New prepares a run. It starts a lease monitor that records, on every
 // history, when the server stops knowing a client's lease.
-func NewEnv(cfg EnvConfig) (*Env, error) {
+func New(cfg Config) (*Env, error) {
 	names := cfg.Resource
 	if len(names) == 0 {
 		names = lock.ResourceNames()
@@ -156,9 +149,7 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 		// The cluster knows clients by their run-wide names; the history
 		// by the run's own ("c1"), as every operation names them.
 		ev.Fault.Client = strings.TrimPrefix(ev.Fault.Client, prefix)
-		for _, r := range e.runs {
-			r.rec.Fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
-		}
+		e.runs.fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stopMonitor, e.monitorDone = cancel, make(chan struct{})
@@ -174,6 +165,9 @@ func NewEnv(cfg EnvConfig) (*Env, error) {
 
 // Nemesis is the run's nemesis; its faults land on every history.
 func (e *Env) Nemesis() *faults.Nemesis { return e.nemesis }
+
+// TTL is the lease TTL, in seconds, the run's lockers are made with.
+func (e *Env) TTL() int { return e.opts.TTL }
 
 // Cluster is the cluster the run uses.
 func (e *Env) Cluster() *cluster.Cluster { return e.c }
@@ -201,14 +195,7 @@ func (e *Env) Events(i int) []history.Event { return e.runs[i].mem.Events() }
 
 // Err is the first error a history's recorder met (a sink that failed): a
 // run with one has a truncated history and must not be judged.
-func (e *Env) Err() error {
-	for _, r := range e.runs {
-		if err := r.rec.Err(); err != nil {
-			return fmt.Errorf("recording the %s history: %w", r.res.Name(), err)
-		}
-	}
-	return nil
-}
+func (e *Env) Err() error { return e.runs.err() }
 
 // Close undoes active faults, records each resource's final value, closes
 // the run's lockers and clients, stops the lease monitor and, on a cluster
@@ -270,7 +257,7 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 		if p, ok := l.(lock.Process); ok {
 			p.Kill()
 		}
-		e.observe(history.ObservedCrashed, name, "")
+		e.runs.observe(history.ObservedCrashed, name, "")
 	})
 	if _, ok := w.locker.(lock.Process); ok {
 		// A lock run as a process (each Locker of the client starts its
@@ -293,16 +280,8 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 	e.clients[name] = w
 	e.order = append(e.order, name)
 	e.mu.Unlock()
-	e.observe(history.ObservedConnected, name, member)
+	e.runs.observe(history.ObservedConnected, name, member)
 	return nil
-}
-
-// observe records on every history what the lab saw about client or
-// member (see history.Observed).
-func (e *Env) observe(what, client, member string) {
-	for _, r := range e.runs {
-		r.rec.Observe(what, client, member)
-	}
 }
 
 // clientsOn lists the run's clients that talk to the cluster through

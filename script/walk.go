@@ -1,10 +1,14 @@
-package scenarios
+package script
 
 import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/run"
 )
 
 // Fault kinds a Walk may draw.
@@ -16,11 +20,7 @@ const (
 )
 
 // WalkFaults lists every fault kind a Walk can draw.
-var WalkFaults = []string{WalkPause, WalkCut, WalkExpire, WalkCrash}
-
-// randomFaults are the kinds the catalog's random scenario draws: its
-// seeds' scripts stay those they were before crashes could be drawn.
-var randomFaults = []string{WalkPause, WalkCut, WalkExpire}
+func WalkFaults() []string { return []string{WalkPause, WalkCut, WalkExpire, WalkCrash} }
 
 // WalkOptions shape the scripts a Walk draws.
 type WalkOptions struct {
@@ -34,13 +34,22 @@ type WalkOptions struct {
 	Faults []string
 }
 
-// Action is one drawn step of a script: one or more command lines that
-// belong together (a pause is armed, the work that reaches it started and
-// the pause waited for, so no step leaves the clients racing).
+// Action is one drawn step of a script: one or more commands that belong
+// together (a pause is armed, the work that reaches it started and the
+// pause waited for, so no step leaves the clients racing).
 type Action struct {
 	// Name says what the action does, for messages ("pause-write c1").
-	Name  string
-	Lines []string
+	Name string
+	Cmds []Cmd
+}
+
+// Lines are the action's commands as a script writes them.
+func (a Action) Lines() []string {
+	out := make([]string, len(a.Cmds))
+	for i, c := range a.Cmds {
+		out[i] = c.String()
+	}
+	return out
 }
 
 // walkClient is what a Walk knows of one client.
@@ -90,7 +99,7 @@ func NewWalk(opts WalkOptions) *Walk {
 		opts.TTL = 1
 	}
 	if opts.Faults == nil {
-		opts.Faults = WalkFaults
+		opts.Faults = WalkFaults()
 	}
 	w := &Walk{opts: opts}
 	for i := range opts.Clients {
@@ -101,9 +110,9 @@ func NewWalk(opts WalkOptions) *Walk {
 
 // Preamble is the script's first action: setup and its clients.
 func (w *Walk) Preamble() Action {
-	a := Action{Name: "setup", Lines: []string{fmt.Sprintf("setup members=%d ttl=%d", w.opts.Members, w.opts.TTL)}}
+	a := Action{Name: "setup", Cmds: []Cmd{{Name: "setup", Members: w.opts.Members, TTL: w.opts.TTL}}}
 	for i, c := range w.clients {
-		a.Lines = append(a.Lines, fmt.Sprintf("client %s member=m%d", c.name, i%w.opts.Members+1))
+		a.Cmds = append(a.Cmds, Cmd{Name: "client", Client: c.name, Member: fmt.Sprintf("m%d", i%w.opts.Members+1)})
 	}
 	return a
 }
@@ -174,7 +183,7 @@ func (w *Walk) Pick(u int) (Action, bool) {
 // plainest first, so a shrunk choice of 0 is the plainest step).
 func (w *Walk) Next() []Action {
 	var out []Action
-	add := func(kind, client string, lines ...string) { out = append(out, action(kind, client, lines...)) }
+	add := func(kind, client string, cmds ...Cmd) { out = append(out, action(kind, client, cmds...)) }
 	busy, waiter := w.busy(), w.waiter()
 	firm := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.held && !c.leaseGone && !c.doomed })
 	cutDoomed := slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut && c.doomed })
@@ -183,44 +192,44 @@ func (w *Walk) Next() []Action {
 	for _, c := range w.clients {
 		switch {
 		case c.idle() && !busy && waiter == nil:
-			add("acquire", c.name, "acquire %s")
+			add("acquire", c.name, Cmd{Name: "acquire"})
 		case c.idle() && busy && waiter == nil:
-			add("wait", c.name, "acquire %s async", "wait-queued %s")
+			add("wait", c.name, Cmd{Name: "acquire", Async: true}, Cmd{Name: "wait-queued"})
 		}
 		if c.waiting && !busy {
-			add("await", c.name, "await %s")
+			add("await", c.name, Cmd{Name: "await"})
 		}
 		if c.active() && c.held {
-			add("cs", c.name, "cs %s")
-			add("release", c.name, "release %s")
+			add("cs", c.name, Cmd{Name: "cs"})
+			add("release", c.name, Cmd{Name: "release"})
 		}
 	}
 	for _, c := range w.clients {
 		if w.allows(WalkPause) && c.active() && c.held && !c.leaseGone {
-			add("pause-write", c.name, "pause %s at=before-write", "cs %s async", "wait-paused %s")
-			add("pause-release", c.name, "pause %s at=before-release", "release %s async", "wait-paused %s")
+			add("pause-write", c.name, Cmd{Name: "pause", At: lock.BeforeWrite}, Cmd{Name: "cs", Async: true}, Cmd{Name: "wait-paused"})
+			add("pause-release", c.name, Cmd{Name: "pause", At: lock.BeforeRelease}, Cmd{Name: "release", Async: true}, Cmd{Name: "wait-paused"})
 		}
 		if c.doomed {
-			add("wait-lease-gone", c.name, "wait-lease-gone %s")
+			add("wait-lease-gone", c.name, Cmd{Name: "wait-lease-gone"})
 		}
 		if c.paused != "" && !c.doomed {
-			add("resume", c.name, "resume %s", "await %s")
+			add("resume", c.name, Cmd{Name: "resume"}, Cmd{Name: "await"})
 		}
 		// A waiter's lease is revoked only while a holder keeps the lock
 		// for sure: with the holder's lease lapsing, the waiter's grant
 		// would race the revoke.
 		if w.allows(WalkExpire) && ((c.active() && c.held && !c.leaseGone) || (c.waiting && !c.waiterExpired && firm)) {
-			add("expire", c.name, "expire %s mode=revoke")
+			add("expire", c.name, Cmd{Name: "expire", Mode: faults.ModeRevoke})
 		}
 		if w.allows(WalkCut) && c.active() && c.held && !c.leaseGone {
-			add("cut", c.name, "cut %s")
+			add("cut", c.name, Cmd{Name: "cut"})
 		}
 		if w.allows(WalkCrash) && c.active() && c.held && !c.leaseGone {
-			add("crash", c.name, "crash %s")
+			add("crash", c.name, Cmd{Name: "crash"})
 		}
 	}
 	if anyCut && !cutDoomed && !anyPaused {
-		out = append(out, Action{Name: "heal", Lines: []string{"heal"}})
+		out = append(out, heal())
 	}
 	return out
 }
@@ -236,75 +245,75 @@ func (w *Walk) Close() (Action, bool) {
 	}
 	first := w.clients[0]
 	if w.finalAsked && first.held {
-		return action("section", first.name, "cs %s", "release %s"), true
+		return action("section", first.name, Cmd{Name: "cs"}, Cmd{Name: "release"}), true
 	}
 	for _, c := range w.clients {
 		if c.doomed {
-			return action("wait-lease-gone", c.name, "wait-lease-gone %s"), true
+			return action("wait-lease-gone", c.name, Cmd{Name: "wait-lease-gone"}), true
 		}
 	}
 	for _, c := range w.clients {
 		if c.paused != "" {
-			return action("resume", c.name, "resume %s", "await %s"), true
+			return action("resume", c.name, Cmd{Name: "resume"}, Cmd{Name: "await"}), true
 		}
 	}
 	if slices.ContainsFunc(w.clients, func(c *walkClient) bool { return c.cut }) {
-		return Action{Name: "heal", Lines: []string{"heal"}}, true
+		return heal(), true
 	}
 	for _, c := range w.clients {
 		if c.held {
-			return action("release", c.name, "release %s"), true
+			return action("release", c.name, Cmd{Name: "release"}), true
 		}
 	}
 	if c := w.waiter(); c != nil {
-		return action("await", c.name, "await %s"), true
+		return action("await", c.name, Cmd{Name: "await"}), true
 	}
 	if !w.finalAsked {
 		w.finalAsked = true
-		return action("progress", first.name, "acquire %s"), true
+		return action("progress", first.name, Cmd{Name: "acquire"}), true
 	}
 	w.done = true
-	return Action{Name: "check", Lines: []string{"check"}}, true
+	return Action{Name: "check", Cmds: []Cmd{{Name: "check"}}}, true
 }
 
-// action is the action kind of client: its lines are formats with the
-// client's name for %s.
-func action(kind, client string, formats ...string) Action {
+// action is the action kind of client: its commands, each of client.
+func action(kind, client string, cmds ...Cmd) Action {
 	a := Action{Name: kind + " " + client}
-	for _, f := range formats {
-		a.Lines = append(a.Lines, fmt.Sprintf(f, client))
+	for _, c := range cmds {
+		c.Client = client
+		a.Cmds = append(a.Cmds, c)
 	}
 	return a
 }
+
+func heal() Action { return Action{Name: "heal", Cmds: []Cmd{{Name: "heal"}}} }
 
 // Progressed reports whether the closing acquire, after every fault had
 // healed, was granted.
 func (w *Walk) Progressed() bool { return w.finalGranted }
 
-// Take learns from an action's outputs, one per line (nil: assume each
-// step did what a correct lock does — for a script drawn before it runs).
-func (w *Walk) Take(a Action, outs []string) {
-	for i, line := range a.Lines {
-		out := ""
+// Take learns from an action's outcomes, one per command (nil: assume
+// each step did what a correct lock does — for a script drawn before it
+// runs).
+func (w *Walk) Take(a Action, outs []run.Outcome) {
+	for i, c := range a.Cmds {
+		var out run.Outcome
 		if i < len(outs) {
 			out = outs[i]
 		}
-		w.step(line, out, outs == nil)
+		w.step(c, out, outs == nil)
 	}
 }
 
-// step learns from one command line and its output.
-func (w *Walk) step(line, out string, predict bool) {
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		if f[0] == "heal" {
-			for _, c := range w.clients {
-				c.cut = false
-			}
+// step learns from one command and its outcome.
+func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
+	if cmd.Name == "heal" {
+		for _, c := range w.clients {
+			c.cut = false
 		}
 		return
 	}
-	c := w.client(f[1])
+	c := w.client(cmd.Client)
 	if c == nil {
 		return
 	}
@@ -312,13 +321,12 @@ func (w *Walk) step(line, out string, predict bool) {
 		if predict {
 			return !c.waiterExpired
 		}
-		return strings.Contains(out, "granted token=")
+		return out.Granted()
 	}
-	async := slices.Contains(f, "async")
-	switch f[0] {
+	switch cmd.Name {
 	case "acquire":
 		switch {
-		case async:
+		case cmd.Async:
 			c.waiting = true
 		default:
 			c.held = granted()
@@ -338,12 +346,12 @@ func (w *Walk) step(line, out string, predict bool) {
 		}
 		c.paused = ""
 	case "release":
-		if !async {
+		if !cmd.Async {
 			c.held = false
 		}
 	case "pause":
 		c.paused = "cs"
-		if strings.Contains(line, "before-release") {
+		if cmd.At == lock.BeforeRelease {
 			c.paused = "release"
 		}
 		c.doomed = true
@@ -384,19 +392,19 @@ func (a Action) IsFault() bool {
 func DrawScript(seed uint64, opts WalkOptions, actions int) []string {
 	rng := rand.New(rand.NewPCG(seed, 0x3a1c))
 	w := NewWalk(opts)
-	lines := w.Preamble().Lines
+	lines := w.Preamble().Lines()
 	all := w.Names()
-	faults := 0
-	for i := 0; i < actions || (faults == 0 && i < 4*actions); i++ {
+	drawn := 0 // faults drawn
+	for i := 0; i < actions || (drawn == 0 && i < 4*actions); i++ {
 		a, ok := w.Pick(rng.IntN(len(all)))
 		if !ok {
 			break
 		}
 		if a.IsFault() {
-			faults++
+			drawn++
 		}
 		w.Take(a, nil)
-		lines = append(lines, a.Lines...)
+		lines = append(lines, a.Lines()...)
 	}
 	for {
 		a, ok := w.Close()
@@ -404,23 +412,6 @@ func DrawScript(seed uint64, opts WalkOptions, actions int) []string {
 			return lines
 		}
 		w.Take(a, nil)
-		lines = append(lines, a.Lines...)
+		lines = append(lines, a.Lines()...)
 	}
-}
-
-// RenderScript writes steps and their outputs in the scenario-file format,
-// narration first (each line a comment).
-func RenderScript(narration []string, lines, outs []string) string {
-	var b strings.Builder
-	for _, n := range narration {
-		b.WriteString(strings.TrimRight("# "+n, " ") + "\n")
-	}
-	for i, l := range lines {
-		out := ""
-		if i < len(outs) {
-			out = outs[i]
-		}
-		fmt.Fprintf(&b, "%s\n----\n%s\n\n", l, out)
-	}
-	return b.String()
 }

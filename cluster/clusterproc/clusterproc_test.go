@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/clusterproc"
+	"github.com/locklab/locklab/cluster/clusterproc"
 )
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,276 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+)
+
+// Kind says what a step came to.
+type Kind int
+
+// The kinds of outcome.
+const (
+	// StepError: the step could not be taken at all (an unknown client, a
+	// fault that did not apply); Detail says why.
+	StepError     Kind = iota + 1
+	Ready              // the run is set up
+	Connected          // a client connected to Member
+	Granted            // the client was granted the lock: Token
+	Failed             // an acquire or a critical section that did not start: Failure
+	Section            // a critical section: Writes, one per resource
+	Released           // the release returned ok
+	ReleasedEnded      // a release of a grant whose lease the server had ended
+	ReleaseFailed      // the release answered an error: Failure
+	Started            // a background step began: Doing
+	WillPause          // a pause is armed at Point
+	Paused             // the client stopped at Point, its link cut
+	Resumed            // the pause ended
+	Cut                // the client's link is cut
+	Crashed            // the client was killed and started again
+	Healed             // every fault is undone
+	LeaseEnded         // the lab ended the client's lease: Mode
+	LeaseGone          // the server no longer has the client's lease
+	Waiting            // the client's acquire visibly waits for the lock
+	Checked            // every history was checked: Checks
+)
+
+// Failure classes why an operation failed, without anything that changes
+// run to run.
+type Failure int
+
+// The failures an operation can meet.
+const (
+	FailOther          Failure = iota + 1 // Detail says what
+	FailSessionExpired                    // the lease is gone (the lock said so, or the server)
+	FailNotHeld                           // the lock says the grant is not held
+	FailNoToken                           // the grant carries no fencing token
+	FailTimedOut                          // the operation's deadline passed
+	FailCancelled                         // the run ended under it
+	FailConnectionLost                    // the client's link to the cluster broke
+	FailCrashed                           // the client crashed during it
+	FailNoGrant                           // a critical section without a grant
+)
+
+// Doing names a background step that was started.
+type Doing string
+
+// The background steps.
+const (
+	DoingAcquire Doing = "acquiring"
+	DoingSection Doing = "in critical section"
+	DoingRelease Doing = "releasing"
+)
+
+// Write is what one critical section did on one resource.
+type Write struct {
+	Resource string
+	// Read is the value read, if the read succeeded.
+	Read *int64
+	// Failure, if set, is why the section failed on this resource; else
+	// Written says what the resource did with the write.
+	Failure Failure
+	Detail  string
+	Written lock.Written
+}
+
+// ResourceCheck is one resource's checked history.
+type ResourceCheck struct {
+	Resource string
+	Report   models.Report
+}
+
+// An Outcome is what one step of a run came to, as typed facts: a script
+// compares it, a drawn walk learns from it, and String is the one place it
+// becomes text.
+type Outcome struct {
+	Kind   Kind
+	Client string
+	// Token labels the grant (t1, t2… in order of first appearance).
+	Token string
+	// Failure and Detail say why a Failed or ReleaseFailed step failed
+	// (Detail: the error's text, for FailOther and StepError).
+	Failure Failure
+	Detail  string
+	Writes  []Write
+	Member  string
+	Point   string
+	Mode    string
+	Doing   Doing
+	Checks  []ResourceCheck
+	// Effected, for a release whose answer was lost: the lab saw it take
+	// effect on the server.
+	Effected bool
+}
+
+// Granted reports whether the step granted the lock.
+func (o Outcome) Granted() bool { return o.Kind == Granted }
+
+// String renders the outcome as a script prints it: stable text, with
+// symbolic names and relative tokens only.
+func (o Outcome) String() string {
+	c := o.Client
+	switch o.Kind {
+	case StepError:
+		return "error: " + o.Detail
+	case Ready:
+		return "ready"
+	case Connected:
+		return fmt.Sprintf("%s: connected to %s", c, o.Member)
+	case Granted:
+		return fmt.Sprintf("%s: granted token=%s", c, o.Token)
+	case Failed:
+		return fmt.Sprintf("%s: %s", c, describe(o.Failure, o.Detail))
+	case Section:
+		parts := make([]string, len(o.Writes))
+		for i, w := range o.Writes {
+			parts[i] = w.String()
+		}
+		return fmt.Sprintf("%s: %s", c, strings.Join(parts, "; "))
+	case Released:
+		return o.effected(c + ": released")
+	case ReleasedEnded:
+		return o.effected(c + ": released a grant whose lease had ended")
+	case ReleaseFailed:
+		return o.effected(fmt.Sprintf("%s: release %s", c, describe(o.Failure, o.Detail)))
+	case Started:
+		return fmt.Sprintf("%s: %s", c, o.Doing)
+	case WillPause:
+		return fmt.Sprintf("%s: will pause at %s", c, o.Point)
+	case Paused:
+		return fmt.Sprintf("%s: paused at %s, link cut", c, o.Point)
+	case Resumed:
+		return c + ": resumed"
+	case Cut:
+		return c + ": link cut"
+	case Crashed:
+		return c + ": crashed, and started again holding nothing"
+	case Healed:
+		return "all faults undone"
+	case LeaseEnded:
+		return fmt.Sprintf("server: %s's lease ended (%s)", c, o.Mode)
+	case LeaseGone:
+		return fmt.Sprintf("server: %s's lease is gone", c)
+	case Waiting:
+		return c + ": waiting"
+	case Checked:
+		return renderChecks(o.Checks)
+	}
+	return fmt.Sprintf("outcome %d of %s", o.Kind, c)
+}
+
+// effected adds, to a release whose answer was lost, what the server did.
+func (o Outcome) effected(s string) string {
+	if o.Effected {
+		s += "\nserver: " + o.Client + "'s release took effect"
+	}
+	return s
+}
+
+// String renders one resource's part of a critical section.
+func (w Write) String() string {
+	switch {
+	case w.Failure != 0:
+		return fmt.Sprintf("%s %s", w.Resource, describe(w.Failure, w.Detail))
+	case w.Written.Accepted:
+		return fmt.Sprintf("%s read %d wrote %d", w.Resource, *w.Read, *w.Read+1)
+	}
+	reason := "rejected"
+	switch w.Written.Rejection {
+	case lock.StaleToken:
+		reason = "rejected: stale token"
+	case lock.LockLost:
+		reason = "rejected: lock lost"
+	}
+	return fmt.Sprintf("%s read %d %s", w.Resource, *w.Read, reason)
+}
+
+// renderChecks is the check step's output: one line per resource and the
+// belief finding.
+func renderChecks(checks []ResourceCheck) string {
+	var lines []string
+	for _, rc := range checks {
+		r := rc.Report
+		line := fmt.Sprintf("%s: %s", rc.Resource, r.Result())
+		var failed []string
+		for _, v := range r.Safety {
+			if v.Result == models.Fail || v.Result == models.Unknown {
+				failed = append(failed, fmt.Sprintf("%s %s", v.Check, v.Result))
+			}
+		}
+		if len(failed) > 0 {
+			line += " (" + strings.Join(failed, ", ") + ")"
+		}
+		lines = append(lines, line)
+	}
+	belief := "belief: one holder at a time"
+	if len(checks) > 0 && checks[0].Report.Belief.Result == models.Fail {
+		belief = "belief: two clients believed they held the lock at once"
+	}
+	return strings.Join(append(lines, belief), "\n")
+}
+
+// describe names a failure.
+func describe(f Failure, detail string) string {
+	switch f {
+	case FailSessionExpired:
+		return "error: session expired"
+	case FailNotHeld:
+		return "error: not held"
+	case FailNoToken:
+		return "error: no fencing token"
+	case FailTimedOut:
+		return "error: timed out"
+	case FailCancelled:
+		return "error: cancelled"
+	case FailConnectionLost:
+		return "error: connection lost"
+	case FailCrashed:
+		return "error: crashed"
+	case FailNoGrant:
+		return "error: holds no grant"
+	}
+	return "error: " + detail
+}
+
+// failureOf classes an error (nil: none) and, for one it does not know,
+// keeps its text.
+func failureOf(err error) (Failure, string) {
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.Is(err, lock.ErrSessionExpired), errors.Is(err, rpctypes.ErrLeaseNotFound):
+		return FailSessionExpired, ""
+	case errors.Is(err, lock.ErrNotHeld):
+		return FailNotHeld, ""
+	case errors.Is(err, lock.ErrNoToken):
+		return FailNoToken, ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return FailTimedOut, ""
+	case errors.Is(err, context.Canceled):
+		return FailCancelled, ""
+	case status.Code(err) == codes.Unavailable:
+		return FailConnectionLost, ""
+	case errors.Is(err, cluster.ErrCrashed):
+		return FailCrashed, ""
+	}
+	return FailOther, err.Error()
+}
+
+// failed is the outcome of an operation of client that failed with err.
+func failed(kind Kind, client string, err error) Outcome {
+	f, d := failureOf(err)
+	return Outcome{Kind: kind, Client: client, Failure: f, Detail: d}
+}
+
+// Errored is the outcome of a step that could not be taken: err says why.
+func Errored(err error) Outcome { return Outcome{Kind: StepError, Detail: err.Error()} }

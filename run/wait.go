@@ -1,0 +1,174 @@
+package run
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/models"
+)
+
+// Start runs step for client in the background (its outcome is read with
+// Await) and returns at once: the client is now doing what doing says.
+func (e *Env) Start(ctx context.Context, client string, doing Doing, step func(context.Context, string) (Outcome, error)) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	w.async = make(chan Outcome, 1)
+	bg := e.background(ctx)
+	go func() {
+		out, err := step(bg, client)
+		if out.Kind == 0 && err != nil {
+			out = Errored(err)
+		}
+		w.async <- out
+	}()
+	return Outcome{Kind: Started, Client: client, Doing: doing}, nil
+}
+
+// Await waits for client's background step and returns its outcome.
+func (e *Env) Await(ctx context.Context, client string) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if w.async == nil {
+		return Outcome{}, fmt.Errorf("%s has no background step", client)
+	}
+	select {
+	case out := <-w.async:
+		w.async = nil
+		return out, nil
+	case <-ctx.Done():
+		return Outcome{}, ctx.Err()
+	}
+}
+
+// WaitQueued waits until client's pending acquire is visibly waiting, the
+// same way for every lock: a key under the run's prefix carries one of the
+// client's leases (it is queued, or holds), or — for a lock that keeps no
+// key while it waits, such as one that polls — its acquire is still pending
+// after the server has answered a request of the client's since the wait
+// began (it asked and was told to wait; a request merely sent may not have
+// reached the server yet).
+func (e *Env) WaitQueued(ctx context.Context, client string) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	answered := w.cl.Answered()
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	defer cancel()
+	err = poll.Until(ctx, client+" to wait for the lock", leasePoll, func(ctx context.Context) (bool, error) {
+		e.learn(w)
+		// Not keys-only: that drops each key's lease.
+		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix())
+		if err != nil {
+			return false, err
+		}
+		mine := e.leasesOf(client)
+		for _, kv := range resp.Kvs {
+			if mine[kv.Lease] {
+				return true, nil
+			}
+		}
+		return w.async != nil && w.cl.Answered() > answered, nil
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	e.runs.observe(history.ObservedQueued, client, "")
+	return Outcome{Kind: Waiting, Client: client}, nil
+}
+
+// ReleaseAnswerLost has client release its latest grant over a link that
+// fails one way: the request reaches the server and takes effect there (the
+// lab waits until the grant's key is gone or replaced, and records that it
+// saw so), then the connection is severed with the answer still held, so the
+// client hears only that its connection broke. The lock must treat that
+// release as ambiguous, and a retry of it as a release of that grant only.
+func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	g := w.grant
+	if g.Key == "" || g.Token == 0 {
+		return Outcome{}, fmt.Errorf("release answer=lost: %s's grant names no key and revision to watch on the server", client)
+	}
+	w.cl.CutAnswers()
+	type result struct {
+		out Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	bg := e.background(ctx)
+	go func() {
+		out, err := e.Release(bg, client)
+		done <- result{out, err}
+	}()
+	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	err = poll.Until(wctx, client+"'s release to take effect on the server", leasePoll, func(ctx context.Context) (bool, error) {
+		stands, err := e.grantStands(ctx, g)
+		return !stands, err
+	})
+	cancel()
+	if err == nil {
+		e.runs.observe(history.ObservedReleased, client, "")
+	}
+	w.cl.Sever()
+	w.cl.Heal()
+	r := <-done
+	if err != nil {
+		return Outcome{}, err
+	}
+	if r.out.Kind == 0 && r.err != nil {
+		r.out = Errored(r.err)
+	}
+	r.out.Effected = true
+	return r.out, nil
+}
+
+// leasesOf is the set of leases client has had that the server still has.
+func (e *Env) leasesOf(client string) map[int64]bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := map[int64]bool{}
+	for l, c := range e.leases {
+		if c == client {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+// Reports checks every resource's history.
+func (e *Env) Reports() ([]models.Report, error) {
+	out := make([]models.Report, len(e.runs))
+	for i := range e.runs {
+		r, err := models.Check(history.Header{Minimum: e.minimum}, e.Events(i), models.DefaultTimeout)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// Check checks every resource's history so far: the check step.
+func (e *Env) Check() (Outcome, error) {
+	reports, err := e.Reports()
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{Kind: Checked}
+	for i, r := range reports {
+		out.Checks = append(out.Checks, ResourceCheck{Resource: e.runs[i].res.Name(), Report: r})
+	}
+	return out, nil
+}

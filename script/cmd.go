@@ -1,0 +1,212 @@
+package script
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/datadriven"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/lock"
+)
+
+// Cmd is one command of a script, its arguments scanned and checked: what
+// a line such as "pause c1 at=before-write" says, as values.
+type Cmd struct {
+	// Name is the command ("acquire", "pause"…); Client its client, for a
+	// command that takes one.
+	Name   string
+	Client string
+	// Member is client's member=; At is pause's at= (a pause point);
+	// Mode is expire's mode= (revoke or lapse, "" for revoke); Answer is
+	// release's answer= ("lost"), Grant its grant= (a token label, t1).
+	Member, At, Mode, Answer, Grant string
+	// Async: the step runs in the background (its outcome is awaited).
+	Async bool
+	// Members and TTL are setup's members= and ttl= (0: not given).
+	Members, TTL int
+}
+
+// The values a key may take; each returns what is wrong with v.
+type check func(v string) error
+
+func oneOf(vals ...string) check {
+	return func(v string) error {
+		if slices.Contains(vals, v) {
+			return nil
+		}
+		return fmt.Errorf("want one of %s", strings.Join(vals, ", "))
+	}
+}
+
+func atLeastOne(what string) check {
+	return func(v string) error {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			return fmt.Errorf("want %s, at least 1", what)
+		}
+		return nil
+	}
+}
+
+// numbered checks a name made of prefix and a number from 1 (m1, t2).
+func numbered(prefix, what string) check {
+	return func(v string) error {
+		if n, err := strconv.Atoi(strings.TrimPrefix(v, prefix)); err != nil || n < 1 || !strings.HasPrefix(v, prefix) {
+			return fmt.Errorf("want %s (%s1, %s2…)", what, prefix, prefix)
+		}
+		return nil
+	}
+}
+
+// spec is what a command accepts: a client name or none, key=value
+// arguments (each with the values it may take), bare flags.
+type spec struct {
+	client bool
+	keys   []string
+	flags  []string
+}
+
+// checks are the values every key may take.
+var checks = map[string]check{
+	"members": atLeastOne("a count of members"),
+	"ttl":     atLeastOne("a whole number of seconds"),
+	"member":  numbered("m", "a member name"),
+	"at":      oneOf(lock.AfterAcquire, lock.BeforeWrite, lock.BeforeRelease, cluster.AnyPoint),
+	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),
+	"answer":  oneOf("lost"),
+	"grant":   numbered("t", "a grant's token label"),
+}
+
+// specs: every command's arguments. A script is refused at parse time for
+// anything else, so a typo never becomes a step that silently does less.
+var specs = map[string]spec{
+	"setup":           {keys: []string{"members", "ttl"}},
+	"client":          {client: true, keys: []string{"member"}},
+	"acquire":         {client: true, flags: []string{"async"}},
+	"cs":              {client: true, flags: []string{"async"}},
+	"release":         {client: true, keys: []string{"answer", "grant"}, flags: []string{"async"}},
+	"await":           {client: true},
+	"pause":           {client: true, keys: []string{"at"}},
+	"wait-paused":     {client: true},
+	"resume":          {client: true},
+	"cut":             {client: true},
+	"crash":           {client: true},
+	"heal":            {},
+	"expire":          {client: true, keys: []string{"mode"}},
+	"wait-lease-gone": {client: true},
+	"wait-queued":     {client: true},
+	"check":           {},
+}
+
+// required are the keys a command cannot do without.
+var required = map[string][]string{"client": {"member"}, "pause": {"at"}}
+
+// Commands lists the script commands, sorted.
+func Commands() []string {
+	var names []string
+	for n := range specs {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ParseLine reads one command line ("acquire c2 async"), checking the
+// command, its arguments and their values.
+func ParseLine(line string) (Cmd, error) {
+	name, args, err := datadriven.ParseLine(line)
+	if err != nil {
+		return Cmd{}, err
+	}
+	return scan(name, args)
+}
+
+// scan checks a parsed command line and takes its values.
+func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
+	sp, ok := specs[name]
+	if !ok {
+		return Cmd{}, fmt.Errorf("unknown command %q (commands: %s)", name, strings.Join(Commands(), ", "))
+	}
+	c := Cmd{Name: name}
+	kv := map[string]string{}
+	for _, x := range args {
+		switch {
+		case len(x.Vals) == 0 && slices.Contains(sp.flags, x.Key):
+			c.Async = true
+		case len(x.Vals) == 0 && sp.client && c.Client == "":
+			c.Client = x.Key
+		case len(x.Vals) == 0:
+			return Cmd{}, fmt.Errorf("%s: unexpected argument %q%s", name, x.Key, sp.accepts())
+		case !slices.Contains(sp.keys, x.Key):
+			return Cmd{}, fmt.Errorf("%s: unknown argument %q%s", name, x.Key, sp.accepts())
+		case len(x.Vals) != 1 || x.Vals[0] == "":
+			return Cmd{}, fmt.Errorf("%s: %s: want one value", name, x.Key)
+		default:
+			if err := checks[x.Key](x.Vals[0]); err != nil {
+				return Cmd{}, fmt.Errorf("%s: %s=%s: %w", name, x.Key, x.Vals[0], err)
+			}
+			kv[x.Key] = x.Vals[0]
+		}
+	}
+	if sp.client && c.Client == "" {
+		return Cmd{}, fmt.Errorf("%s: want a client name%s", name, sp.accepts())
+	}
+	for _, k := range required[name] {
+		if kv[k] == "" {
+			return Cmd{}, fmt.Errorf("%s: want %s=…%s", name, k, sp.accepts())
+		}
+	}
+	if kv["answer"] != "" && (kv["grant"] != "" || c.Async) {
+		return Cmd{}, fmt.Errorf("%s: answer=lost releases the latest grant, in the foreground: it takes no grant= or async", name)
+	}
+	c.Member, c.At, c.Mode, c.Answer, c.Grant = kv["member"], kv["at"], kv["mode"], kv["answer"], kv["grant"]
+	c.Members, _ = strconv.Atoi(kv["members"])
+	c.TTL, _ = strconv.Atoi(kv["ttl"])
+	return c, nil
+}
+
+// accepts lists what a command takes, for an error message.
+func (sp spec) accepts() string {
+	var parts []string
+	if sp.client {
+		parts = append(parts, "CLIENT")
+	}
+	for _, k := range sp.keys {
+		parts = append(parts, k+"=…")
+	}
+	parts = append(parts, sp.flags...)
+	if len(parts) == 0 {
+		return " (it takes no arguments)"
+	}
+	return " (it takes " + strings.Join(parts, " ") + ")"
+}
+
+// String is the command as a script writes it.
+func (c Cmd) String() string {
+	parts := []string{c.Name}
+	if c.Client != "" {
+		parts = append(parts, c.Client)
+	}
+	for _, kv := range [][2]string{
+		{"members", itoa(c.Members)}, {"ttl", itoa(c.TTL)}, {"member", c.Member}, {"at", c.At},
+		{"mode", c.Mode}, {"answer", c.Answer}, {"grant", c.Grant},
+	} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"="+kv[1])
+		}
+	}
+	if c.Async {
+		parts = append(parts, "async")
+	}
+	return strings.Join(parts, " ")
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}

@@ -1,0 +1,127 @@
+package script_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
+)
+
+// A command's values are checked when it is read, each error naming the
+// command and the argument.
+func TestParseLineChecksValues(t *testing.T) {
+	for line, want := range map[string]string{
+		"pause c1 at=before-lunch":     "pause: at=before-lunch: want one of after-acquire, before-write, before-release, any",
+		"expire c1 mode=slowly":        "expire: mode=slowly: want one of revoke, lapse",
+		"client c1 member=4":           "client: member=4: want a member name (m1, m2…)",
+		"client c1 member=m0":          "client: member=m0: want a member name",
+		"client c1":                    "client: want member=…",
+		"pause c1":                     "pause: want at=…",
+		"release c1 grant=first":       "release: grant=first: want a grant's token label (t1, t2…)",
+		"release c1 answer=late":       "release: answer=late: want one of lost",
+		"release c1 answer=lost async": "answer=lost releases the latest grant, in the foreground",
+		"setup members=two":            "setup: members=two: want a count of members, at least 1",
+		"setup ttl=0":                  "setup: ttl=0: want a whole number of seconds, at least 1",
+		"acquire c1 fast":              `acquire: unexpected argument "fast" (it takes CLIENT async)`,
+		"heal c1":                      `heal: unexpected argument "c1" (it takes no arguments)`,
+		"grab c1":                      `unknown command "grab"`,
+		"acquire":                      "acquire: want a client name",
+	} {
+		_, err := script.ParseLine(line)
+		if assert.Error(t, err, line) {
+			assert.Contains(t, err.Error(), want, line)
+		}
+	}
+}
+
+// A command reads back as the line that wrote it.
+func TestCmdStringReadsBack(t *testing.T) {
+	for _, line := range []string{
+		"setup members=5 ttl=2", "client c1 member=m3", "acquire c2 async", "cs c1", "release c1 grant=t1",
+		"release c1 answer=lost", "pause c1 at=before-release", "expire c2 mode=lapse", "expire c2", "heal", "check",
+	} {
+		c, err := script.ParseLine(line)
+		require.NoError(t, err, line)
+		assert.Equal(t, line, c.String())
+		again, err := script.ParseLine(c.String())
+		require.NoError(t, err)
+		assert.Equal(t, c, again)
+	}
+}
+
+// A script file is read step by step, its errors naming file and line.
+func TestParse(t *testing.T) {
+	steps, err := script.Parse("s.txt", "# c1 asks.\nacquire c1\n----\nc1: granted token=t1\n\ncheck\n----\nunfenced: PASS\nbelief: one holder at a time\n")
+	require.NoError(t, err)
+	require.Len(t, steps, 2)
+	assert.Equal(t, []string{"c1 asks."}, steps[0].Narration)
+	assert.Equal(t, script.Cmd{Name: "acquire", Client: "c1"}, steps[0].Cmd)
+	assert.Equal(t, 2, steps[0].Line)
+	assert.Equal(t, "unfenced: PASS\nbelief: one holder at a time", steps[1].Expected)
+
+	_, err = script.Parse("s.txt", "acquire c1\n----\nok\n\npause c1 at=now\n----\n")
+	assert.EqualError(t, err, "s.txt:5: pause: at=now: want one of after-acquire, before-write, before-release, any")
+}
+
+// Drawn scripts are a function of the seed, and every line they hold is a
+// command the reader takes.
+func TestDrawScript(t *testing.T) {
+	opts := script.WalkOptions{Clients: 3}
+	for seed := range uint64(20) {
+		lines := script.DrawScript(seed, opts, 12)
+		assert.Equal(t, lines, script.DrawScript(seed, opts, 12), "seed %d", seed)
+		assert.Equal(t, "setup members=3 ttl=1", lines[0])
+		assert.Equal(t, "check", lines[len(lines)-1])
+		for _, l := range lines {
+			_, err := script.ParseLine(l)
+			assert.NoError(t, err, "seed %d: %s", seed, l)
+		}
+	}
+}
+
+// A walk learns from what a step came to: a refused acquire leaves the
+// client holding nothing, so it is offered no critical section.
+func TestWalkLearnsFromOutcomes(t *testing.T) {
+	w := script.NewWalk(script.WalkOptions{Clients: 2, Faults: []string{}})
+	w.Take(w.Preamble(), nil)
+	a, ok := w.Pick(0) // "acquire c1"
+	require.True(t, ok)
+	require.Equal(t, "acquire c1", a.Name)
+	w.Take(a, []run.Outcome{{Kind: run.Failed, Client: "c1", Failure: run.FailTimedOut}})
+	for _, next := range w.Next() {
+		assert.NotEqual(t, "cs c1", next.Name, "c1 was refused")
+	}
+	w.Take(a, []run.Outcome{{Kind: run.Granted, Client: "c1", Token: "t1"}})
+	var names []string
+	for _, next := range w.Next() {
+		names = append(names, next.Name)
+	}
+	assert.Contains(t, names, "cs c1")
+}
+
+// A script line, read: its values checked, its command typed.
+func ExampleParseLine() {
+	c, err := script.ParseLine("pause c1 at=before-write")
+	fmt.Println(c.Name, c.Client, c.At, err)
+	_, err = script.ParseLine("pause c1 at=whenever")
+	fmt.Println(err)
+	// Output:
+	// pause c1 before-write <nil>
+	// pause: at=whenever: want one of after-acquire, before-write, before-release, any
+}
+
+// The random scenario's scripts are drawn from a seed alone.
+func ExampleDrawScript() {
+	lines := script.DrawScript(7, script.WalkOptions{Clients: 2, Faults: []string{script.WalkCut}}, 3)
+	fmt.Println(lines[0])
+	fmt.Println(lines[1])
+	fmt.Println(lines[len(lines)-1])
+	// Output:
+	// setup members=3 ttl=1
+	// client c1 member=m1
+	// check
+}

@@ -1,0 +1,247 @@
+package script
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/run"
+)
+
+// StepTimeout bounds one script step; the slowest (waiting for a lease to
+// lapse) takes about 1.5 s.
+const StepTimeout = 30 * time.Second
+
+// Do runs one command on the run and returns its outcome. A step that
+// could not be taken is an outcome too (run.StepError), as a script prints
+// it.
+func Do(ctx context.Context, e *run.Env, c Cmd) run.Outcome {
+	out, err := do(ctx, e, c)
+	if out.Kind == 0 {
+		if err == nil {
+			err = fmt.Errorf("%s: no outcome", c.Name)
+		}
+		return run.Errored(err)
+	}
+	return out
+}
+
+// DoLine runs one command line as a scenario file writes it ("acquire c2
+// async"), bounded as a script step is. A line that does not parse, names
+// an unknown command or gives it an argument it does not take is an error.
+func DoLine(ctx context.Context, e *run.Env, line string) (run.Outcome, error) {
+	c, err := ParseLine(line)
+	if err != nil {
+		return run.Outcome{}, fmt.Errorf("%s: %w", line, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
+	defer cancel()
+	return Do(ctx, e, c), nil
+}
+
+// do is each command's one call into the run.
+func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
+	switch c.Name {
+	case "setup":
+		return setup(e, c)
+	case "client":
+		if err := e.AddClient(ctx, c.Client, c.Member); err != nil {
+			return run.Outcome{}, err
+		}
+		return run.Outcome{Kind: run.Connected, Client: c.Client, Member: c.Member}, nil
+	case "acquire":
+		return maybeAsync(ctx, e, c, e.Acquire, run.DoingAcquire)
+	case "cs":
+		return maybeAsync(ctx, e, c, e.CS, run.DoingSection)
+	case "release":
+		if c.Answer != "" {
+			return e.ReleaseAnswerLost(ctx, c.Client)
+		}
+		return maybeAsync(ctx, e, c, func(ctx context.Context, client string) (run.Outcome, error) {
+			return e.ReleaseGrant(ctx, client, c.Grant)
+		}, run.DoingRelease)
+	case "await":
+		return e.Await(ctx, c.Client)
+	case "pause":
+		return e.Pause(ctx, c.Client, c.At)
+	case "wait-paused":
+		return e.WaitPaused(ctx, c.Client)
+	case "resume":
+		return e.Resume(ctx, c.Client)
+	case "cut":
+		return e.Cut(ctx, c.Client)
+	case "crash":
+		return e.Crash(ctx, c.Client)
+	case "heal":
+		return e.Heal(ctx)
+	case "expire":
+		return e.Expire(ctx, c.Client, cmp.Or(c.Mode, faults.ModeRevoke))
+	case "wait-lease-gone":
+		return e.WaitLeaseGone(ctx, c.Client)
+	case "wait-queued":
+		return e.WaitQueued(ctx, c.Client)
+	case "check":
+		return e.Check()
+	}
+	return run.Outcome{}, fmt.Errorf("unknown command %q", c.Name)
+}
+
+// setup checks that the run is what the script needs.
+func setup(e *run.Env, c Cmd) (run.Outcome, error) {
+	if have := len(e.Cluster().Members()); c.Members > have {
+		return run.Outcome{}, fmt.Errorf("setup: the script needs %d members, the cluster has %d", c.Members, have)
+	}
+	if c.TTL != 0 && c.TTL != e.TTL() {
+		return run.Outcome{}, fmt.Errorf("setup: the script's lease TTL is %d s, the run's %d s", c.TTL, e.TTL())
+	}
+	return run.Outcome{Kind: run.Ready}, nil
+}
+
+// maybeAsync runs step now, or in the background with the `async` flag (the
+// outcome is read with `await`).
+func maybeAsync(ctx context.Context, e *run.Env, c Cmd, step func(context.Context, string) (run.Outcome, error), doing run.Doing) (run.Outcome, error) {
+	if !c.Async {
+		return step(ctx, c.Client)
+	}
+	return e.Start(ctx, c.Client, doing, step)
+}
+
+// Run runs a script's steps on e, comparing every step's output with the
+// script's (only the resources the run has are compared): a step that did
+// not do what the script says did not exercise what the script claims, and
+// the error Run returns says which. Every step still runs, so the history
+// is whole; the check step is left to the caller, which judges every
+// history itself. file names the script in messages.
+func Run(ctx context.Context, e *run.Env, file string, steps []Step) error {
+	e.Bind(ctx)
+	var diffs []string
+	for _, st := range steps {
+		if st.Cmd.Name == "check" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, StepTimeout) // no step may hang a run
+		out := Do(sctx, e, st.Cmd).String()
+		cancel()
+		if want := expectedFor(st.Expected, e.Resources()); out != want {
+			diffs = append(diffs, fmt.Sprintf("%s:%d: %s: got %q, script says %q", file, st.Line, st.Cmd, out, want))
+		}
+	}
+	if len(diffs) > 0 {
+		return errors.New(strings.Join(diffs, "\n"))
+	}
+	return nil
+}
+
+// RunDrawn runs a drawn script (see DrawScript) on e, every line as drawn.
+// What a lock answers is the lock's (a known-bad one may grant where a
+// correct one refuses), so those outcomes are not compared; the steps that
+// set up and apply faults must come to what they come to for every lock,
+// or the script did not run as drawn and the error says where.
+func RunDrawn(ctx context.Context, e *run.Env, lines []string) error {
+	if len(lines) == 0 {
+		return errors.New("the plan lists no steps (a schedule recorded by an older locklab?)")
+	}
+	e.Bind(ctx)
+	var diffs []string
+	points := map[string]string{}
+	for i, line := range lines {
+		c, err := ParseLine(line)
+		if err != nil {
+			return fmt.Errorf("step %d: %s: %w", i+1, line, err)
+		}
+		if c.Name == "check" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		sctx, cancel := context.WithTimeout(ctx, StepTimeout)
+		out := Do(sctx, e, c)
+		cancel()
+		if want, ok := fixedOutcome(c, points); ok && out.String() != want.String() {
+			diffs = append(diffs, fmt.Sprintf("step %d: %s: got %q, want %q", i+1, line, out, want))
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("the drawn script did not run as drawn:\n%s", strings.Join(diffs, "\n"))
+	}
+	return nil
+}
+
+// fixedOutcome is what a step comes to whatever the lock, if it is such a
+// step: setup, clients and faults. points remembers each client's armed
+// pause point.
+func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
+	o := run.Outcome{Client: c.Client}
+	switch c.Name {
+	case "setup":
+		o.Kind = run.Ready
+	case "client":
+		o.Kind, o.Member = run.Connected, c.Member
+	case "pause":
+		points[c.Client] = c.At
+		o.Kind, o.Point = run.WillPause, c.At
+	case "wait-paused":
+		o.Kind, o.Point = run.Paused, points[c.Client]
+	case "resume":
+		o.Kind = run.Resumed
+	case "cut":
+		o.Kind = run.Cut
+	case "crash":
+		o.Kind = run.Crashed
+	case "heal":
+		o.Kind = run.Healed
+	case "expire":
+		o.Kind, o.Mode = run.LeaseEnded, cmp.Or(c.Mode, faults.ModeRevoke)
+	case "wait-lease-gone":
+		o.Kind = run.LeaseGone
+	case "wait-queued":
+		o.Kind = run.Waiting
+	default:
+		return run.Outcome{}, false
+	}
+	return o, true
+}
+
+// expectedFor keeps, of a script's expected output, what the run's
+// resources print: a line "c1: unfenced read 0 wrote 1; fenced read 0 wrote
+// 1; etcd-guarded …" keeps the parts of the resources that ran, in the
+// order the run has them.
+func expectedFor(expected string, resources []string) string {
+	all := lock.ResourceNames()
+	lines := strings.Split(expected, "\n")
+	for i, line := range lines {
+		head, body, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		parts := strings.Split(body, "; ")
+		byRes := map[string]string{}
+		for _, part := range parts {
+			name, _, _ := strings.Cut(part, " ")
+			if slices.Contains(all, name) {
+				byRes[name] = part
+			}
+		}
+		if len(byRes) != len(parts) {
+			continue // not a line of per-resource parts
+		}
+		var kept []string
+		for _, r := range resources {
+			if p, ok := byRes[r]; ok {
+				kept = append(kept, p)
+			}
+		}
+		lines[i] = head + ": " + strings.Join(kept, "; ")
+	}
+	return strings.Join(lines, "\n")
+}
