@@ -1,10 +1,3 @@
-// Package reports turns the results of a run — verdicts, their evidence,
-// the recorded histories — into files people read: index.html (one
-// self-contained page: the verdict matrix, and per run a timeline drawn to
-// scale, the lesson, a narrative, the checks and the replay command),
-// summary.md (for a pull-request comment) and junit.xml (for CI
-// dashboards). It knows histories and verdicts, nothing of etcd: callers
-// fill a Report from what they ran.
 package reports
 
 import (

@@ -1,5 +1,3 @@
-// Command locklab runs locks against real etcd clusters under faults and
-// checks what happened. Run `locklab help` for the commands.
 package main
 
 import (

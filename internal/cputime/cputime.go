@@ -1,4 +1,3 @@
-// Package cputime reads the CPU time this process has used.
 package cputime
 
 import "errors"
