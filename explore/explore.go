@@ -337,9 +337,7 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			sctx, cancel := context.WithTimeout(ctx, script.StepTimeout)
-			got = append(got, script.Do(sctx, env, cmd))
-			cancel()
+			got = append(got, script.Do(ctx, env, cmd))
 		}
 		lines = append(lines, a.Lines()...)
 		for _, o := range got {

@@ -335,6 +335,18 @@ func (e *Env) restart(w *worker) (int, error) {
 	return n, nil
 }
 
+// ready is client, ready for its next step: a Locker made anew if it
+// crashed since its last one (see restart), and the crash count the step
+// begins at.
+func (e *Env) ready(client string) (*worker, int, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := e.restart(w)
+	return w, n, err
+}
+
 // crashedSince reports whether w crashed after its crash count was n: what
 // it was doing then died with it, and its outcome is unknown.
 func (e *Env) crashedSince(w *worker, n int) bool {

@@ -15,11 +15,7 @@ import (
 
 // Acquire has client acquire the lock, recorded on every history.
 func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
-	w, err := e.worker(client)
-	if err != nil {
-		return Outcome{}, err
-	}
-	crashes, err := e.restart(w)
+	w, crashes, err := e.ready(client)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -116,11 +112,8 @@ func (e *Env) CS(ctx context.Context, client string) (Outcome, error) {
 // seed. The holder does not look at its lease meanwhile — a real one does
 // not either.
 func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, error) {
-	w, err := e.worker(client)
+	w, _, err := e.ready(client)
 	if err != nil {
-		return Outcome{}, err
-	}
-	if _, err := e.restart(w); err != nil {
 		return Outcome{}, err
 	}
 	e.mu.Lock()
@@ -206,11 +199,7 @@ var errPaused = errors.New("stopped while paused")
 // latest grant if label is "": a client retrying the release of an older
 // grant, as after an ambiguous failure.
 func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, error) {
-	w, err := e.worker(client)
-	if err != nil {
-		return Outcome{}, err
-	}
-	crashes, err := e.restart(w)
+	w, crashes, err := e.ready(client)
 	if err != nil {
 		return Outcome{}, err
 	}

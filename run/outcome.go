@@ -274,3 +274,15 @@ func failed(kind Kind, client string, err error) Outcome {
 
 // Errored is the outcome of a step that could not be taken: err says why.
 func Errored(err error) Outcome { return Outcome{Kind: StepError, Detail: err.Error()} }
+
+// Settled is a step's outcome as a script prints it: out, or, when the step
+// came to none, the error that stopped it (run.StepError).
+func Settled(out Outcome, err error) Outcome {
+	switch {
+	case out.Kind != 0:
+		return out
+	case err == nil:
+		err = errors.New("the step came to no outcome")
+	}
+	return Errored(err)
+}

@@ -67,3 +67,12 @@ func ExampleOutcome() {
 	// c2: error: timed out
 	// c2: granted token=t2
 }
+
+// A step that came to no outcome prints the error that stopped it, and one
+// that came to one prints that, whatever error came with it.
+func TestSettled(t *testing.T) {
+	assert.Equal(t, `error: unknown client "c9"`, run.Settled(run.Outcome{}, errors.New(`unknown client "c9"`)).String())
+	assert.Equal(t, run.StepError, run.Settled(run.Outcome{}, nil).Kind, "no outcome and no error is still no outcome")
+	crashed := run.Outcome{Kind: run.Crashed, Client: "c1"}
+	assert.Equal(t, crashed, run.Settled(crashed, errors.New("undo failed")))
+}

@@ -22,11 +22,7 @@ func (e *Env) Start(ctx context.Context, client string, doing Doing, step func(c
 	w.async = make(chan Outcome, 1)
 	bg := e.background(ctx)
 	go func() {
-		out, err := step(bg, client)
-		if out.Kind == 0 && err != nil {
-			out = Errored(err)
-		}
-		w.async <- out
+		w.async <- Settled(step(bg, client))
 	}()
 	return Outcome{Kind: Started, Client: client, Doing: doing}, nil
 }
@@ -127,11 +123,9 @@ func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (Outcome, er
 	if err != nil {
 		return Outcome{}, err
 	}
-	if r.out.Kind == 0 && r.err != nil {
-		r.out = Errored(r.err)
-	}
-	r.out.Effected = true
-	return r.out, nil
+	out := Settled(r.out, r.err)
+	out.Effected = true
+	return out, nil
 }
 
 // leasesOf is the set of leases client has had that the server still has.

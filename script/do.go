@@ -18,30 +18,25 @@ import (
 // lapse) takes about 1.5 s.
 const StepTimeout = 30 * time.Second
 
-// Do runs one command on the run and returns its outcome. A step that
-// could not be taken is an outcome too (run.StepError), as a script prints
-// it.
+// Do runs one command on the run, bounded by StepTimeout (no step may hang
+// a run), and returns its outcome. A step that could not be taken is an
+// outcome too (run.StepError), as a script prints it. Work a step leaves
+// in the background (an async acquire, a pause being applied) outlives it
+// only on a run bound to a longer context (run.Env.Bind).
 func Do(ctx context.Context, e *run.Env, c Cmd) run.Outcome {
-	out, err := do(ctx, e, c)
-	if out.Kind == 0 {
-		if err == nil {
-			err = fmt.Errorf("%s: no outcome", c.Name)
-		}
-		return run.Errored(err)
-	}
-	return out
+	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
+	defer cancel()
+	return run.Settled(do(ctx, e, c))
 }
 
 // DoLine runs one command line as a scenario file writes it ("acquire c2
-// async"), bounded as a script step is. A line that does not parse, names
-// an unknown command or gives it an argument it does not take is an error.
+// async"), as Do runs a command. A line that does not parse, names an
+// unknown command or gives it an argument it does not take is an error.
 func DoLine(ctx context.Context, e *run.Env, line string) (run.Outcome, error) {
 	c, err := ParseLine(line)
 	if err != nil {
 		return run.Outcome{}, fmt.Errorf("%s: %w", line, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
-	defer cancel()
 	return Do(ctx, e, c), nil
 }
 
@@ -128,9 +123,7 @@ func Run(ctx context.Context, e *run.Env, file string, steps []Step) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(ctx, StepTimeout) // no step may hang a run
-		out := Do(sctx, e, st.Cmd).String()
-		cancel()
+		out := Do(ctx, e, st.Cmd).String()
 		if want := expectedFor(st.Expected, e.Resources()); out != want {
 			diffs = append(diffs, fmt.Sprintf("%s:%d: %s: got %q, script says %q", file, st.Line, st.Cmd, out, want))
 		}
@@ -164,9 +157,7 @@ func RunDrawn(ctx context.Context, e *run.Env, lines []string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sctx, cancel := context.WithTimeout(ctx, StepTimeout)
-		out := Do(sctx, e, c)
-		cancel()
+		out := Do(ctx, e, c)
 		if want, ok := fixedOutcome(c, points); ok && out.String() != want.String() {
 			diffs = append(diffs, fmt.Sprintf("step %d: %s: got %q, want %q", i+1, line, out, want))
 		}
