@@ -2,6 +2,7 @@ package lock
 
 import (
 	"context"
+	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -29,6 +30,9 @@ import (
 type election struct {
 	s *concurrency.Session
 	e *concurrency.Election
+	// key is the session's key among the candidates, prefix/<lease>, as
+	// the Election names it: what a failed Campaign may leave behind.
+	key string
 	// check is whether a grant is confirmed by reading the leader key.
 	check bool
 	token int64 // the latest grant's token
@@ -51,7 +55,8 @@ func newElection(client *clientv3.Client, name string, opts Options, check bool)
 	if err != nil {
 		return nil, err
 	}
-	return &election{s: s, e: concurrency.NewElection(s, opts.Prefix+name), check: check}, nil
+	pfx := opts.Prefix + name
+	return &election{s: s, e: concurrency.NewElection(s, pfx), key: fmt.Sprintf("%s/%x", pfx, s.Lease()), check: check}, nil
 }
 
 func (l *election) Acquire(ctx context.Context) (Grant, error) {
@@ -59,7 +64,10 @@ func (l *election) Acquire(ctx context.Context) (Grant, error) {
 		return Grant{}, ErrSessionExpired
 	}
 	if err := l.e.Campaign(ctx, ""); err != nil {
-		return Grant{}, err
+		// Campaign resigns when ctx ends while it waits, but not when its
+		// first Txn fails (that put may have committed with its answer
+		// lost) nor when its wait fails otherwise.
+		return Grant{}, failed(err, l.s, l.key, l.token)
 	}
 	key, rev := l.e.Key(), l.e.Rev()
 	if l.check {

@@ -219,6 +219,11 @@ var etcdctlScript []byte
 // run by a shell script over the process protocol (etcdctl-lock.sh), one
 // etcdctl process per grant. It needs the program to serve etcdctl (see
 // package etcdctl).
+//
+// One departure from Locker's contract, etcdctl's own: an acquire stopped
+// while etcdctl's first Txn is in flight (a cancelled ctx stops the process)
+// leaves that Txn's key until its lease lapses, within the TTL, since etcdctl
+// exits without revoking its session and names its lease nowhere.
 func NewEtcdctl(client *clientv3.Client, name string, opts Options) (Locker, error) {
 	if !offered("etcdctl") {
 		return nil, fmt.Errorf("lock: etcdctl: this program does not serve etcdctl (call etcdctl.Serve, package lock/etcdctl, first thing in main or TestMain)")

@@ -159,21 +159,26 @@ func session(client *clientv3.Client, opts Options) (*concurrency.Session, Optio
 }
 
 // leased is what the lab's own locks share: a session, a release that
-// deletes the grant's key only if it is still the grant's, and Close.
+// deletes the grant's key only if it is still the grant's, the clean-up of
+// a failed acquire, and Close.
 type leased struct {
 	s *concurrency.Session
+	// granted is the token of the latest grant handed out: abandon never
+	// deletes a key of that grant or an older one.
+	granted int64
 }
 
-func (l leased) Release(ctx context.Context, g Grant) error {
+func (l *leased) Release(ctx context.Context, g Grant) error {
 	return releaseIfOwner(ctx, l.s.Client(), g)
 }
 
-func (l leased) Lease() clientv3.LeaseID { return l.s.Lease() }
+func (l *leased) Lease() clientv3.LeaseID { return l.s.Lease() }
 
-func (l leased) Close() error { return closeSession(l.s) }
+func (l *leased) Close() error { return closeSession(l.s) }
 
 // grant is a Grant of key at revision rev under this session.
-func (l leased) grant(key string, rev int64) Grant {
+func (l *leased) grant(key string, rev int64) Grant {
+	l.granted = rev
 	return Grant{Token: rev, Key: key, Lease: l.s.Lease(), Lost: l.s.Done()}
 }
 
@@ -182,7 +187,7 @@ func (l leased) grant(key string, rev int64) Grant {
 // session's — just put, or adopted from an earlier attempt whose answer was
 // lost (see ownKey) — and 0 when another lease holds it; at is the Txn's
 // revision (a watch for the holder's delete starts after it).
-func (l leased) putIfAbsent(ctx context.Context, key, value string) (rev, at int64, err error) {
+func (l *leased) putIfAbsent(ctx context.Context, key, value string) (rev, at int64, err error) {
 	resp, err := l.s.Client().Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
 		Then(clientv3.OpPut(key, value, clientv3.WithLease(l.s.Lease()))).
@@ -204,7 +209,7 @@ func (l leased) putIfAbsent(ctx context.Context, key, value string) (rev, at int
 // what makes an acquire safe to retry, as etcd's Mutex does with the Else
 // branch of its Txn; a lock that ignored it would wait behind its own key
 // until its lease ended.
-func (l leased) ownKey(resp *clientv3.TxnResponse) int64 {
+func (l *leased) ownKey(resp *clientv3.TxnResponse) int64 {
 	for _, r := range resp.Responses {
 		for _, kv := range r.GetResponseRange().GetKvs() {
 			if clientv3.LeaseID(kv.Lease) == l.s.Lease() {
@@ -213,6 +218,40 @@ func (l leased) ownKey(resp *clientv3.TxnResponse) int64 {
 		}
 	}
 	return 0
+}
+
+// abandon is the clean-up of an Acquire that returns an error: it deletes
+// key if this session's lease holds it and it was put after revision after
+// (the latest grant handed out, which stays). Such a key is one the failed
+// Acquire may have left: its put committed while the answer was lost, or it
+// was queued when ctx ended. Without this, the key stays while the session
+// keeps its lease alive, and a queue behind it waits for a client that no
+// longer waits. It has its own timeout: ctx may be why Acquire failed. If
+// the store cannot be reached, the key is left to the next Acquire, which
+// takes it up (see ownKey), or to Close.
+func abandon(s *concurrency.Session, key string, after int64) error {
+	if isExpired(s) {
+		return nil // the lease took its keys
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_, err := s.Client().Txn(ctx).If(
+		clientv3.Compare(clientv3.LeaseValue(key), "=", int64(s.Lease())),
+		clientv3.Compare(clientv3.CreateRevision(key), ">", after),
+	).Then(clientv3.OpDelete(key)).Commit()
+	return err
+}
+
+// failed returns err, the error of a failed Acquire, after abandoning key
+// (see abandon). A clean-up that fails is named beside err.
+func failed(err error, s *concurrency.Session, key string, after int64) error {
+	if errors.Is(err, ErrSessionExpired) {
+		return err
+	}
+	if cerr := abandon(s, key, after); cerr != nil {
+		return fmt.Errorf("%w (and its key %s may be left until the next acquire: %v)", err, key, cerr)
+	}
+	return err
 }
 
 // isExpired reports whether the session's lease is known to be gone.

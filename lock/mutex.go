@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -37,6 +38,9 @@ const closeTimeout = 2 * time.Second
 type etcdMutex struct {
 	s *concurrency.Session
 	m *concurrency.Mutex
+	// key is the session's key in the queue, prefix/<lease>, as the Mutex
+	// names it: what a failed Lock may leave behind.
+	key string
 	// guard refuses the release of a grant other than the latest.
 	guard bool
 	token int64 // the latest grant's token
@@ -59,7 +63,8 @@ func newMutex(client *clientv3.Client, name string, opts Options, guard bool) (L
 	if err != nil {
 		return nil, err
 	}
-	return &etcdMutex{s: s, m: concurrency.NewMutex(s, opts.Prefix+name), guard: guard}, nil
+	pfx := opts.Prefix + name
+	return &etcdMutex{s: s, m: concurrency.NewMutex(s, pfx), key: fmt.Sprintf("%s/%x", pfx, s.Lease()), guard: guard}, nil
 }
 
 func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
@@ -70,7 +75,9 @@ func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
 		if errors.Is(err, concurrency.ErrSessionExpired) {
 			return Grant{}, ErrSessionExpired
 		}
-		return Grant{}, err
+		// Lock deletes its key when its wait fails, but not when its first
+		// Txn does: that put may have committed with its answer lost.
+		return Grant{}, failed(err, l.s, l.key, l.token)
 	}
 	owner := l.m.IsOwner()
 	l.token = owner.GetCompare().GetCreateRevision()

@@ -52,7 +52,7 @@ func NewQueue(client *clientv3.Client, name string, opts Options) (Locker, error
 		return nil, err
 	}
 	pfx := opts.Prefix + name + "/"
-	return &queue{leased: leased{s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
+	return &queue{leased: leased{s: s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
 }
 
 func (q *queue) Acquire(ctx context.Context) (Grant, error) {
@@ -66,7 +66,8 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 		Else(clientv3.OpGet(q.key)).
 		Commit()
 	if err != nil {
-		return Grant{}, err
+		// The put may have committed with its answer lost.
+		return Grant{}, failed(err, q.s, q.key, q.granted)
 	}
 	var pred string
 	var rev, predRev int64
@@ -82,14 +83,12 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 			return Grant{}, fmt.Errorf("lock: %s is held by another lease", q.key)
 		}
 		if pred, predRev, err = q.older(ctx, rev); err != nil {
-			q.dequeue(rev)
-			return Grant{}, err
+			return Grant{}, failed(err, q.s, q.key, q.granted)
 		}
 	}
 	if pred != "" {
 		if err := q.wait(ctx, pred, predRev, rev); err != nil {
-			q.dequeue(rev)
-			return Grant{}, err
+			return Grant{}, failed(err, q.s, q.key, q.granted)
 		}
 	}
 	return q.grant(q.key, rev), nil
@@ -246,18 +245,6 @@ func watchErr(ctx context.Context, wr clientv3.WatchResponse, ok bool) error {
 		return fmt.Errorf("lock: watch: %w", err)
 	}
 	return nil
-}
-
-// dequeue removes the client's key after a failed wait, if it is still the
-// one this wait created. It uses its own timeout: the caller's ctx may be why
-// the wait failed.
-func (q *queue) dequeue(rev int64) {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	q.s.Client().Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(q.key), "=", rev)).
-		Then(clientv3.OpDelete(q.key)).
-		Commit()
 }
 
 // releaseIfOwner deletes the grant's key only if it still has the grant's

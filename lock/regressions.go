@@ -103,7 +103,7 @@ func LookupRegression(name string) (Regression, bool) {
 
 // enqueue puts the session's key (named after its lease) in the queue, as
 // etcd's Mutex does, and returns its create revision.
-func (l leased) enqueue(ctx context.Context, key string) (int64, error) {
+func (l *leased) enqueue(ctx context.Context, key string) (int64, error) {
 	rev, _, err := l.putIfAbsent(ctx, key, "")
 	if err == nil && rev == 0 {
 		err = fmt.Errorf("lock: %s is held by another lease", key)
@@ -128,7 +128,7 @@ func NewWaitWithoutRecheck(client *clientv3.Client, name string, opts Options) (
 		return nil, err
 	}
 	pfx := opts.Prefix + name + "/"
-	return &waitWithoutRecheck{leased: leased{s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
+	return &waitWithoutRecheck{leased: leased{s: s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
 }
 
 func (l *waitWithoutRecheck) Acquire(ctx context.Context) (Grant, error) {
@@ -190,7 +190,7 @@ func NewOwnerWhileWaiting(client *clientv3.Client, name string, opts Options) (L
 	if err != nil {
 		return nil, err
 	}
-	return &ownerWhileWaiting{leased: leased{s}, key: fmt.Sprintf("%s%s/%x", opts.Prefix, name, s.Lease())}, nil
+	return &ownerWhileWaiting{leased: leased{s: s}, key: fmt.Sprintf("%s%s/%x", opts.Prefix, name, s.Lease())}, nil
 }
 
 func (l *ownerWhileWaiting) Acquire(ctx context.Context) (Grant, error) {

@@ -28,7 +28,7 @@ func NewSingleKeyWatch(client *clientv3.Client, name string, opts Options) (Lock
 	if err != nil {
 		return nil, err
 	}
-	return &singleKeyWatch{leased: leased{s}, key: opts.Prefix + name}, nil
+	return &singleKeyWatch{leased: leased{s: s}, key: opts.Prefix + name}, nil
 }
 
 func (l *singleKeyWatch) Acquire(ctx context.Context) (Grant, error) {
@@ -38,7 +38,8 @@ func (l *singleKeyWatch) Acquire(ctx context.Context) (Grant, error) {
 		}
 		rev, at, err := l.putIfAbsent(ctx, l.key, "")
 		if err != nil {
-			return Grant{}, err
+			// The put may have committed with its answer lost.
+			return Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil

@@ -37,7 +37,7 @@ func NewTTLPoll(client *clientv3.Client, name string, opts Options) (Locker, err
 	if err != nil {
 		return nil, err
 	}
-	return &ttlPoll{leased: leased{s}, key: opts.Prefix + name}, nil
+	return &ttlPoll{leased: leased{s: s}, key: opts.Prefix + name}, nil
 }
 
 func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
@@ -50,7 +50,8 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 		}
 		rev, _, err := l.putIfAbsent(ctx, l.key, value)
 		if err != nil {
-			return Grant{}, err
+			// The put may have committed with its answer lost.
+			return Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil
