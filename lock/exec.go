@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
@@ -67,7 +68,20 @@ type Process interface {
 	// to its group), and returns once its group is gone. The next
 	// command starts a new one.
 	Kill() error
+	// Starting reports whether the next command will be answered by a
+	// process that has answered none yet — not started, or started and
+	// silent so far — whose answer may take its start-up time too (see
+	// StartupAllowance).
+	Starting() bool
 }
+
+// StartupAllowance is how much longer than an operation's own deadline the
+// lab waits for a process lock's first answer after its process starts:
+// starting an interpreter through a version shim, a JVM or a race-built
+// binary takes seconds, five at once longer still, and that is not the
+// lock's waiting. A process that has printed nothing by then is reported
+// as such ("printed nothing within … of starting").
+const StartupAllowance = 10 * time.Second
 
 // Exec returns the factory of the lock run by command (a program and its
 // arguments, split on spaces). Locks run as processes need Linux; elsewhere

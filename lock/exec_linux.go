@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -72,6 +73,9 @@ type proc struct {
 	// stopOnce makes stop's work happen once.
 	stopOnce sync.Once
 	stderr   *tail
+	started  time.Time
+	// answered is set once it has answered a command.
+	answered atomic.Bool
 }
 
 func (l *execLock) start() (*proc, error) {
@@ -104,7 +108,8 @@ func (l *execLock) start() (*proc, error) {
 	// starts; SIGTERM if the lab dies without stopping it (a crash, a
 	// SIGKILL), so that it does not outlive the lab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tail{}}
+	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tail{},
+		started: time.Now()}
 	cmd.Stderr = p.stderr
 	// Standard output through a pipe of our own, not cmd.StdoutPipe: Wait
 	// closes that one as soon as the process exits, and its last answer
@@ -164,11 +169,24 @@ func (l *execLock) ask(ctx context.Context, command string) (string, error) {
 		if !ok {
 			return "", l.died(p, command, "closed its output")
 		}
+		p.answered.Store(true)
 		return line, nil
 	case <-ctx.Done():
 		l.stop(p, syscall.SIGTERM)
+		if !p.answered.Load() {
+			return "", fmt.Errorf("lock: %s printed nothing within %v of starting, asked to %s (%w)",
+				l.argv[0], time.Since(p.started).Round(time.Millisecond), command, ctx.Err())
+		}
 		return "", ctx.Err()
 	}
+}
+
+// Starting reports whether the next command goes to a process that has
+// answered none yet (see Process).
+func (l *execLock) Starting() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.p == nil || !l.p.answered.Load()
 }
 
 // died reports a process that will not answer — it exited, or did what

@@ -223,3 +223,32 @@ func TestExecKillIsSIGKILL(t *testing.T) {
 	assert.NotEqual(t, g1.Lease, g2.Lease)
 	require.NoError(t, l1.Release(ctx(t), g2))
 }
+
+// A process that prints nothing is reported as such, in its own words, once
+// the caller's deadline ends — and a lock whose process has answered
+// nothing yet says it is starting (the lab gives it lock.StartupAllowance).
+// Once it has answered, it is not.
+func TestExecSilentStartIsNamed(t *testing.T) {
+	c := start(t)
+	cl, err := c.NewClient("c1", c.Members()[0])
+	require.NoError(t, err)
+	f, err := lock.Exec("sleep 30")
+	require.NoError(t, err)
+	l, err := f(cl.Etcd(), "silent", lock.Options{TTL: 1})
+	require.NoError(t, err)
+	defer l.Close()
+	assert.True(t, l.(lock.Process).Starting(), "not started yet")
+	short, cancel := context.WithTimeout(ctx(t), 300*time.Millisecond)
+	defer cancel()
+	_, err = l.Acquire(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "sleep printed nothing within")
+	assert.Contains(t, err.Error(), "of starting, asked to acquire")
+
+	_, e := locker(t, c, "etcdctl", "c2", "silent")
+	assert.True(t, e.(lock.Process).Starting())
+	g, err := e.Acquire(ctx(t))
+	require.NoError(t, err)
+	assert.False(t, e.(lock.Process).Starting(), "it has answered")
+	require.NoError(t, e.Release(ctx(t), g))
+}

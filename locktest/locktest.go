@@ -31,6 +31,7 @@ type config struct {
 	extra     []scenarios.Scenario
 	parallel  int
 	cases     int
+	ttl       int
 }
 
 // An Option changes what Run runs.
@@ -40,6 +41,15 @@ type Option func(*config)
 // (default 1 seed, seed 1).
 func Seeds(first uint64, n int) Option {
 	return func(c *config) { c.seed, c.seeds = first, n }
+}
+
+// TTL makes every lease seconds times as long as its scenario writes it (1 s
+// for most; see scenarios.Scenario.Scaled): a shared, busy CI runner may
+// not renew a 1 s lease in time, and a lapse the machine caused judges
+// nothing (the run is ERROR, and run again; see scenarios.Attempts).
+// Jepsen's lock tests use 2 s.
+func TTL(seconds int) Option {
+	return func(c *config) { c.ttl = seconds }
 }
 
 // Scenarios runs only the named scenarios (default: the whole catalog).
@@ -156,7 +166,7 @@ func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, lo
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{name}, Locks: locks, Resources: cfg.resources,
 		Seed: cfg.seed, Runs: cfg.seeds, External: cfg.external, Out: dir,
-		Factories: map[string]lock.Factory{Name: factory}, Extra: cfg.extra, Parallel: cfg.parallel,
+		Factories: map[string]lock.Factory{Name: factory}, Extra: cfg.extra, Parallel: cfg.parallel, TTL: cfg.ttl,
 	})
 	if err != nil {
 		t.Fatalf("locktest: %s: %v", name, err)

@@ -21,6 +21,10 @@ type Report struct {
 	// held the lock at once. Reported beside the safety verdict, never
 	// instead of it.
 	Belief Verdict `json:"belief"`
+	// Environment says whether the run's environment, not the lock, took a
+	// holder's lease away (ERROR; see CheckEnvironment). Not a safety
+	// verdict: Judge reads it.
+	Environment Verdict `json:"environment"`
 	// LostFraction is the share of acknowledged increments missing from the
 	// resource's final value (nil: not recorded).
 	LostFraction *float64 `json:"lost_fraction,omitempty"`
@@ -35,9 +39,14 @@ func (r Report) Result() Result {
 	return Worst(rs...)
 }
 
-// Verdicts lists every verdict: safety, progress, then belief.
+// Verdicts lists every verdict: safety, progress, belief, then the
+// environment's when it took a lease away (ERROR).
 func (r Report) Verdicts() []Verdict {
-	return append(append(append([]Verdict(nil), r.Safety...), r.Progress), r.Belief)
+	out := append(append(append([]Verdict(nil), r.Safety...), r.Progress), r.Belief)
+	if r.Environment.Result == Error {
+		out = append(out, r.Environment)
+	}
+	return out
 }
 
 // Check validates a history's events, then runs every check on them: the
@@ -64,6 +73,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 		},
 		Progress:     CheckProgress(ops, events, h.Minimum),
 		Belief:       CheckMutex(ops, events, timeout),
+		Environment:  CheckEnvironment(ops, events),
 		LostFraction: LostFraction(ops, events),
 	}, nil
 }

@@ -43,7 +43,11 @@ type Judgement struct {
 //   - a lesson that cannot happen to the lock by its design (a moot effect)
 //     gives no verdict: skipped;
 //   - an effect that did not happen makes the schedule vacuous: ERROR,
-//     unless a check caught a violation.
+//     unless a check caught a violation;
+//   - a violation caught where a PASS is documented, in a run whose
+//     environment took a holder's lease away (see CheckEnvironment), is
+//     ERROR: the busy machine, not the lock, may be what it shows. It never
+//     matches, and is never a PASS either.
 func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
 	j := Judgement{Verdict: rep.Result(), Caught: slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
 	switch {
@@ -51,6 +55,8 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 		j.Verdict, j.Error = Error, runErr
 	case runErr != "":
 		j.Error = runErr
+	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error:
+		j.Verdict, j.Error = Error, rep.Environment.Explanation
 	case !j.Caught && Moot(effects) != "":
 		j.Skipped, j.Verdict = Moot(effects), ""
 	default:

@@ -14,9 +14,17 @@ func report(safety, progress models.Result) models.Report {
 		Progress: models.Verdict{Check: "progress", Result: progress}}
 }
 
+// lapsed is rep in a run whose environment took a holder's lease away.
+func lapsed(rep models.Report) models.Report {
+	rep.Environment = models.Verdict{Check: "environment", Result: models.Error, Explanation: "The environment let a renewed lease lapse: …"}
+	return rep
+}
+
 // Each rule of the judgement, in both directions: only a caught violation
 // matches a documented FAIL; too little progress, a vacuous schedule, a run
-// that went wrong never match; a moot lesson is skipped.
+// that went wrong never match; a moot lesson is skipped; a violation caught
+// where a PASS is documented, in a run whose environment lapsed a renewed
+// lease, is ERROR (never FAIL UNEXPECTED, never PASS).
 func TestJudge(t *testing.T) {
 	happened := []models.EffectResult{{Name: "e", Happened: true}}
 	missing := []models.EffectResult{{Name: "e", Missing: "no pause"}}
@@ -43,6 +51,9 @@ func TestJudge(t *testing.T) {
 		{"went wrong but caught", report(models.Fail, models.Pass), happened, "step 3 failed", models.ExpectFail, models.Fail, true, false},
 		{"moot", report(models.Pass, models.Pass), moot, "", models.ExpectPass, "", false, true},
 		{"undecided", report(models.Unknown, models.Pass), happened, "", models.ExpectAny, models.Unknown, false, false},
+		{"an unexpected fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectPass, models.Error, false, false},
+		{"a documented fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectFail, models.Fail, true, false},
+		{"a pass where the environment lapsed a lease", lapsed(report(models.Pass, models.Pass)), happened, "", models.ExpectPass, models.Pass, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := models.Judge(tc.rep, tc.effects, tc.runErr, tc.expect)

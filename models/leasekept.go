@@ -26,35 +26,22 @@ import (
 // SET NX PX) hands the lock to the next client while the first still
 // works, whatever the resource does about it.
 func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
-	v := Verdict{Check: "lease-kept"}
-	losses := history.LeaseLosses(events)
-	excused := excuses(events)
-	sorted := slices.Clone(ops)
-	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
-	stale := staleReleases(sorted)
+	v := Verdict{Check: "lease-kept", Operations: grants(ops)}
 	renewed := 0
-	for i, g := range sorted {
-		if g.Op != history.Acquire || g.Type != history.Ok {
+	for _, h := range heldLosses(ops, events) {
+		switch h.excuse {
+		case byFault, byStall:
 			continue
-		}
-		v.Operations++
-		l, ok := history.LossOf(g, losses)
-		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
-			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
-		}
-		if excusedBetween(excused, g.Call, l.Gone, l.TTL) {
-			continue
-		}
-		if l.Renewed() {
+		case byRenewal:
 			renewed++
 			continue
 		}
-		v.Result, v.Evidence = Fail, append(evidence(g), describeLoss(l))
+		v.Result, v.Evidence = Fail, append(evidence(h.grant), describeLoss(h.loss))
 		v.Explanation = fmt.Sprintf("The server ended %s's lease %v into its hold, before %s began to release the lock, "+
 			"and nothing excuses it: no fault was open, the lab never stood still from the acquire to the loss, and %s. "+
 			"The lock let a live, connected holder's lease lapse — a lease set once and never renewed, say — so the "+
 			"lock was free for the next client while %s still worked under it.",
-			g.Client, time.Duration(l.Gone-g.Return), g.Client, lastRenewal(l), g.Client)
+			h.grant.Client, time.Duration(h.loss.Gone-h.grant.Return), h.grant.Client, lastRenewal(h.loss), h.grant.Client)
 		return v
 	}
 	if v.Operations == 0 {
@@ -70,6 +57,70 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 			"renewal in time.", renewed)
 	}
 	return v
+}
+
+// excuse is what explains a holder's lost lease, if anything does.
+type excuse int
+
+const (
+	unexcused excuse = iota
+	byFault          // a fault was open (or had just healed)
+	byStall          // the lab's own process stood still
+	byRenewal        // the client had renewed it in time
+)
+
+// heldLoss is a grant whose lease the server ended while its holder held
+// it, and what excuses that.
+type heldLoss struct {
+	grant  history.Operation
+	loss   history.Loss
+	excuse excuse
+}
+
+// heldLosses lists the grants whose lease the server ended after the grant
+// returned and before its client began to release it (or by the end of the
+// history), in the order of their calls.
+func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
+	losses := history.LeaseLosses(events)
+	if len(losses) == 0 {
+		return nil
+	}
+	excused := excuses(events)
+	sorted := slices.Clone(ops)
+	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
+	stale := staleReleases(sorted)
+	var out []heldLoss
+	for i, g := range sorted {
+		if g.Op != history.Acquire || g.Type != history.Ok {
+			continue
+		}
+		l, ok := history.LossOf(g, losses)
+		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
+			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
+		}
+		h := heldLoss{grant: g, loss: l, excuse: unexcused}
+		switch {
+		case excusedBetween(excused, g.Call, l.Gone, l.TTL, true):
+			h.excuse = byFault
+		case excusedBetween(excused, g.Call, l.Gone, l.TTL, false):
+			h.excuse = byStall
+		case l.Renewed():
+			h.excuse = byRenewal
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// grants counts the history's grants.
+func grants(ops []history.Operation) int {
+	n := 0
+	for _, op := range ops {
+		if op.Op == history.Acquire && op.Type == history.Ok {
+			n++
+		}
+	}
+	return n
 }
 
 // lastRenewal says what the history knows of the lost lease's last
@@ -124,11 +175,15 @@ func excuses(events []history.Event) []span {
 	return out
 }
 
-// excusedBetween reports whether an excuse overlaps [from, to], a fault's
-// reaching shadow past its end: a lease the fault kept from being renewed
-// may still lapse that long after it ended.
-func excusedBetween(excused []span, from, to, shadow int64) bool {
+// excusedBetween reports whether an excuse — a fault if faults, else a
+// stall — overlaps [from, to], a fault's reaching shadow past its end: a
+// lease the fault kept from being renewed may still lapse that long after
+// it ended.
+func excusedBetween(excused []span, from, to, shadow int64, faults bool) bool {
 	return slices.ContainsFunc(excused, func(s span) bool {
+		if s.fault != faults {
+			return false
+		}
 		end := s.to
 		if s.fault && end < math.MaxInt64-shadow {
 			end += shadow

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -68,6 +69,12 @@ func (e *Env) WaitLeaseGone(ctx context.Context, client string) (Outcome, error)
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
 	lease := e.leaseOf(w)
+	if lease == 0 {
+		// Nothing to wait for: a client the lock never gave a lease (a
+		// lock that never answered, say) has none to lose, and lease 0
+		// is one the server never has — it would read as "gone".
+		return Outcome{}, fmt.Errorf("%s has no lease the lab knows of: its lock has not taken one", client)
+	}
 	err = poll.Until(ctx, "the server to drop "+client+"'s lease", leasePoll, func(ctx context.Context) (bool, error) {
 		return e.checkLease(ctx, client, lease)
 	})
@@ -146,7 +153,10 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) 
 		return Outcome{}, err
 	}
 	lease := e.leaseOf(w) // learned now: a waiter's lease may be younger than its Locker
-	w.cl.SetLease(lease)  // the lease the fault ends
+	if lease == 0 {
+		return Outcome{}, fmt.Errorf("expire %s: %s has no lease the lab knows of: its lock has not taken one", client, client)
+	}
+	w.cl.SetLease(lease) // the lease the fault ends
 	sent := time.Now()
 	if mode == faults.ModeRevoke {
 		// The revoke's answer is the exact record of this loss: the

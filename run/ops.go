@@ -28,7 +28,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		}
 	}
 	ids := e.runs.invoke(client, history.Acquire)
-	actx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	actx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
 	g, err := w.locker.Acquire(actx)
 	cancel()
 	e.learn(w)
@@ -222,7 +222,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	w.releasing = true
 	e.mu.Unlock()
 	ids := e.runs.invoke(client, history.Release)
-	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	rctx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
 	err = w.locker.Release(rctx, g)
 	cancel()
 	if e.crashedSince(w, crashes) {
@@ -313,4 +313,14 @@ func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
 // rests on.
 func (e *Env) isLost(g lock.Grant) bool {
 	return g.Lease != 0 && e.isLeaseLost(int64(g.Lease))
+}
+
+// lockTimeout bounds one call of w's lock: the operation's timeout, and for
+// a process lock whose process has answered nothing yet (just started, or
+// started again after a crash) its start-up allowance besides.
+func (e *Env) lockTimeout(w *worker) time.Duration {
+	if p, ok := w.locker.(lock.Process); ok && p.Starting() {
+		return e.opTimeout + lock.StartupAllowance
+	}
+	return e.opTimeout
 }

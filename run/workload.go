@@ -105,18 +105,18 @@ func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) err
 	}
 	var ferr error
 	if f.Kind != "" {
-		sections.waitFor(ctx, ph.Before, stallWait)
+		sections.waitFor(ctx, ph.Before, e.stallWait())
 		in, err := e.Fault(ctx, f)
 		if err == nil {
 			e.hold(ctx, f, in, sections, ph)
 			err = in.Undo(ctx)
 		}
 		if err == nil && f.Kind.CutsOffMember() {
-			sections.waitEach(ctx, names, recoverWait)
+			sections.waitEach(ctx, names, e.recoverWait())
 		}
 		ferr = err
 	}
-	sections.waitFor(ctx, ph.After, recoverWait)
+	sections.waitFor(ctx, ph.After, e.recoverWait())
 	stop.Store(true)
 	wg.Wait()
 	return ferr
@@ -158,7 +158,7 @@ func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, se
 			sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
 		}
 	}
-	sections.waitFor(ctx, ph.During, stallWait)
+	sections.waitFor(ctx, ph.During, e.stallWait())
 }
 
 // clientsOff lists the run's clients that do not go through member, in
@@ -287,15 +287,19 @@ func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, 
 }
 
 // stallWait is how long a contention scenario waits for progress before it
-// moves on to its next fault step anyway; recoverWait how long, after the
-// last fault, it waits for the lock to make progress again.
-const (
-	stallWait   = 2 * time.Second
-	recoverWait = RegrantWithin
-)
+// moves on to its next fault step anyway: 2 s for each second of the
+// lease TTL.
+func (e *Env) stallWait() time.Duration { return 2 * time.Second * time.Duration(max(e.TTL(), 1)) }
+
+// recoverWait is how long, after the last fault, a contention scenario
+// waits for the lock to make progress again: RegrantWithin, with a longer
+// lease's extra seconds (the old holder's lease must lapse).
+func (e *Env) recoverWait() time.Duration {
+	return RegrantWithin + time.Duration(max(e.TTL()-1, 0))*time.Second
+}
 
 // RegrantWithin bounds how long after the last fault heals a lock must
-// grant again: a lease TTL for the old holder's lease to lapse, an
+// grant again, with 1 s leases: a lease TTL for the old holder's lease to lapse, an
 // election, a client's reconnect backoff (at most 0.5 s), with room to
 // spare.
 const RegrantWithin = 5 * time.Second

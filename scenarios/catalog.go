@@ -329,6 +329,9 @@ type Plan struct {
 	// Work is how long each client of the slow-holder scenario works in its
 	// critical section, by client.
 	Work map[string]faults.Duration `json:"work,omitempty"`
+	// TTL is the lease scale the run was made with (Config.TTL; 0: leases
+	// as the scenario writes them): a replay makes them alike.
+	TTL int `json:"ttl,omitempty"`
 }
 
 // randomActions is how many actions the random scenario draws.

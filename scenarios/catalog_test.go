@@ -280,6 +280,12 @@ func TestASilentLockMatchesNothing(t *testing.T) {
 	assert.Equal(t, models.Error, r.Verdict)
 	assert.Equal(t, models.Fail, r.Progress)
 	assert.Equal(t, 1, sum.ExitCode())
+	// A client the lock gave no lease has none to lose: the wait for it
+	// is an error, and no effect about it happened.
+	assert.Contains(t, r.Error, "wait-lease-gone c1: got \"error: c1 has no lease the lab knows of")
+	for _, e := range r.Effects {
+		assert.False(t, e.Happened, "%s", e.Name)
+	}
 }
 
 // constantToken is a user's lock that gives every grant the token 42 (and

@@ -58,6 +58,10 @@ type Config struct {
 	// cluster, started for it — member faults stay within their run; on an
 	// external cluster they share it, each under its own key prefix.
 	Parallel int
+	// TTL, if above 1, makes every lease that many times as long as its
+	// scenario writes it (1 s for most; see Scenario.Scaled): room for a
+	// slow or busy machine to renew in time, at the price of a longer run.
+	TTL int
 
 	// wrapSink, if set, wraps every history file's sink (tests use it to
 	// make recording fail part-way through a run).
@@ -94,6 +98,9 @@ type Result struct {
 	Error   string  `json:"error,omitempty"`
 	Seconds float64 `json:"seconds"`
 	History string  `json:"history,omitempty"`
+	// Retried lists the earlier attempts of this configuration, run again
+	// because their environment took a holder's lease away (see Attempts).
+	Retried []string `json:"retried,omitempty"`
 }
 
 // Summary is a whole run of the runner.
@@ -286,7 +293,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 					return
 				}
 				j := jobs[i]
-				rs := runOne(ctx, cfg, c, j.s, j.lock, j.factory, j.seed)
+				rs := attempts(ctx, func() []Result { return runOne(ctx, cfg, c, j.s, j.lock, j.factory, j.seed) })
 				mu.Lock()
 				results[i], finished[i] = rs, true
 				for printed < len(jobs) && finished[printed] {
@@ -351,6 +358,7 @@ func openCluster(ctx context.Context, cfg Config) (*cluster.Cluster, error) {
 // runOne runs one scenario × lock with one seed on every resource.
 func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk string, f lock.Factory, seed uint64) []Result {
 	began := time.Now()
+	s = s.Scaled(cfg.TTL)
 	resources := cfg.Resources
 	base := Result{Scenario: s.Name, Lock: lk, Seed: seed}
 	each := func(fill func(x *Result)) []Result {
@@ -379,6 +387,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	}
 	if err != nil {
 		return fail(err.Error())
+	}
+	if cfg.TTL > 1 {
+		plan.TTL = cfg.TTL
 	}
 	rec, err := record(cfg, c, s, lk, seed, plan)
 	if err != nil {
@@ -535,33 +546,6 @@ func restore(ctx context.Context, c *cluster.Cluster) error {
 		errs = append(errs, c.WaitLinearizableRead(ctx, m))
 	}
 	return errors.Join(errs...)
-}
-
-func progress(w io.Writer, rs []Result) {
-	if len(rs) == 0 {
-		return
-	}
-	line := fmt.Sprintf("%-21s %-17s", rs[0].Scenario, rs[0].Lock)
-	for _, r := range rs {
-		mark := "ok"
-		switch {
-		case r.Skipped != "":
-			mark = "skipped"
-		case !r.Matches:
-			mark = "UNEXPECTED"
-		}
-		if r.Verdict == "" {
-			line += fmt.Sprintf("  %s %s", r.Resource, mark)
-			continue
-		}
-		line += fmt.Sprintf("  %s %s (%s)", r.Resource, r.Verdict, mark)
-	}
-	fmt.Fprintf(w, "%s  %.1fs\n", line, rs[len(rs)-1].Seconds)
-	for _, r := range rs[:1] {
-		if r.Error != "" {
-			fmt.Fprintf(w, "    note: %s\n", r.Error)
-		}
-	}
 }
 
 func writeSummary(dir string, s Summary) error {

@@ -99,3 +99,42 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	assert.Contains(t, r.Error, "kept its lease")
 	assert.False(t, r.Matches)
 }
+
+// A configuration whose environment lapsed a lease and whose judgement did
+// not match runs again, at most Attempts times; the last result stands and
+// names the earlier ones. A lapse that changed nothing, or a mismatch with
+// no lapse (the lock's own), is not run again.
+func TestAttemptsRunAgainOnlyWhatTheEnvironmentSpoiled(t *testing.T) {
+	lapse := models.Verdict{Check: "environment", Result: models.Error,
+		Explanation: "The environment let a renewed lease lapse: c2's lease ended 3ms into its hold. The machine was too slow."}
+	spoiled := Result{Resource: "unfenced", Verdict: models.Error, Checks: []models.Verdict{lapse}}
+	clean := Result{Resource: "unfenced", Verdict: models.Pass, Matches: true}
+	lockFail := Result{Resource: "unfenced", Verdict: models.Fail}
+	lapsedButMatched := Result{Resource: "unfenced", Verdict: models.Pass, Matches: true, Checks: []models.Verdict{lapse}}
+	for _, tc := range []struct {
+		name  string
+		runs  []Result // one per attempt, in turn
+		calls int
+		want  Result
+	}{
+		{"spoiled, then clean", []Result{spoiled, clean}, 2, clean},
+		{"spoiled every time", []Result{spoiled, spoiled, spoiled, clean}, Attempts, spoiled},
+		{"the lock's own failure", []Result{lockFail, clean}, 1, lockFail},
+		{"a lapse that changed nothing", []Result{lapsedButMatched, clean}, 1, lapsedButMatched},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			got := attempts(t.Context(), func() []Result {
+				calls++
+				return []Result{tc.runs[calls-1]}
+			})
+			assert.Equal(t, tc.calls, calls)
+			require.Len(t, got, 1)
+			assert.Equal(t, tc.want.Verdict, got[0].Verdict)
+			require.Len(t, got[0].Retried, calls-1)
+			for _, r := range got[0].Retried {
+				assert.Contains(t, r, "unfenced ERROR — The environment let a renewed lease lapse: c2's lease ended 3ms into its hold")
+			}
+		})
+	}
+}

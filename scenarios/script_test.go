@@ -2,6 +2,7 @@ package scenarios_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -104,4 +105,27 @@ func TestFromScript(t *testing.T) {
 			assert.Contains(t, err.Error(), c.err)
 		}
 	}
+}
+
+// A process lock that is slow to start — an interpreter behind a version
+// shim, a JVM — is judged as a lock, not by its start-up: its first answer
+// after each start gets lock.StartupAllowance beyond the operation's own
+// timeout. Here etcd's own etcdctl lock, behind 2.5 s of start-up (more than
+// the 2 s an acquire may take), on paused-holder: as expected on every
+// resource. (Before the allowance, every acquire timed out: ERROR.)
+func TestASlowStartingProcessLockIsJudgedAsALock(t *testing.T) {
+	script, err := filepath.Abs("../lock/etcdctl-lock.sh")
+	require.NoError(t, err)
+	slow := filepath.Join(t.TempDir(), "slow-start.sh")
+	require.NoError(t, os.WriteFile(slow, []byte("sleep 2.5\nexec sh '"+script+"'\n"), 0o644))
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"paused-holder"}, Locks: []string{lock.ExecPrefix + "sh " + slow},
+		Resources: lock.ResourceNames(), Seed: 1, Runs: 1,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 3)
+	for _, r := range sum.Results {
+		assert.True(t, r.Matches, "%s: %s, expected %s: %s", r.Resource, r.Verdict, r.Expected, r.Error)
+	}
+	assert.Equal(t, 0, sum.ExitCode())
 }

@@ -407,3 +407,30 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `--faults: unknown faults "gc"`)
 }
+
+// --ttl makes every lease longer, the schedule says so, and a replay runs
+// with the same leases; a TTL below a second is bad usage.
+func TestRunWithLongerLeases(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "queue",
+		"--resource", "unfenced,fenced", "--ttl", "2", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "unfenced FAIL (ok)  fenced PASS (ok)")
+	run := filepath.Join(out, "paused-holder", "queue", "1")
+	var plan scenarios.Plan
+	b, err := os.ReadFile(filepath.Join(run, "schedule.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &plan))
+	assert.Equal(t, 2, plan.TTL)
+	b, err = os.ReadFile(filepath.Join(run, "unfenced.history.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"lease_ttl":2000000000`, "the leases the lab followed were granted for 2 s")
+
+	code, stdout, stderr = locklab(t, t.Context(), "replay", run, "--out", t.TempDir())
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "fenced        recorded PASS    replayed PASS    same")
+
+	code, _, stderr = locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--ttl", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--ttl 0: a lease lives at least 1 s")
+}

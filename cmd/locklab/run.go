@@ -63,7 +63,7 @@ type runFlags struct {
 	clusterFlags
 	scenario, lock, resource string
 	seed                     uint64
-	runs, parallel           int
+	runs, parallel, ttl      int
 	expect, out, script      string
 }
 
@@ -73,6 +73,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.resource, "resource", "all", "resource name, comma list, or all")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the schedules")
 	fs.IntVar(&f.runs, "runs", 1, "runs per scenario × lock (seeds seed, seed+1, …)")
+	fs.IntVar(&f.ttl, "ttl", 1, "lease TTL in seconds of the scenarios written for 1 s (the others scale with it): 2–5 gives a slow or busy machine time to renew")
 	fs.IntVar(&f.parallel, "parallel", scenarios.DefaultParallel(),
 		"configurations run at once, each on its own embedded cluster (or sharing --endpoints)")
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
@@ -202,7 +203,10 @@ func readScripts(list string) ([]scenarios.Scenario, error) {
 // config turns flags into a runner configuration.
 func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass",
-		Parallel: f.parallel}
+		Parallel: f.parallel, TTL: f.ttl}
+	if f.ttl < 1 {
+		return cfg, fmt.Errorf("--ttl %d: a lease lives at least 1 s", f.ttl)
+	}
 	var err error
 	if cfg.Extra, err = readScripts(f.script); err != nil {
 		return cfg, err

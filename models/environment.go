@@ -1,0 +1,55 @@
+package models
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// CheckEnvironment tells whether the run's environment, rather than the
+// lock, took a holder's lease away: a grant's lease ended while its holder
+// held it, no fault of the schedule explains it, and yet the holder's client
+// had sent the lease a keep-alive in time (within one TTL of its last
+// sighting alive), or the lab's own process stood still meanwhile. That is a
+// busy machine's doing — a server too slow to take a renewal in, a process
+// starved of CPU — and what follows from it (the next client rightly
+// granted, a lost update on an unfenced store) is no evidence against the
+// lock. Its result is ERROR when such a lapse happened, with each one as
+// evidence; PASS when none did; N/A with no grant. It is not a safety
+// check: Judge reads it (a caught violation that was not expected becomes
+// ERROR), and the runner runs such a configuration again.
+func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
+	v := Verdict{Check: "environment", Operations: grants(ops)}
+	if v.Operations == 0 {
+		v.Result, v.Explanation = NotApplicable, "The history has no grant."
+		return v
+	}
+	var why []string
+	for _, h := range heldLosses(ops, events) {
+		switch h.excuse {
+		case byRenewal:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold although its client had sent it a "+
+				"keep-alive %v before it was last seen alive (TTL %v)", h.grant.Client,
+				time.Duration(h.loss.Gone-h.grant.Return), time.Duration(h.loss.AliveUntil-h.loss.RenewedAt),
+				time.Duration(h.loss.TTL)))
+		case byStall:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold while the lab's own process stood still",
+				h.grant.Client, time.Duration(h.loss.Gone-h.grant.Return)))
+		default:
+			continue
+		}
+		v.Evidence = append(v.Evidence, append(evidence(h.grant), describeLoss(h.loss))...)
+	}
+	if len(why) == 0 {
+		v.Result = Pass
+		v.Explanation = "No holder's lease ended but where a fault of the schedule, or the lock itself, explains it."
+		return v
+	}
+	v.Result = Error
+	v.Explanation = "The environment let a renewed lease lapse: " + strings.Join(why, "; ") + ". The machine was too " +
+		"slow for the lease's TTL (another client was then rightly granted), so what followed is no evidence against " +
+		"the lock: run again on a quieter machine, or with a longer TTL (--ttl)."
+	return v
+}

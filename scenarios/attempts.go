@@ -1,0 +1,53 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/locklab/locklab/models"
+)
+
+// Attempts is how many times, at most, one configuration runs — the same
+// seed, so the same schedule — when its environment rather than its lock
+// took a holder's lease away and its judgement did not match (see
+// models.CheckEnvironment): a busy machine's lapse is not the lock's, and a
+// quieter moment may judge the lock. A lock that is at fault stays so on
+// every attempt; the last attempt's result stands, and names the others.
+const Attempts = 3
+
+// attempts runs one configuration (once is one call of run), again while
+// its environment lapsed a lease and the judgement did not match (at most
+// Attempts times in all).
+func attempts(ctx context.Context, run func() []Result) []Result {
+	var earlier []string
+	for attempt := 1; ; attempt++ {
+		rs := run()
+		why := environmentLapsed(rs)
+		if why == "" || attempt == Attempts || ctx.Err() != nil {
+			for i := range rs {
+				rs[i].Retried = earlier
+			}
+			return rs
+		}
+		earlier = append(earlier, fmt.Sprintf("attempt %d: %s", attempt, why))
+	}
+}
+
+// environmentLapsed says why a run's results call for another attempt: a
+// result that does not match its expectation, in a run whose environment
+// took a holder's lease away. "" if none does.
+func environmentLapsed(rs []Result) string {
+	for _, r := range rs {
+		if r.Skipped != "" || r.Matches {
+			continue
+		}
+		for _, v := range r.Checks {
+			if v.Check == "environment" && v.Result == models.Error {
+				why, _, _ := strings.Cut(v.Explanation, ". ")
+				return fmt.Sprintf("%s %s — %s", r.Resource, r.Verdict, why)
+			}
+		}
+	}
+	return ""
+}
