@@ -231,7 +231,7 @@ func (l *leased) ownKey(resp *clientv3.TxnResponse) int64 {
 // takes it up (see ownKey), or to Close.
 func abandon(s *concurrency.Session, key string, after int64) error {
 	if isExpired(s) {
-		return nil // the lease took its keys
+		return nil // nothing renews the lease: it takes its keys within its TTL
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()

@@ -42,6 +42,9 @@ type Run struct {
 	Skipped string
 	// Error says why the verdict is ERROR, or notes a difference.
 	Error string
+	// Retried lists earlier attempts of the run, made again because the
+	// environment took a holder's lease away.
+	Retried []string
 	// Checks are the verdicts of every check.
 	Checks []models.Verdict
 	// Effects are what the scenario claims happens, and whether it did.

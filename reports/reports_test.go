@@ -138,7 +138,7 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 		{Time: 4, Type: history.FaultEnd, ID: 1, Fault: evil, Error: evil},
 	}
 	rep := reports.Report{Title: evil, Command: evil, Runs: []reports.Run{{
-		Scenario: evil, Lock: evil, Resource: evil, Expected: evil, Verdict: models.Error, Error: evil, Lesson: evil,
+		Scenario: evil, Lock: evil, Resource: evil, Expected: evil, Verdict: models.Error, Error: evil, Lesson: evil, Retried: []string{evil},
 		Checks:  []models.Verdict{{Check: evil, Result: models.Fail, Explanation: evil, Evidence: []string{evil}}},
 		Effects: []reports.Effect{{Name: evil, Missing: evil}}, Replay: evil, History: "h.jsonl", Events: ev,
 	}}}
@@ -159,6 +159,7 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(dir, reports.IndexFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), `id="incomplete"`, "an incomplete run says so")
+	assert.Contains(t, string(page), `Ran again after &lt;script&gt;`, "an earlier attempt is named, as text")
 	md, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
 	require.NoError(t, err)
 	for _, line := range strings.Split(string(md), "\n") {

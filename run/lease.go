@@ -59,6 +59,16 @@ func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
 	return w.cl.Lease()
 }
 
+// knownLease is w's lease, for a step that acts on it or waits for its
+// end; an error if w's lock has taken none (a lock that never answered,
+// say): lease 0 is one the server never has, and would read as "gone".
+func (e *Env) knownLease(w *worker) (clientv3.LeaseID, error) {
+	if lease := e.leaseOf(w); lease != 0 {
+		return lease, nil
+	}
+	return 0, fmt.Errorf("%s has no lease the lab knows of: its lock has not taken one", w.name)
+}
+
 // WaitLeaseGone waits until the server no longer has client's lease and
 // records it on every history.
 func (e *Env) WaitLeaseGone(ctx context.Context, client string) (Outcome, error) {
@@ -68,12 +78,9 @@ func (e *Env) WaitLeaseGone(ctx context.Context, client string) (Outcome, error)
 	}
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
-	lease := e.leaseOf(w)
-	if lease == 0 {
-		// Nothing to wait for: a client the lock never gave a lease (a
-		// lock that never answered, say) has none to lose, and lease 0
-		// is one the server never has — it would read as "gone".
-		return Outcome{}, fmt.Errorf("%s has no lease the lab knows of: its lock has not taken one", client)
+	lease, err := e.knownLease(w)
+	if err != nil {
+		return Outcome{}, err
 	}
 	err = poll.Until(ctx, "the server to drop "+client+"'s lease", leasePoll, func(ctx context.Context) (bool, error) {
 		return e.checkLease(ctx, client, lease)
@@ -152,9 +159,9 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) 
 	if err != nil {
 		return Outcome{}, err
 	}
-	lease := e.leaseOf(w) // learned now: a waiter's lease may be younger than its Locker
-	if lease == 0 {
-		return Outcome{}, fmt.Errorf("expire %s: %s has no lease the lab knows of: its lock has not taken one", client, client)
+	lease, err := e.knownLease(w) // learned now: a waiter's lease may be younger than its Locker
+	if err != nil {
+		return Outcome{}, err
 	}
 	w.cl.SetLease(lease) // the lease the fault ends
 	sent := time.Now()

@@ -292,14 +292,14 @@ func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, 
 func (e *Env) stallWait() time.Duration { return 2 * time.Second * time.Duration(max(e.TTL(), 1)) }
 
 // recoverWait is how long, after the last fault, a contention scenario
-// waits for the lock to make progress again: RegrantWithin, with a longer
-// lease's extra seconds (the old holder's lease must lapse).
-func (e *Env) recoverWait() time.Duration {
-	return RegrantWithin + time.Duration(max(e.TTL()-1, 0))*time.Second
-}
+// waits for the lock to make progress again.
+func (e *Env) recoverWait() time.Duration { return RegrantWithin(e.TTL()) }
 
-// RegrantWithin bounds how long after the last fault heals a lock must
-// grant again, with 1 s leases: a lease TTL for the old holder's lease to lapse, an
-// election, a client's reconnect backoff (at most 0.5 s), with room to
-// spare.
-const RegrantWithin = 5 * time.Second
+// RegrantWithin bounds how long after the last fault heals a lock on
+// leases of ttl seconds must grant again: the old holder's lease must lapse
+// (a TTL), then an election, a client's reconnect backoff (at most 0.5 s),
+// with room to spare — 5 s with 1 s leases, and a longer lease's extra
+// seconds.
+func RegrantWithin(ttl int) time.Duration {
+	return 5*time.Second + time.Duration(max(ttl-1, 0))*time.Second
+}

@@ -68,8 +68,9 @@ type Scenario struct {
 }
 
 // regrantWithin bounds how long after the last fault heals a lock must grant
-// again (see run.RegrantWithin).
-const regrantWithin = int64(run.RegrantWithin)
+// again, on the 1 s leases the scenarios are written for (see
+// run.RegrantWithin; Scaled makes it longer with the leases).
+var regrantWithin = int64(run.RegrantWithin(1))
 
 // unfencedFails is the expectation of the holder scenarios.
 func unfencedFails(resource string) Expect {

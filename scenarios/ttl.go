@@ -18,11 +18,10 @@ func (s Scenario) Scaled(k int) Scenario {
 	if k <= 1 {
 		return s
 	}
-	longer := time.Duration(k-1) * time.Duration(s.TTL) * time.Second
 	s.TTL *= k
 	s.opTimeout = cmp.Or(s.opTimeout, run.DefaultOpTimeout) * time.Duration(k)
 	if s.Minimum.RegrantWithin > 0 {
-		s.Minimum.RegrantWithin += int64(longer)
+		s.Minimum.RegrantWithin = int64(run.RegrantWithin(s.TTL))
 	}
 	s.Effects = slices.Clone(s.Effects)
 	for i := range s.Effects {
