@@ -323,7 +323,8 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 	runs++
 	n := runs
 	runsMu.Unlock()
-	env, err := run.New(run.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: cmp.Or(cfg.Walk.TTL, 1),
+	ttl := cmp.Or(cfg.Walk.TTL, 1)
+	env, err := run.New(run.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl),
 		RunID: fmt.Sprintf("explore-%s-%d-%d", cfg.Lock, n, time.Now().UnixNano())})
 	if err != nil {
 		return nil, err

@@ -142,3 +142,29 @@ func TestShrunkScriptReproduces(t *testing.T) {
 		}
 	}
 }
+
+// With longer leases (locktest.TTL, explore --ttl) a drawn script says so
+// in its setup, its case runs to its closing grant, and it runs again as a
+// scenario file with the verdicts it recorded.
+func TestExploreWithLongerLeases(t *testing.T) {
+	cfg := explore.Config{Cluster: startCluster(t), Lock: "queue", Factory: lock.NewQueue, Property: explore.Safe("fenced"),
+		Walk: script.WalkOptions{TTL: 2, Faults: []string{script.WalkExpire}}}
+	c, err := explore.RunCase(t.Context(), cfg, []int{0, 4, 27, 7, 10}) // acquire c1, wait c2, expire c1, await c2, cs c2
+	require.NoError(t, err)
+	t.Logf("%v\n%s", c.Actions, c.Script)
+	assert.Contains(t, c.Script, "setup members=3 ttl=2\n")
+	assert.Positive(t, c.Faults, "the case drew no fault: %v", c.Actions)
+	assert.True(t, c.Progressed, "the lock granted again after the faults")
+	assert.Equal(t, "PASS", string(c.Reports["fenced"].Result()))
+
+	s, err := scenarios.FromScript("drawn", "drawn.txt", c.Script)
+	require.NoError(t, err)
+	assert.Equal(t, 2, s.TTL)
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Extra: []scenarios.Scenario{s},
+		Scenarios: []string{s.Name}, Locks: []string{"queue"}, Resources: lock.ResourceNames(), Seed: 1, Runs: 1})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 3)
+	for _, r := range sum.Results {
+		assert.True(t, r.Matches, "%s: %s (expected %s) %s", r.Resource, r.Verdict, r.Expected, r.Error)
+	}
+}

@@ -112,6 +112,13 @@ const (
 	// holds nothing from then on — while the server keeps its keys until
 	// its lease ends.
 	ObservedCrashed = "crashed"
+	// ObservedBadToken: Client's grant (Token, Key) broke lock.Grant's
+	// contract: Token is not the create revision of Key. KeyRevision is the
+	// create revision Key had at revision Token (zero: Key did not exist
+	// then); TokenAhead says Token is a revision the server had not reached.
+	// The lab cannot watch such a grant's key, and a Guard built from it
+	// compares nothing that exists.
+	ObservedBadToken = "bad-token"
 )
 
 // Op names an operation.
@@ -167,6 +174,11 @@ type Event struct {
 	// the server or the link let lapse, from one the lock let go.
 	RenewedAt int64 `json:"renewed_at,omitempty"`
 	LeaseTTL  int64 `json:"lease_ttl,omitempty"`
+	// Key, KeyRevision and TokenAhead (observed bad-token) say how a
+	// grant's token and key disagree (see ObservedBadToken).
+	Key         string `json:"key,omitempty"`
+	KeyRevision int64  `json:"key_revision,omitempty"`
+	TokenAhead  bool   `json:"token_ahead,omitempty"`
 }
 
 // IsCompletion reports whether e ends an operation.

@@ -140,6 +140,8 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 		{"leader without member", header + "\n" + `{"t":1,"type":"observed","what":"leader"}`, "h.jsonl:2: observed leader without a member"},
 		{"stall ending before it began", header + "\n" + `{"t":5,"type":"observed","what":"stalled","stalled_from":9}`,
 			"h.jsonl:2: observed stalled: stalled_from 9 is not before the event's time 5"},
+		{"bad token that matches its key", header + "\n" + `{"t":1,"type":"observed","what":"bad-token","client":"c1","token":7,"key":"k","key_revision":7}`,
+			`h.jsonl:2: observed bad-token: token 7, key "k" and key_revision 7 do not describe a mismatch`},
 		{"line too long", header + "\n" + strings.Repeat("x", history.MaxLine+1), "h.jsonl:2: line longer than"},
 	}
 	for _, tc := range cases {

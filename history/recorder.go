@@ -2,6 +2,7 @@ package history
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -171,6 +172,45 @@ func (r *Recorder) ObserveGrantGone(client string, token int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emit(Event{Type: Observed, What: ObservedGrantGone, Client: client, Token: token})
+}
+
+// BadToken is a grant whose token is not the create revision of its key
+// (see ObservedBadToken).
+type BadToken struct {
+	Client string
+	Token  int64
+	Key    string
+	// KeyRevision is Key's create revision at revision Token; zero: Key
+	// did not exist then.
+	KeyRevision int64
+	// Ahead: Token is a revision the server had not reached.
+	Ahead bool
+}
+
+// BadTokenOf reads an observed bad-token event back.
+func BadTokenOf(e Event) BadToken {
+	return BadToken{Client: e.Client, Token: e.Token, Key: e.Key, KeyRevision: e.KeyRevision, Ahead: e.TokenAhead}
+}
+
+// String says how the grant's token and key disagree, in lock.Grant's terms.
+func (b BadToken) String() string {
+	switch {
+	case b.Ahead:
+		return fmt.Sprintf("%s's Grant.Token %d is a revision the server had not reached when it was granted (Grant.Key %q)",
+			b.Client, b.Token, b.Key)
+	case b.KeyRevision == 0:
+		return fmt.Sprintf("%s's Grant.Key %q did not exist at revision %d, its Grant.Token", b.Client, b.Key, b.Token)
+	}
+	return fmt.Sprintf("%s's Grant.Token %d is not the create revision %d of its Grant.Key %q", b.Client, b.Token,
+		b.KeyRevision, b.Key)
+}
+
+// ObserveBadToken records, now, that a grant broke lock.Grant's contract.
+func (r *Recorder) ObserveBadToken(b BadToken) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedBadToken, Client: b.Client, Token: b.Token, Key: b.Key,
+		KeyRevision: b.KeyRevision, TokenAhead: b.Ahead})
 }
 
 // ObserveStall records, now, that the lab's process stood still since from

@@ -78,10 +78,12 @@ func (v *validator) check(e Event, line int) string {
 		switch {
 		case e.What == "":
 			return "observed without what"
-		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedGrantGone || e.What == ObservedCrashed) && e.Client == "":
+		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedGrantGone || e.What == ObservedCrashed || e.What == ObservedBadToken) && e.Client == "":
 			return fmt.Sprintf("observed %s without a client", e.What)
 		case (e.What == ObservedConnected || e.What == ObservedLeader) && e.Member == "":
 			return fmt.Sprintf("observed %s without a member", e.What)
+		case e.What == ObservedBadToken && (e.Token == 0 || e.Key == "" || e.KeyRevision < 0 || e.KeyRevision == e.Token):
+			return fmt.Sprintf("observed bad-token: token %d, key %q and key_revision %d do not describe a mismatch", e.Token, e.Key, e.KeyRevision)
 		case e.What == ObservedStalled && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):
 			return fmt.Sprintf("observed stalled: stalled_from %d is not before the event's time %d", e.StalledFrom, e.Time)
 		}

@@ -32,6 +32,9 @@ var (
 type Grant struct {
 	// Token is the fencing token: the create revision of the lock key, larger
 	// for every later grant of the same lock. Zero means the lock gives none.
+	// A lock whose token is anything else (a counter of its own) leaves Key
+	// empty: the lab reads Key at revision Token and fails a grant whose key
+	// was not created there.
 	Token int64
 	// Key is the lock key in etcd; "" for a lock that keeps none. With Token
 	// it lets an etcd write be guarded by the lock (see Guard).

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
 )
 
 // Name is the name the lock under test goes by in results and reports.
@@ -47,7 +48,8 @@ func Seeds(first uint64, n int) Option {
 // for most; see scenarios.Scenario.Scaled): a shared, busy CI runner may
 // not renew a 1 s lease in time, and a lapse the machine caused judges
 // nothing (the run is ERROR, and run again; see scenarios.Attempts).
-// Jepsen's lock tests use 2 s.
+// Jepsen's lock tests use 2 s. The exploration's drawn scripts (Cases)
+// take seconds-long leases too.
 func TTL(seconds int) Option {
 	return func(c *config) { c.ttl = seconds }
 }
@@ -220,7 +222,7 @@ func runExplore(t *testing.T, cfg config, factory lock.Factory) int {
 	defer c.Close()
 	p := explore.Safe(guardedOf(cfg.resources)...)
 	res, err := explore.Run(t.Context(), explore.Config{Cluster: c, Lock: Name, Factory: factory, Property: p,
-		Cases: cfg.cases, Seed: cfg.seed, ShrinkTime: 30 * time.Second})
+		Cases: cfg.cases, Seed: cfg.seed, ShrinkTime: 30 * time.Second, Walk: script.WalkOptions{TTL: cfg.ttl}})
 	if err != nil {
 		t.Fatalf("locktest: explore: %v", err)
 	}

@@ -65,7 +65,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 	return Report{
 		Safety: []Verdict{
 			CheckCounter(ops, events, timeout),
-			CheckTokens(ops),
+			CheckTokens(ops, events),
 			CheckStaleWrites(ops),
 			CheckValidity(ops, events),
 			CheckExpiredWaiter(ops, events),

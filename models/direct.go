@@ -12,14 +12,24 @@ import (
 // CheckTokens checks that fencing tokens grow with real time: a grant that
 // completed before another was even asked for carries a smaller token, and no
 // two grants share one. (Grants whose intervals overlap may complete in either
-// order; only real-time order binds.)
-func CheckTokens(ops []history.Operation) Verdict {
+// order; only real-time order binds.) It also fails a grant seen to break
+// lock.Grant's contract (events: observed bad-token), whose token is not the
+// create revision of its key.
+func CheckTokens(ops []history.Operation, events []history.Event) Verdict {
 	grants := select_(ops, func(op history.Operation) bool {
 		return op.Op == history.Acquire && op.Type == history.Ok && op.Token != 0
 	})
 	v := Verdict{Check: "tokens", Operations: len(grants)}
 	if len(grants) == 0 {
 		v.Result, v.Explanation = NotApplicable, "No grant carries a fencing token: this lock gives none, so token order was not checked."
+		return v
+	}
+	if bad, g, ok := badToken(grants, events); ok {
+		v.Result, v.Evidence = Fail, append(evidence(g), "server: "+bad.String())
+		v.Explanation = bad.String() + ". lock.Grant's Token must be the create revision of its Key: a Guard built " +
+			"from this grant compares against nothing that exists, so every write it guards is refused, and the " +
+			"lab cannot tell from the server whether the grant still stands. A lock whose token is something " +
+			"else (a counter of its own) must leave Key empty."
 		return v
 	}
 	seen := map[int64]history.Operation{}
@@ -60,6 +70,21 @@ func CheckTokens(ops []history.Operation) Verdict {
 	v.Explanation = fmt.Sprintf("All %d grants' fencing tokens (%d distinct) grow in real-time grant order, and no token "+
 		"is shared by two clients or granted again after its release.", len(grants), len(seen))
 	return v
+}
+
+// badToken finds the first grant the lab saw break lock.Grant's contract.
+func badToken(grants []history.Operation, events []history.Event) (history.BadToken, history.Operation, bool) {
+	for _, e := range events {
+		if e.Type != history.Observed || e.What != history.ObservedBadToken {
+			continue
+		}
+		for _, g := range grants {
+			if g.Client == e.Client && g.Token == e.Token {
+				return history.BadTokenOf(e), g, true
+			}
+		}
+	}
+	return history.BadToken{}, history.Operation{}, false
 }
 
 // releasedBetween finds a release of token by client that returned ok

@@ -378,7 +378,7 @@ func TestVisualizationOfAFailure(t *testing.T) {
 	for _, want := range []string{"c1 cs", "c2 cs", "counter = ", "pause-client c1", "c1 lease lost"} {
 		assert.Contains(t, html, want)
 	}
-	assert.False(t, models.CheckTokens(history.Pair(events)).HasVisualization())
+	assert.False(t, models.CheckTokens(history.Pair(events), events).HasVisualization())
 }
 
 func TestCheckRefusesAnInvalidHistory(t *testing.T) {
@@ -555,7 +555,10 @@ func TestTokensGrantedAgain(t *testing.T) {
 	rel := func(client string, call, ret, token int64, typ history.Type) op {
 		return op{client: client, op: history.Release, call: call, ret: ret, token: token, typ: typ}
 	}
-	check := func(ops ...op) models.Verdict { return models.CheckTokens(history.Pair(build(ops, nil, nil))) }
+	check := func(ops ...op) models.Verdict {
+		evs := build(ops, nil, nil)
+		return models.CheckTokens(history.Pair(evs), evs)
+	}
 
 	v := check(acq("c1", 0, 1, 42), rel("c1", 2, 3, 42, history.Ok), acq("c1", 4, 5, 42))
 	assert.Equal(t, models.Fail, v.Result, v.Explanation)
@@ -568,6 +571,38 @@ func TestTokensGrantedAgain(t *testing.T) {
 	v = check(acq("c1", 0, 1, 42), rel("c1", 2, 3, 42, history.Ok), acq("c2", 4, 5, 43))
 	assert.Equal(t, models.Pass, v.Result, v.Explanation)
 	assert.Contains(t, v.Explanation, "(2 distinct)")
+}
+
+// A grant whose token is not its key's create revision breaks lock.Grant's
+// contract: the tokens check fails it and says how, in each of the three
+// ways the lab can see it; the grants of other clients do not match it.
+func TestTokensOfBadGrantsFail(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: history.Acquire, call: 0, ret: 1, token: 1234},
+		{client: "c1", op: history.Release, call: 2, ret: 3, token: 1234},
+		{client: "c2", op: history.Acquire, call: 4, ret: 5, token: 1240},
+	}
+	for _, c := range []struct {
+		bad  history.Event
+		want string
+	}{
+		{history.Event{KeyRevision: 1187}, `c1's Grant.Token 1234 is not the create revision 1187 of its Grant.Key "k"`},
+		{history.Event{}, `c1's Grant.Key "k" did not exist at revision 1234, its Grant.Token`},
+		{history.Event{TokenAhead: true}, "c1's Grant.Token 1234 is a revision the server had not reached"},
+	} {
+		bad := c.bad
+		bad.Time, bad.Type, bad.What, bad.Client, bad.Token, bad.Key = 5, history.Observed, history.ObservedBadToken, "c1", 1234, "k"
+		evs := append(build(ops, nil, nil), bad)
+		require.NoError(t, history.Validate(evs))
+		v := models.CheckTokens(history.Pair(evs), evs)
+		assert.Equal(t, models.Fail, v.Result, v.Explanation)
+		assert.Contains(t, v.Explanation, c.want)
+		assert.Contains(t, v.Explanation, "must leave Key empty")
+	}
+	other := history.Event{Time: 5, Type: history.Observed, What: history.ObservedBadToken, Client: "c2", Token: 1234, Key: "k"}
+	evs := append(build(ops, nil, nil), other)
+	v := models.CheckTokens(history.Pair(evs), evs)
+	assert.Equal(t, models.Pass, v.Result, "c2 was never granted 1234: %s", v.Explanation)
 }
 
 // The minimum progress counts releases that returned ok and the clients

@@ -23,6 +23,12 @@ import (
 // the operation is recorded as info (unknown outcome).
 const DefaultOpTimeout = 2 * time.Second
 
+// OpTimeoutFor is the operations' timeout for leases of ttl seconds:
+// DefaultOpTimeout for each second, as a scenario scaled to longer leases
+// gets (a run whose leases are longer gives a slow machine as much more
+// time for each operation).
+func OpTimeoutFor(ttl int) time.Duration { return DefaultOpTimeout * time.Duration(max(ttl, 1)) }
+
 // leasePoll is how often the lease monitor asks the server about each lease.
 const leasePoll = 20 * time.Millisecond
 
@@ -82,6 +88,9 @@ type worker struct {
 	grant  lock.Grant
 	grants map[string]lock.Grant // every grant the client had, by label (t1)
 	held   bool
+	// unwatchable: the held grant's token is not its key's create
+	// revision, so the key on the server says nothing about the grant.
+	unwatchable bool
 	// releasing is set from just before a release is sent until it
 	// returns: the key may vanish by the client's own hand meanwhile.
 	releasing bool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
@@ -39,11 +40,16 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		return failed(Failed, client, cluster.ErrCrashed), cluster.ErrCrashed
 	}
 	var lease int64
+	var bad *history.BadToken
 	if err == nil {
-		lease = e.grantLease(ctx, w, g)
+		lease, bad = e.grantLease(ctx, w, g)
 		g.Lease = clientv3.LeaseID(lease)
 	}
 	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease})
+	if bad != nil {
+		bad.Client = client
+		e.runs.badToken(*bad)
+	}
 	if err != nil {
 		expired, rerr := e.afterError(ctx, w, err)
 		if expired {
@@ -53,7 +59,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	}
 	label := e.token(g.Token)
 	e.mu.Lock()
-	w.grant, w.held = g, true
+	w.grant, w.held, w.unwatchable = g, true, bad != nil
 	if w.grants == nil {
 		w.grants = map[string]lock.Grant{}
 	}
@@ -63,21 +69,35 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 }
 
 // grantLease is the lease g rests on: the one the lock names, else the one
-// the grant's key carried when it was created (read from the server at the
-// grant's revision), else the Locker's.
-func (e *Env) grantLease(ctx context.Context, w *worker, g lock.Grant) int64 {
-	if g.Lease != 0 {
-		return int64(g.Lease)
-	}
+// the grant's key carried when it was created, else the Locker's. It reads
+// the key as the server had it at the grant's revision, which also tells
+// whether the grant keeps lock.Grant's contract (Token is Key's create
+// revision): if not, it says how (nil when it does, or the read failed —
+// a look-up that failed proves nothing).
+func (e *Env) grantLease(ctx context.Context, w *worker, g lock.Grant) (int64, *history.BadToken) {
+	lease := int64(g.Lease)
+	var bad *history.BadToken
 	if g.Key != "" && g.Token != 0 {
 		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
 		resp, err := e.c.Admin().Get(rctx, g.Key, clientv3.WithRev(g.Token))
 		cancel()
-		if err == nil && len(resp.Kvs) > 0 && resp.Kvs[0].Lease != 0 {
-			return resp.Kvs[0].Lease
+		switch {
+		case errors.Is(err, rpctypes.ErrFutureRev):
+			bad = &history.BadToken{Token: g.Token, Key: g.Key, Ahead: true}
+		case err != nil:
+		case len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != g.Token:
+			bad = &history.BadToken{Token: g.Token, Key: g.Key}
+			if len(resp.Kvs) > 0 {
+				bad.KeyRevision = resp.Kvs[0].CreateRevision
+			}
+		case lease == 0:
+			lease = resp.Kvs[0].Lease
 		}
 	}
-	return int64(w.locker.Lease())
+	if lease == 0 {
+		lease = int64(w.locker.Lease())
+	}
+	return lease, bad
 }
 
 // afterError handles an acquire or release that failed: if the server no
@@ -273,7 +293,7 @@ func (e *Env) checkOthersHold(ctx context.Context, client string) {
 	e.mu.Lock()
 	for _, name := range e.order {
 		w := e.clients[name]
-		if name != client && w.held && !w.releasing && w.grant.Key != "" && w.grant.Token != 0 &&
+		if name != client && w.held && !w.releasing && !w.unwatchable && w.grant.Key != "" && w.grant.Token != 0 &&
 			w.grant.Lease != 0 && !e.lost[int64(w.grant.Lease)] {
 			hs = append(hs, held{w, w.grant})
 		}

@@ -64,6 +64,12 @@ func (hs histories) grantGone(client string, token int64) {
 	}
 }
 
+func (hs histories) badToken(b history.BadToken) {
+	for _, h := range hs {
+		h.rec.ObserveBadToken(b)
+	}
+}
+
 func (hs histories) stall(from time.Time) {
 	for _, h := range hs {
 		h.rec.ObserveStall(from)

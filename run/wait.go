@@ -93,9 +93,15 @@ func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (Outcome, er
 	if err != nil {
 		return Outcome{}, err
 	}
-	g := w.grant
-	if g.Key == "" || g.Token == 0 {
+	e.mu.Lock()
+	g, unwatchable := w.grant, w.unwatchable
+	e.mu.Unlock()
+	switch {
+	case g.Key == "" || g.Token == 0:
 		return Outcome{}, fmt.Errorf("release answer=lost: %s's grant names no key and revision to watch on the server", client)
+	case unwatchable:
+		return Outcome{}, fmt.Errorf("release answer=lost: %s's grant's token %d is not the create revision of its key %s: "+
+			"the server cannot show its release", client, g.Token, g.Key)
 	}
 	w.cl.CutAnswers()
 	type result struct {

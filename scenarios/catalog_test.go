@@ -324,6 +324,65 @@ func TestAConstantTokenIsNoPass(t *testing.T) {
 	assert.Equal(t, 1, sum.ExitCode())
 }
 
+// aheadToken is a user's lock whose token is not its key's create revision
+// (a counter of its own, offset far past any revision the cluster reaches)
+// while it still names the key.
+type aheadToken struct{ lock.Locker }
+
+func (a aheadToken) Acquire(ctx context.Context) (lock.Grant, error) {
+	g, err := a.Locker.Acquire(ctx)
+	if err == nil {
+		g.Token += 1 << 40
+	}
+	return g, err
+}
+
+func (a aheadToken) Release(ctx context.Context, g lock.Grant) error {
+	g.Token -= 1 << 40
+	return a.Locker.Release(ctx, g)
+}
+
+// A grant whose token is not the create revision of its key is named as
+// such by the tokens check — in the run and in an offline check of its
+// history — and not mistaken for something else freeing the lock.
+func TestATokenThatIsNoRevisionIsNamed(t *testing.T) {
+	dir := t.TempDir()
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"contention"}, Locks: []string{"ahead"}, Resources: []string{"etcd-guarded"},
+		Factories: map[string]lock.Factory{"ahead": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+			l, err := lock.NewQueue(cli, name, opts)
+			return aheadToken{l}, err
+		}},
+		Seed: 1, Runs: 1, Out: dir,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	r := sum.Results[0]
+	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
+	assert.Equal(t, models.Fail, r.Verdict)
+	assert.Equal(t, 1, sum.ExitCode())
+	var tokens models.Verdict
+	for _, v := range r.Checks {
+		assert.NotContains(t, v.Explanation, "Something other than", v.Check)
+		if v.Check == "tokens" {
+			tokens = v
+		}
+	}
+	assert.Equal(t, models.Fail, tokens.Result, tokens.Explanation)
+	assert.Contains(t, tokens.Explanation, "is a revision the server had not reached")
+	assert.Contains(t, tokens.Explanation, "must leave Key empty")
+
+	h, events, err := history.ReadFile(r.History)
+	require.NoError(t, err)
+	rep, err := models.Check(h, events, 0)
+	require.NoError(t, err)
+	for _, v := range rep.Safety {
+		if v.Check == "tokens" {
+			assert.Equal(t, tokens.Explanation, v.Explanation, "check of the file says what the run said")
+		}
+	}
+}
+
 // lazy is a user's lock that makes its session only when first asked to
 // acquire: the lab learns the lease of each grant, not the one the Locker
 // had when it was made.

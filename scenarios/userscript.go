@@ -10,6 +10,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
 )
 
@@ -40,6 +41,11 @@ func FromScript(name, file, text string) (Scenario, error) {
 		// Parse has checked both values.
 		s.Members = cmp.Or(st.Members, s.Members)
 		s.TTL = cmp.Or(st.TTL, s.TTL)
+	}
+	if s.TTL > 1 {
+		// Longer leases, longer operations: what explore ran the
+		// script with, and what a scaled catalog scenario gets.
+		s.opTimeout = run.OpTimeoutFor(s.TTL)
 	}
 	expect := map[string]Expect{}
 	for _, st := range steps {

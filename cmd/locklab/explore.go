@@ -25,7 +25,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	var (
 		cf                            clusterFlags
 		lk, resource, faultKinds, out string
-		cases, steps                  int
+		cases, steps, ttl             int
 		seed                          uint64
 		shrink                        time.Duration
 	)
@@ -36,6 +36,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fs.Uint64Var(&seed, "seed", 1, "seed of the drawn cases (the same seed draws the same cases)")
 	fs.IntVar(&steps, "steps", 10, "most actions drawn per case (the closing steps come on top)")
 	fs.StringVar(&faultKinds, "faults", "all", "fault kinds to draw: pause, cut, expire, crash (comma list), or all")
+	fs.IntVar(&ttl, "ttl", 1, "lease TTL in seconds of the drawn scripts (operations' timeouts scale with it): 2–5 gives a slow or busy machine time to renew")
 	fs.DurationVar(&shrink, "shrink-time", 2*time.Minute, "most time spent shrinking a failing case")
 	fs.StringVar(&out, "out", "", "where to write the shrunk failing script (default testdata/explore-LOCK-RESOURCE-SEED.txt)")
 	cf.register(fs)
@@ -57,7 +58,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return exitUsage, err
 	}
-	if err := checkExploreCounts(cases, steps, cf.members); err != nil {
+	if err := checkExploreCounts(cases, steps, ttl, cf.members); err != nil {
 		return exitUsage, err
 	}
 	if out == "" {
@@ -76,7 +77,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fmt.Fprintf(stdout, "locklab explore: %s, property %q, %d cases of at most %d actions, faults %s, seed %d\n",
 		lk, p.Name, cases, steps, strings.Join(kinds, ","), seed)
 	res, err := explore.Run(ctx, explore.Config{Cluster: c, Lock: lk, Factory: factory, Property: p, Cases: cases, Seed: seed,
-		MaxSteps: steps, ShrinkTime: shrink, Walk: script.WalkOptions{Faults: kinds}, Progress: stdout})
+		MaxSteps: steps, ShrinkTime: shrink, Walk: script.WalkOptions{Faults: kinds, TTL: ttl}, Progress: stdout})
 	switch {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		fmt.Fprintf(stderr, "locklab: interrupted after %d cases: nothing found so far, nothing written\n", res.Cases)
@@ -132,8 +133,10 @@ func openCluster(ctx context.Context, external *cluster.External, members int, l
 }
 
 // checkExploreCounts says what is wrong with explore's counts, if anything.
-func checkExploreCounts(cases, steps, members int) error {
+func checkExploreCounts(cases, steps, ttl, members int) error {
 	switch {
+	case ttl < 1:
+		return usagef("--ttl: a lease lives at least 1 s, got %d", ttl)
 	case cases < 1:
 		return usagef("--cases: want at least 1, got %d", cases)
 	case steps < 1:

@@ -38,7 +38,7 @@ Usage:
   locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
                   [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
-  locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire,crash]
+  locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire,crash] [--ttl 1]
                   [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO|LOCK               the lesson, step by step; a lock's story

@@ -406,6 +406,9 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 	code, _, stderr = locklab(t, t.Context(), "explore", "--faults", "gc")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, `--faults: unknown faults "gc"`)
+	code, _, stderr = locklab(t, t.Context(), "explore", "--ttl", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--ttl: a lease lives at least 1 s, got 0")
 }
 
 // --ttl makes every lease longer, the schedule says so, and a replay runs

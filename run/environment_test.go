@@ -1,0 +1,89 @@
+package run
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+)
+
+// slowLinkLapse runs the same steps for a lock on a real cluster: c1 is
+// granted, then its link turns slow (1.5 s each way, longer than the 1 s
+// TTL) with no fault scheduled — a starved network, not the lab's doing —
+// so keep-alives c1 sends in time reach the server too late and its lease
+// lapses; c2 is then granted and writes. It returns the report on the
+// unfenced history and its lease-lost events.
+func slowLinkLapse(t *testing.T, c *cluster.Cluster, f lock.Factory, id string) (models.Report, []history.Event) {
+	t.Helper()
+	ctx := t.Context()
+	e, err := New(Config{Cluster: c, Factory: f, TTL: 1, RunID: id, Resource: []string{"unfenced"}, OpTimeout: 10 * time.Second})
+	require.NoError(t, err)
+	e.Bind(ctx)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
+	require.NoError(t, e.AddClient(ctx, "c1", "m1"))
+	require.NoError(t, e.AddClient(ctx, "c2", "m2"))
+	out, err := e.Acquire(ctx, "c1")
+	require.NoError(t, err)
+	require.True(t, out.Granted(), "%v", out)
+	cl, err := c.Client(e.clientName("c1"))
+	require.NoError(t, err)
+	cl.SetDelay(1500 * time.Millisecond)
+	out, err = e.WaitLeaseGone(ctx, "c1")
+	require.NoError(t, err, "%v", out)
+	cl.SetDelay(0)
+	out, err = e.Acquire(ctx, "c2")
+	require.NoError(t, err)
+	require.True(t, out.Granted(), "%v", out)
+	_, err = e.CS(ctx, "c2")
+	require.NoError(t, err)
+	reports, err := e.Reports()
+	require.NoError(t, err)
+	require.Len(t, reports, 1)
+	var lost []history.Event
+	for _, ev := range e.Events(0) {
+		if ev.Type == history.LeaseLost && ev.Client == "c1" {
+			lost = append(lost, ev)
+		}
+	}
+	return reports[0], lost
+}
+
+// A lease its lock kept renewing, lost because the link was too slow to
+// carry the renewals in time with no fault scheduled, is the environment's
+// doing: the environment verdict is ERROR with the keep-alive as evidence,
+// and lease-kept does not blame the lock. A lock that never renews, under
+// the same slow link, is still the lock's failure (lease-kept FAIL) and
+// the environment is not blamed.
+func TestASlowLinkLapseIsTheEnvironments(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{Members: 3})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+
+	rep, lost := slowLinkLapse(t, c, lock.NewQueue, "env-queue")
+	require.NotEmpty(t, lost, "c1's lease lapsed")
+	assert.Positive(t, lost[0].RenewedAt, "the lab saw c1 send a keep-alive: %+v", lost[0])
+	assert.Equal(t, models.Error, rep.Environment.Result, rep.Environment.Explanation)
+	assert.Contains(t, rep.Environment.Explanation, "The environment let a renewed lease lapse: c1's lease ended")
+	for _, v := range rep.Safety {
+		assert.NotEqual(t, models.Fail, v.Result, "%s: %s", v.Check, v.Explanation)
+	}
+
+	bad, ok := lock.LookupRegression("set-nx-px")
+	require.True(t, ok)
+	rep, lost = slowLinkLapse(t, c, bad.Factory, "env-setnxpx")
+	require.NotEmpty(t, lost, "c1's lease lapsed")
+	assert.NotEqual(t, models.Error, rep.Environment.Result, rep.Environment.Explanation)
+	var kept models.Verdict
+	for _, v := range rep.Safety {
+		if v.Check == "lease-kept" {
+			kept = v
+		}
+	}
+	assert.Equal(t, models.Fail, kept.Result, kept.Explanation)
+}
