@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,15 +41,27 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		return failed(Failed, client, cluster.ErrCrashed), cluster.ErrCrashed
 	}
 	var lease int64
-	var bad *history.BadToken
+	var key *grantKey
 	if err == nil {
-		lease, bad = e.grantLease(ctx, w, g)
+		if g.Lease == 0 {
+			// The record names the grant's lease: read it first.
+			key = e.readGrantKey(ctx, g)
+		}
+		lease = cmp.Or(int64(g.Lease), key.leaseOrZero(), int64(w.locker.Lease()))
 		g.Lease = clientv3.LeaseID(lease)
 	}
 	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease})
-	if bad != nil {
-		bad.Client = client
-		e.runs.badToken(*bad)
+	var bad *history.BadToken
+	if err == nil {
+		if key == nil {
+			// Read after the completion, so the grant is recorded when
+			// the lock returned it.
+			key = e.readGrantKey(ctx, g)
+		}
+		if bad = key.bad; bad != nil {
+			bad.Client = client
+			e.runs.badToken(*bad)
+		}
 	}
 	if err != nil {
 		expired, rerr := e.afterError(ctx, w, err)
@@ -68,36 +81,46 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	return Outcome{Kind: Granted, Client: client, Token: label}, nil
 }
 
-// grantLease is the lease g rests on: the one the lock names, else the one
-// the grant's key carried when it was created, else the Locker's. It reads
-// the key as the server had it at the grant's revision, which also tells
-// whether the grant keeps lock.Grant's contract (Token is Key's create
-// revision): if not, it says how (nil when it does, or the read failed —
-// a look-up that failed proves nothing).
-func (e *Env) grantLease(ctx context.Context, w *worker, g lock.Grant) (int64, *history.BadToken) {
-	lease := int64(g.Lease)
-	var bad *history.BadToken
-	if g.Key != "" && g.Token != 0 {
-		rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
-		resp, err := e.c.Admin().Get(rctx, g.Key, clientv3.WithRev(g.Token))
-		cancel()
-		switch {
-		case errors.Is(err, rpctypes.ErrFutureRev):
-			bad = &history.BadToken{Token: g.Token, Key: g.Key, Ahead: true}
-		case err != nil:
-		case len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != g.Token:
-			bad = &history.BadToken{Token: g.Token, Key: g.Key}
-			if len(resp.Kvs) > 0 {
-				bad.KeyRevision = resp.Kvs[0].CreateRevision
-			}
-		case lease == 0:
-			lease = resp.Kvs[0].Lease
+// grantKey is what the server had at a grant's key at the grant's
+// revision: the lease the key carried (zero: not read, or none), and how
+// the grant breaks lock.Grant's contract, Token being Key's create revision
+// (nil: it keeps it, or the read failed — a look-up that failed proves
+// nothing).
+type grantKey struct {
+	lease int64
+	bad   *history.BadToken
+}
+
+func (k *grantKey) leaseOrZero() int64 {
+	if k == nil {
+		return 0
+	}
+	return k.lease
+}
+
+// readGrantKey reads g's key as the server had it at g's revision; a grant
+// with no key or token has nothing to read.
+func (e *Env) readGrantKey(ctx context.Context, g lock.Grant) *grantKey {
+	k := &grantKey{}
+	if g.Key == "" || g.Token == 0 {
+		return k
+	}
+	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	resp, err := e.c.Admin().Get(rctx, g.Key, clientv3.WithRev(g.Token))
+	cancel()
+	switch {
+	case errors.Is(err, rpctypes.ErrFutureRev):
+		k.bad = &history.BadToken{Token: g.Token, Key: g.Key, Ahead: true}
+	case err != nil:
+	case len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != g.Token:
+		k.bad = &history.BadToken{Token: g.Token, Key: g.Key}
+		if len(resp.Kvs) > 0 {
+			k.bad.KeyRevision = resp.Kvs[0].CreateRevision
 		}
+	default:
+		k.lease = resp.Kvs[0].Lease
 	}
-	if lease == 0 {
-		lease = int64(w.locker.Lease())
-	}
-	return lease, bad
+	return k
 }
 
 // afterError handles an acquire or release that failed: if the server no
