@@ -65,6 +65,9 @@ type Scenario struct {
 	// draw, if set, derives the plan's parts that are drawn from the seed
 	// (a drawn script, each slow holder's work); plan fills the rest.
 	draw func(s Scenario, seed uint64, p *Plan)
+	// scale is the factor Scaled made the leases longer by (0: 1); a
+	// script's own setup ttl= is scaled by it too.
+	scale int
 }
 
 // regrantWithin bounds how long after the last fault heals a lock must grant
@@ -372,14 +375,21 @@ const slowOpTimeout = 15 * time.Second
 const crashOpTimeout = 10 * time.Second
 
 func (s Scenario) steps() ([]script.Step, error) {
-	if s.text != "" {
-		return script.Parse(s.script, s.text)
+	text := s.text
+	if text == "" {
+		b, err := scripts.ReadFile("scripts/" + s.script)
+		if err != nil {
+			return nil, err
+		}
+		text = string(b)
 	}
-	text, err := scripts.ReadFile("scripts/" + s.script)
-	if err != nil {
-		return nil, err
+	steps, err := script.Parse(s.script, text)
+	if err == nil && len(steps) > 0 && steps[0].Cmd.Name == "setup" && s.scale > 1 {
+		// A script that names its lease TTL gets it scaled like any
+		// scenario's (Scaled): setup ttl=1 under --ttl 2 runs 2 s leases.
+		steps[0].Cmd.TTL *= s.scale
 	}
-	return script.Parse(s.script, string(text))
+	return steps, err
 }
 
 // Script returns a deterministic scenario's steps, or nil for one driven

@@ -19,6 +19,7 @@ func (s Scenario) Scaled(k int) Scenario {
 		return s
 	}
 	s.TTL *= k
+	s.scale = k
 	s.opTimeout = cmp.Or(s.opTimeout, run.DefaultOpTimeout) * time.Duration(k)
 	if s.Minimum.RegrantWithin > 0 {
 		s.Minimum.RegrantWithin = int64(run.RegrantWithin(s.TTL))

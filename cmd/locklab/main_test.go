@@ -412,7 +412,8 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 }
 
 // --ttl makes every lease longer, the schedule says so, and a replay runs
-// with the same leases; a TTL below a second is bad usage.
+// with the same leases; a script's own setup ttl= scales alike; a TTL
+// below a second is bad usage.
 func TestRunWithLongerLeases(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "queue",
@@ -432,6 +433,15 @@ func TestRunWithLongerLeases(t *testing.T) {
 	code, stdout, stderr = locklab(t, t.Context(), "replay", run, "--out", t.TempDir())
 	require.Equal(t, exitOK, code, stdout+stderr)
 	assert.Contains(t, stdout, "fenced        recorded PASS    replayed PASS    same")
+
+	// A script that names its own TTL (setup ttl=1) gets it scaled too.
+	out = t.TempDir()
+	code, stdout, stderr = locklab(t, t.Context(), "run", "--script", filepath.Join("testdata", "user-paused-holder.txt"),
+		"--lock", "queue", "--resource", "unfenced", "--ttl", "2", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	b, err = os.ReadFile(filepath.Join(out, "user-paused-holder", "queue", "1", "schedule.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "setup members=3 ttl=2")
 
 	code, _, stderr = locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
