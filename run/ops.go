@@ -106,7 +106,7 @@ func (e *Env) readGrantKey(ctx context.Context, g lock.Grant) *grantKey {
 		return k
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
-	resp, err := e.c.Admin().Get(rctx, g.Key, clientv3.WithRev(g.Token))
+	resp, err := e.readAt(rctx, g.Key, g.Token)
 	cancel()
 	switch {
 	case errors.Is(err, rpctypes.ErrFutureRev):
@@ -121,6 +121,24 @@ func (e *Env) readGrantKey(ctx context.Context, g lock.Grant) *grantKey {
 		k.lease = resp.Kvs[0].Lease
 	}
 	return k
+}
+
+// readAt reads key as the cluster had it at revision rev. What a revision
+// holds never changes once applied, so any member that has applied rev
+// answers for the cluster on its own (serializable: no round of the quorum,
+// so a member cut off from it answers at once instead of holding the read
+// until ctx ends); one that has not applied it yet says rev is in the
+// future, and the read is asked again, of the next member the client picks
+// in turn. Only when none has it does a linearizable read decide: rev is
+// then past the cluster's own revision, or not.
+func (e *Env) readAt(ctx context.Context, key string, rev int64) (*clientv3.GetResponse, error) {
+	for range 2 * max(len(e.c.Members()), 3) {
+		resp, err := e.c.Admin().Get(ctx, key, clientv3.WithRev(rev), clientv3.WithSerializable())
+		if !errors.Is(err, rpctypes.ErrFutureRev) {
+			return resp, err
+		}
+	}
+	return e.c.Admin().Get(ctx, key, clientv3.WithRev(rev))
 }
 
 // afterError handles an acquire or release that failed: if the server no
