@@ -280,15 +280,27 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 			continue
 		}
 		for _, w := range ws {
-			if w.grant.Client == e.Client && w.grant.Token == e.Token {
-				v.Result, v.Evidence = Fail, append(evidence(w.grant),
-					fmt.Sprintf("server: %s's lock key (token %d) was gone at %v, its lease alive, no release of its own begun", e.Client, e.Token, time.Duration(e.Time)))
+			if w.grant.Client != e.Client || w.grant.Token != e.Token {
+				continue
+			}
+			v.Result, v.Evidence = Fail, evidence(w.grant)
+			gone := fmt.Sprintf("server: %s's lock key (token %d) was gone at %v, its lease alive, no release of it begun",
+				e.Client, e.Token, time.Duration(e.Time))
+			if r, ok := olderRelease(ops, w.grant, e.Time); ok {
+				v.Evidence = append(v.Evidence, evidence(r)...)
+				v.Explanation = fmt.Sprintf("%s's release of an older grant (token %d) freed the lock %s held then (token %d): "+
+					"its key was gone from the server once that release returned, its lease still alive, whatever the "+
+					"release answered. A release — above all one retried after an ambiguous failure — must end only the "+
+					"grant it names; one that deletes the lock's key by name deletes the newer grant's.",
+					e.Client, r.Token, e.Client, e.Token)
+			} else {
 				v.Explanation = fmt.Sprintf("Something other than %s freed %s's lock: its key was gone from the server while %s "+
 					"held it, had not begun to release it, and its lease was still alive. A release must end only the "+
 					"grant it names; one that deletes the lock's key by name, or whatever key holds the lock, frees a "+
 					"lock that is not its own.", e.Client, e.Client, e.Client)
-				return v
 			}
+			v.Evidence = append(v.Evidence, gone)
+			return v
 		}
 	}
 	if a, b, ok := firstOverlap(ws); ok {
@@ -304,6 +316,19 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("No two of the %d grants were valid at once: each began after the previous holder released or its lease ended on the server.", len(ws))
 	return v
+}
+
+// olderRelease finds the client's own release of another grant than g,
+// begun after g was granted and by the time its key was seen gone (at):
+// the retried release that freed g.
+func olderRelease(ops []history.Operation, g history.Operation, at int64) (history.Operation, bool) {
+	for _, op := range ops {
+		if op.Op == history.Release && op.Client == g.Client && !op.Synthetic && op.Token != 0 && op.Token != g.Token &&
+			op.Call >= g.Return && op.Call <= at {
+			return op, true
+		}
+	}
+	return history.Operation{}, false
 }
 
 // answerHeld reports whether a fault that cut the client off — on its own

@@ -407,6 +407,29 @@ func TestValidityFailsAGrantFreedByAnother(t *testing.T) {
 	gone = append(gone, clean[4:]...)
 	v := mustCheck(t, gone, time.Second)
 	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
+	assert.Contains(t, explanationOf(v, "validity"), "Something other than c1 freed c1's lock")
+
+	// The same client's retried release of its older grant, begun before
+	// the key was seen gone, is named as what freed it.
+	retried := build([]op{
+		{client: "c1", op: A, call: 0, ret: 1, token: 1, lease: 0xa},
+		{client: "c1", op: R, call: 2, ret: 3, typ: history.Info, token: 1},
+		{client: "c1", op: A, call: 4, ret: 10, token: 2, lease: 0xa},
+		{client: "c1", op: R, call: 15, ret: 18, token: 1},
+	}, nil, nil)
+	retried = append(retried, history.Event{Time: 19, Type: history.Observed, What: history.ObservedGrantGone, Client: "c1", Token: 2})
+	v = mustCheck(t, retried, time.Second)
+	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
+	assert.Contains(t, explanationOf(v, "validity"), "c1's release of an older grant (token 1) freed the lock c1 held then (token 2)")
+}
+
+func explanationOf(r models.Report, check string) string {
+	for _, v := range r.Verdicts() {
+		if v.Check == check {
+			return v.Explanation
+		}
+	}
+	return ""
 }
 
 func verdictOf(r models.Report, check string) models.Result {

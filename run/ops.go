@@ -299,7 +299,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	}
 	e.mu.Unlock()
 	e.runs.complete(ids, classify(err), history.Event{Token: g.Token})
-	e.checkOthersHold(ctx, client)
+	e.checkHolders(ctx, client, g)
 	// A grant whose lease the server already ended is not the client's to
 	// release: a careful lock says "not held", etcd's Mutex deletes its key
 	// name blindly and says nothing. Either is safe here (whether a late
@@ -319,13 +319,15 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	return Outcome{Kind: Released, Client: client}, nil
 }
 
-// checkOthersHold looks, after client's release, at the grant of every
-// other client that holds the lock and is not releasing: if its key is gone
-// (or replaced) from the server while its lease is still alive — so no
-// lease end removed it — and the holder still has not begun to release, a
-// release not its own freed it, and that is recorded (the validity check
-// fails it). Only grants that name their key can be looked at.
-func (e *Env) checkOthersHold(ctx context.Context, client string) {
+// checkHolders looks, after client's release of released, at the grant of
+// every client that holds the lock and is not releasing — client's own
+// newer grant too, when what it released was an older one (a retried
+// release): if its key is gone (or replaced) from the server while its
+// lease is still alive — so no lease end removed it — and the holder still
+// has not begun to release it, a release not of that grant freed it, and
+// that is recorded (the validity check fails it) whatever the release
+// answered. Only grants that name their key can be looked at.
+func (e *Env) checkHolders(ctx context.Context, client string, released lock.Grant) {
 	type held struct {
 		w *worker
 		g lock.Grant
@@ -334,7 +336,7 @@ func (e *Env) checkOthersHold(ctx context.Context, client string) {
 	e.mu.Lock()
 	for _, name := range e.order {
 		w := e.clients[name]
-		if name != client && w.held && !w.releasing && !w.unwatchable && w.grant.Key != "" && w.grant.Token != 0 &&
+		if (name != client || w.grant.Token != released.Token) && w.held && !w.releasing && !w.unwatchable && w.grant.Key != "" && w.grant.Token != 0 &&
 			w.grant.Lease != 0 && !e.lost[int64(w.grant.Lease)] {
 			hs = append(hs, held{w, w.grant})
 		}

@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -380,6 +381,51 @@ func TestATokenThatIsNoRevisionIsNamed(t *testing.T) {
 		if v.Check == "tokens" {
 			assert.Equal(t, tokens.Explanation, v.Explanation, "check of the file says what the run said")
 		}
+	}
+}
+
+// wordy is a lock whose release answers in words of its own where the
+// Locker contract says lock.ErrNotHeld (etcd's Mutex says "lock has
+// already been released"): the lab reads such an answer as unknown.
+type wordy struct{ lock.Locker }
+
+func (w wordy) Release(ctx context.Context, g lock.Grant) error {
+	err := w.Locker.Release(ctx, g)
+	if errors.Is(err, lock.ErrNotHeld) {
+		return errors.New("mutex: lock has already been released")
+	}
+	return err
+}
+
+// One bug, one verdict: a retried release that deletes the session's newer
+// grant (etcd issue 22082) is caught by validity from what the server
+// shows — the newer grant's key gone once the retry returned — whatever
+// words the lock's releases answer in. Before, the wordy lock's last
+// release, an unknown outcome, ended its window before the waiter's grant
+// was recorded, and the run was only an ERROR of the script.
+func TestOneBugOneVerdictWhateverTheWords(t *testing.T) {
+	bad, ok := lock.LookupRegression("etcd-22082")
+	require.True(t, ok)
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"retried-release"}, Locks: []string{"etcd-22082", "wordy"}, Resources: lock.ResourceNames(),
+		Factories: map[string]lock.Factory{"wordy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+			l, err := bad.Factory(cli, name, opts)
+			return wordy{l}, err
+		}},
+		Seed: 1, Runs: 1,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 6)
+	for _, r := range sum.Results {
+		assert.Equal(t, models.Fail, r.Verdict, "%s × %s: %s", r.Lock, r.Resource, r.Error)
+		var validity models.Verdict
+		for _, v := range r.Checks {
+			if v.Check == "validity" {
+				validity = v
+			}
+		}
+		assert.Equal(t, models.Fail, validity.Result, "%s × %s", r.Lock, r.Resource)
+		assert.Contains(t, validity.Explanation, "c1's release of an older grant (token ", "%s × %s", r.Lock, r.Resource)
 	}
 }
 
