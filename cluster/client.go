@@ -37,6 +37,7 @@ type Client struct {
 	answered atomic.Int64
 	wired    atomic.Bool  // the link is read (ReadWire): it counts requests and wake-ups
 	wakes    atomic.Int64 // watch responses that carried events
+	atWrite  atomic.Bool  // the link fails one way at the next write (CutAnswersAtWrite)
 
 	grantsMu sync.Mutex
 	grants   []LeaseGrant // every lease granted through this client
@@ -203,6 +204,7 @@ func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *
 	if !cl.wired.Load() {
 		cl.reqs.Add(1)
 	}
+	cl.sending(method)
 	err := invoker(ctx, method, req, reply, cc, opts...)
 	if err == nil {
 		cl.answered.Add(1)
@@ -238,7 +240,7 @@ func (cl *Client) noteGrant(id, ttl int64) {
 // TLS one is not read, and nothing on it is counted.
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
-		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func() { cl.reqs.Add(1) },
+		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
 			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal})
 		return c.Request, c.Answer
 	})
@@ -313,6 +315,14 @@ func (cl *Client) LastRenewal(id clientv3.LeaseID, notAfter time.Time) (time.Tim
 	return time.Time{}, false
 }
 
+// Renewals lists the keep-alives the client sent for lease id that it
+// still keeps (the latest few), oldest first.
+func (cl *Client) Renewals(id clientv3.LeaseID) []time.Time {
+	cl.grantsMu.Lock()
+	defer cl.grantsMu.Unlock()
+	return slices.Clone(cl.renewals[id])
+}
+
 // watchCounter is a watch stream that counts the responses with events,
 // unless the wire does.
 type watchCounter struct {
@@ -348,12 +358,33 @@ func (cl *Client) Lease() clientv3.LeaseID { return clientv3.LeaseID(cl.lease.Lo
 // errors. Heal undoes it.
 func (cl *Client) Cut() { cl.proxy.Cut() }
 
-// Heal restores the client's link; held traffic is delivered.
-func (cl *Client) Heal() { cl.proxy.Heal() }
+// Heal restores the client's link, and disarms CutAnswersAtWrite; held
+// traffic is delivered.
+func (cl *Client) Heal() {
+	cl.atWrite.Store(false)
+	cl.proxy.Heal()
+}
 
 // CutAnswers holds the answers of the client's member while its requests
 // still reach it (a one-way link failure); Heal undoes it.
 func (cl *Client) CutAnswers() { cl.proxy.CutAnswers() }
+
+// CutAnswersAtWrite arms the client's link to fail one way at the client's
+// next write (a request that may change keys, grpcwire.IsWrite): answers
+// are held, as CutAnswers holds them, from just before that request is
+// forwarded, so the write reaches the member and takes effect while its
+// answer cannot come back. What the client sends before it (a lease's
+// grant, reads, renewals) is answered as usual. The write is seen by the
+// lab's client interceptor, or off the wire for a program that is not the
+// lab's (ReadWire; never on TLS). Heal disarms it.
+func (cl *Client) CutAnswersAtWrite() { cl.atWrite.Store(true) }
+
+// sending is called with each request's method before it is forwarded.
+func (cl *Client) sending(method string) {
+	if grpcwire.IsWrite(method) && cl.atWrite.CompareAndSwap(true, false) {
+		cl.proxy.CutAnswers()
+	}
+}
 
 // Sever closes the client's connections through its link, dropping whatever
 // the link holds; the client reconnects as after any broken connection.

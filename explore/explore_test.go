@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,6 +124,29 @@ func TestExploreCatchesExpiredWaiterGrant(t *testing.T) {
 		Walk: script.WalkOptions{Faults: []string{script.WalkExpire}}, Cases: 60, Seed: 1})
 	assert.Contains(t, c.Script, "expire ")
 	assert.LessOrEqual(t, len(c.Actions), 5, "shrunk to %v", c.Actions)
+}
+
+// etcd-5199 leaves the key of an acquire whose answer was lost under its
+// live session: exploration with lost acquires finds the lock never
+// granting again, and shrinks the case to the one lost acquire.
+func TestExploreCatchesALostAcquireWedge(t *testing.T) {
+	bad, ok := lock.LookupRegression("etcd-5199")
+	require.True(t, ok)
+	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.ProgressAfterHeal,
+		Walk: script.WalkOptions{Faults: []string{script.WalkLostAcquire}}, Cases: 20, Seed: 1})
+	assert.Contains(t, c.Script, "answer=lost")
+	assert.LessOrEqual(t, len(c.Actions), 2, "shrunk to %v", c.Actions)
+}
+
+// renew-gives-up stops renewing its lease at the first keep-alive that
+// fails: exploration with blips finds its holder's lease lapsing under it.
+func TestExploreCatchesARenewalThatGivesUp(t *testing.T) {
+	bad, ok := lock.LookupRegression("renew-gives-up")
+	require.True(t, ok)
+	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
+		Walk: script.WalkOptions{Faults: []string{script.WalkBlip}}, Cases: 20, Seed: 1, ShrinkTime: 20 * time.Second})
+	assert.Contains(t, c.Script, "cut c")
+	assert.Contains(t, c.Script, " for=400ms")
 }
 
 // A shrunk script runs again as a scenario file with the verdicts it

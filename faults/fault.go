@@ -30,6 +30,7 @@ const (
 	PauseClient   = Kind(history.FaultPauseClient)   // freeze Client at pause Point and cut its link; undo resumes
 	ExpireLease   = Kind(history.FaultExpireLease)   // end Client's lease: Mode revoke, or lapse (cut until the server drops it); undo heals
 	CrashClient   = Kind(history.FaultCrashClient)   // kill Client as SIGKILL would (its lease lives on to its TTL) and start it again
+	LoseAnswer    = Kind(history.FaultLoseAnswer)    // from Client's next write on, hold its answers; undo drops them (severs its connections) and heals
 )
 
 // Kinds lists every fault kind, in a fixed order, a fresh slice each call.
@@ -37,7 +38,7 @@ func Kinds() []Kind { return slices.Clone(kinds) }
 
 // kinds are every fault kind, in a fixed order.
 var kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
-	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient}
+	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer}
 
 // Lease expiry modes.
 const (
@@ -83,7 +84,7 @@ func (f Fault) Validate() error {
 		return nil
 	case IsolateMember, KillMember, RestartMember:
 		return need(f.Member != "", "a member")
-	case CutClient, CrashClient:
+	case CutClient, CrashClient, LoseAnswer:
 		return need(f.Client != "", "a client")
 	case DelayClient:
 		return errors.Join(need(f.Client != "", "a client"), need(f.Delay > 0, "a positive delay"))
@@ -99,7 +100,7 @@ func (f Fault) Validate() error {
 // NeedsOwnedCluster reports whether the kind acts on members, which only a
 // cluster the lab started can do.
 func (k Kind) NeedsOwnedCluster() bool {
-	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease, CrashClient}, k)
+	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease, CrashClient, LoseAnswer}, k)
 }
 
 // CutsOffMember reports whether the kind takes one member away from the

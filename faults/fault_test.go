@@ -17,6 +17,7 @@ func TestFaultStrings(t *testing.T) {
 		"expire-lease c2 (lapse)":         {Kind: faults.ExpireLease, Client: "c2", Mode: faults.ModeLapse},
 		"delay-client c1 50ms":            {Kind: faults.DelayClient, Client: "c1", Delay: faults.Duration(50 * time.Millisecond)},
 		"crash-client c3":                 {Kind: faults.CrashClient, Client: "c3"},
+		"lose-answer c2":                  {Kind: faults.LoseAnswer, Client: "c2"},
 	}
 	for want, f := range cases {
 		assert.Equal(t, want, f.String())

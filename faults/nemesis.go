@@ -270,6 +270,13 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 		return nil
 	case CrashClient:
 		return cl.Crash()
+	case LoseAnswer:
+		// The answers held from the write on are never delivered: the
+		// connection breaks with them (the client hears only that), and
+		// the link is healed for what comes next.
+		cl.CutAnswersAtWrite()
+		in.undo = func(context.Context) error { cl.Sever(); cl.Heal(); return nil }
+		return nil
 	case ExpireLease:
 		lease := cl.Lease()
 		if lease == 0 {

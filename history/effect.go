@@ -22,6 +22,17 @@ const (
 	// EffectReleaseUnanswered: the server showed Clients[0]'s release took
 	// effect while the client had no answer, and it never got one.
 	EffectReleaseUnanswered EffectKind = "release-unanswered"
+	// EffectAcquireUnanswered: the server showed the key Clients[0]'s
+	// acquire wrote while the client had no answer, and the acquire then
+	// ended without a grant.
+	EffectAcquireUnanswered EffectKind = "acquire-unanswered"
+	// EffectBlippedHolding: Clients[0]'s link was cut for less than TTL
+	// while it held the lock, and it held on for at least TTL after the
+	// link came back.
+	EffectBlippedHolding EffectKind = "blipped-holding"
+	// EffectBlippedWaiting: Clients[0]'s link was cut for less than TTL
+	// while its acquire waited, and the acquire went on waiting past it.
+	EffectBlippedWaiting EffectKind = "blipped-waiting"
 	// EffectRegrantedBeforeRetry: after its unanswered release Clients[0]
 	// was granted again on the same lease, Clients[1] queued behind it,
 	// before it released anything else.

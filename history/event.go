@@ -98,6 +98,10 @@ const (
 	// ObservedReleased: the server shows Client's release took effect (its
 	// grant's key is gone) while the client has no answer yet.
 	ObservedReleased = "released"
+	// ObservedAcquireWritten: the server shows the key Client's acquire
+	// wrote (a key of its lease, newer than the acquire) while the client
+	// has no answer yet, and never will (faults.LoseAnswer).
+	ObservedAcquireWritten = "acquire-written"
 	// ObservedGrantGone: the key of Client's grant (Token) was gone from the
 	// server while Client held it, had not begun to release it, and its
 	// lease was still alive: something else deleted it.
@@ -174,6 +178,13 @@ type Event struct {
 	// the server or the link let lapse, from one the lock let go.
 	RenewedAt int64 `json:"renewed_at,omitempty"`
 	LeaseTTL  int64 `json:"lease_ttl,omitempty"`
+	// Renewals (lease-lost) are the keep-alives the client sent for the
+	// lease that the lab saw, the latest few up to the event, after the
+	// moment the lease was granted (which starts its TTL as a keep-alive
+	// does), oldest first (run clock): whether it went on renewing after a fault healed, or
+	// had renewed just before it, is how a fault that could not have
+	// starved the lease is told from one that could.
+	Renewals []int64 `json:"renewals,omitempty"`
 	// Key, KeyRevision and TokenAhead (observed bad-token) say how a
 	// grant's token and key disagree (see ObservedBadToken).
 	Key         string `json:"key,omitempty"`

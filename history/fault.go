@@ -28,13 +28,14 @@ const (
 	FaultPauseClient   FaultKind = "pause-client"
 	FaultExpireLease   FaultKind = "expire-lease"
 	FaultCrashClient   FaultKind = "crash-client"
+	FaultLoseAnswer    FaultKind = "lose-answer"
 )
 
 // FaultKinds lists every fault kind, in a fixed order.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultPartition, FaultHeal, FaultIsolateMember, FaultIsolateLeader, FaultCutClient,
 		FaultDelayClient, FaultKillMember, FaultRestartMember, FaultKillLeader, FaultMoveLeader,
-		FaultPauseClient, FaultExpireLease, FaultCrashClient}
+		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer}
 }
 
 // FaultSpec is a fault as a history records it: its kind and what it
@@ -73,7 +74,7 @@ func (f FaultSpec) String() string {
 			return "move-leader"
 		}
 		return "move-leader to " + f.Member
-	case FaultCutClient, FaultCrashClient:
+	case FaultCutClient, FaultCrashClient, FaultLoseAnswer:
 		return fmt.Sprintf("%s %s", f.Kind, f.Client)
 	case FaultDelayClient:
 		return fmt.Sprintf("delay-client %s %v", f.Client, time.Duration(f.Delay))
@@ -86,11 +87,12 @@ func (f FaultSpec) String() string {
 }
 
 // HoldsClientLink reports whether the fault holds client's own link to the
-// cluster: cut, paused, delayed, or cut until its lease ends. The answers
-// the server sends the client meanwhile wait in the link.
+// cluster: cut, paused, delayed, cut until its lease ends, or holding its
+// answers. The answers the server sends the client meanwhile wait in the
+// link.
 func (f FaultSpec) HoldsClientLink(client string) bool {
 	switch f.Kind {
-	case FaultCutClient, FaultPauseClient, FaultDelayClient, FaultExpireLease:
+	case FaultCutClient, FaultPauseClient, FaultDelayClient, FaultExpireLease, FaultLoseAnswer:
 		return client != "" && f.Client == client
 	}
 	return false
@@ -243,7 +245,7 @@ func parseFaultName(name, target string) FaultSpec {
 		s.Member = arg(1)
 	case FaultMoveLeader:
 		s.Member = arg(2) // "move-leader to m2"
-	case FaultCutClient, FaultCrashClient:
+	case FaultCutClient, FaultCrashClient, FaultLoseAnswer:
 		s.Client = arg(1)
 	case FaultDelayClient:
 		s.Client = arg(1)

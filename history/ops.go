@@ -18,6 +18,9 @@ type Operation struct {
 	// Type is Ok, Fail or Info. An operation never completed is Info.
 	Type         Type
 	Call, Return int64 // Return is Infinity for Info
+	// Answered is when the client heard the operation's outcome (for Info
+	// too: it stopped waiting then, not knowing); zero if it never did.
+	Answered int64
 
 	Token    int64
 	Lease    int64 // the lease a grant rests on; zero if not recorded
@@ -76,7 +79,7 @@ func Pair(events []Event) []Operation {
 				continue
 			}
 			op := &ops[i]
-			op.Type, op.Error = e.Type, e.Error
+			op.Type, op.Error, op.Answered = e.Type, e.Error, e.Time
 			if e.Type != Info {
 				op.Return = e.Time
 			}
@@ -96,8 +99,21 @@ type Loss struct {
 	Client           string
 	Lease            int64
 	AliveUntil, Gone int64
-	// RenewedAt and TTL: see Event.RenewedAt and Event.LeaseTTL.
+	// RenewedAt, TTL and Renewals: see Event.RenewedAt, Event.LeaseTTL and
+	// Event.Renewals.
 	RenewedAt, TTL int64
+	Renewals       []int64
+}
+
+// RenewedBefore is the latest keep-alive of Renewals sent before t, or
+// false if none is known.
+func (l Loss) RenewedBefore(t int64) (int64, bool) {
+	for i := len(l.Renewals) - 1; i >= 0; i-- {
+		if l.Renewals[i] < t {
+			return l.Renewals[i], true
+		}
+	}
+	return 0, false
 }
 
 // Renewed reports whether the lease's client sent it a keep-alive within
@@ -114,7 +130,7 @@ func LeaseLosses(events []Event) []Loss {
 	for _, e := range events {
 		if e.Type == LeaseLost {
 			out = append(out, Loss{Client: e.Client, Lease: e.Lease, AliveUntil: e.AliveUntil, Gone: e.Time,
-				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL})
+				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL, Renewals: e.Renewals})
 		}
 	}
 	return out

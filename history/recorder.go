@@ -143,6 +143,10 @@ type LeaseEnd struct {
 	LastRenewal time.Time
 	// TTL is the TTL the server granted the lease (zero: not known).
 	TTL time.Duration
+	// Renewals are the keep-alives the client sent for it that the lab
+	// saw (the latest few), after the moment it was granted, if known:
+	// oldest first.
+	Renewals []time.Time
 }
 
 // LeaseLost records, now, that a lease ended on the server: now is the
@@ -154,6 +158,13 @@ func (r *Recorder) LeaseLost(end LeaseEnd) {
 		LeaseTTL: int64(end.TTL)}
 	if !end.LastRenewal.IsZero() {
 		e.RenewedAt = min(max(r.Since(end.LastRenewal), 0), e.AliveUntil)
+	}
+	now := r.Since(time.Now())
+	e.Time = now
+	for _, t := range end.Renewals {
+		if at := r.Since(t); at >= 0 && at <= now {
+			e.Renewals = append(e.Renewals, at)
+		}
 	}
 	r.emit(e)
 }

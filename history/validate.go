@@ -72,13 +72,15 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("lease-lost: renewed_at %d is not between 0 and alive_until %d", e.RenewedAt, e.AliveUntil)
 		case e.LeaseTTL < 0:
 			return fmt.Sprintf("lease-lost: negative lease_ttl %d", e.LeaseTTL)
+		case !slices.IsSorted(e.Renewals) || len(e.Renewals) > 0 && (e.Renewals[0] < 0 || e.Renewals[len(e.Renewals)-1] > e.Time):
+			return fmt.Sprintf("lease-lost: renewals %v are not in order between 0 and the event's time %d", e.Renewals, e.Time)
 		}
 		return ""
 	case Observed:
 		switch {
 		case e.What == "":
 			return "observed without what"
-		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedGrantGone || e.What == ObservedCrashed || e.What == ObservedBadToken) && e.Client == "":
+		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedAcquireWritten || e.What == ObservedGrantGone || e.What == ObservedCrashed || e.What == ObservedBadToken) && e.Client == "":
 			return fmt.Sprintf("observed %s without a client", e.What)
 		case (e.What == ObservedConnected || e.What == ObservedLeader) && e.Member == "":
 			return fmt.Sprintf("observed %s without a member", e.What)

@@ -80,6 +80,24 @@ var regressions = []Regression{
 		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
 		Factory: NewCampaignUnchecked,
 	},
+	{
+		Name: "etcd-5199",
+		Bug: "each acquire queues a key of a name drawn afresh, and one that fails leaves its key queued (etcd's " +
+			"Mutex before it named the key after the session): an acquire whose answer was lost holds the lock, " +
+			"or a place in its queue, for nobody while its session lives, and everyone behind it waits",
+		Link:      "https://github.com/etcd-io/etcd/pull/5199",
+		Scenarios: []string{"lost-acquire"}, Check: "liveness",
+		Factory: NewFreshKey,
+	},
+	{
+		Name: "renew-gives-up",
+		Bug: "the lock renews its own lease, and the first keep-alive that fails ends the renewing for good: a link " +
+			"that fails for a moment while it holds lets its lease lapse, and the next client is granted while it " +
+			"still works",
+		Link:      "https://github.com/linagora/cozy-stack/pull/4911",
+		Scenarios: []string{"link-blip"}, Check: "lease-kept",
+		Factory: NewRenewGivesUp,
+	},
 }
 
 // RegressionNames lists the known-bad locks in order.
@@ -137,13 +155,14 @@ func (l *waitWithoutRecheck) Acquire(ctx context.Context) (Grant, error) {
 	}
 	rev, err := l.enqueue(ctx, l.key)
 	if err != nil {
-		return Grant{}, err
+		// Its one bug is elsewhere: a failed acquire leaves no key.
+		return Grant{}, failed(err, l.s, l.key, l.granted)
 	}
 	cli := l.s.Client()
 	for {
 		older, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...)
 		if err != nil {
-			return Grant{}, err
+			return Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if len(older.Kvs) == 0 {
 			return l.grant(l.key, rev), nil // the bug: no look at our own key
@@ -154,7 +173,7 @@ func (l *waitWithoutRecheck) Acquire(ctx context.Context) (Grant, error) {
 		err = waitDeleted(ctx, wch)
 		cancel()
 		if err != nil {
-			return Grant{}, err
+			return Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 	}
 }
@@ -199,7 +218,7 @@ func (l *ownerWhileWaiting) Acquire(ctx context.Context) (Grant, error) {
 	}
 	rev, err := l.enqueue(ctx, l.key)
 	if err != nil {
-		return Grant{}, err
+		return Grant{}, failed(err, l.s, l.key, l.granted)
 	}
 	return l.grant(l.key, rev), nil // the bug: the guard holds, the lock is not ours yet
 }
@@ -243,10 +262,7 @@ func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
 			l.cur = lease
 			l.mu.Unlock()
 		}
-		resp, err := l.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(l.key), "=", 0)).
-			Then(clientv3.OpPut(l.key, fmt.Sprintf("%x", lease), clientv3.WithLease(lease))).
-			Commit()
+		resp, err := putOnLease(ctx, l.cli, l.key, lease)
 		switch {
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
 			lease = 0 // it lapsed while we polled: take a fresh one, as the next SET would
@@ -263,6 +279,15 @@ func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
 			return Grant{}, ctx.Err()
 		}
 	}
+}
+
+// putOnLease puts key, naming lease, on lease if key is absent: one Txn,
+// Succeeded if it was put.
+func putOnLease(ctx context.Context, cli *clientv3.Client, key string, lease clientv3.LeaseID) (*clientv3.TxnResponse, error) {
+	return cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, fmt.Sprintf("%x", lease), clientv3.WithLease(lease))).
+		Commit()
 }
 
 // Polls is how many times Acquire has tried again after finding the lock

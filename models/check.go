@@ -14,6 +14,11 @@ type Report struct {
 	// Safety verdicts decide the run: the resource stayed correct and the
 	// lock never granted what it could not.
 	Safety []Verdict `json:"safety"`
+	// Liveness says whether the lock recovered after the last fault (FAIL:
+	// an acquire waited past the scenario's bound while nobody was
+	// granted). A FAIL is evidence against the lock, as a safety
+	// violation is.
+	Liveness Verdict `json:"liveness"`
 	// Progress says whether the run did enough to judge the lock (FAIL:
 	// too little, so no verdict of the run can count as a pass).
 	Progress Verdict `json:"progress"`
@@ -30,19 +35,19 @@ type Report struct {
 	LostFraction *float64 `json:"lost_fraction,omitempty"`
 }
 
-// Result is the worst of the safety and progress results.
+// Result is the worst of the safety, liveness and progress results.
 func (r Report) Result() Result {
-	rs := []Result{r.Progress.Result}
+	rs := []Result{r.Progress.Result, r.Liveness.Result}
 	for _, v := range r.Safety {
 		rs = append(rs, v.Result)
 	}
 	return Worst(rs...)
 }
 
-// Verdicts lists every verdict: safety, progress, belief, then the
+// Verdicts lists every verdict: safety, liveness, progress, belief, then the
 // environment's when it took a lease away (ERROR).
 func (r Report) Verdicts() []Verdict {
-	out := append(append(append([]Verdict(nil), r.Safety...), r.Progress), r.Belief)
+	out := append(append(append([]Verdict(nil), r.Safety...), r.Liveness, r.Progress), r.Belief)
 	if r.Environment.Result == Error {
 		out = append(out, r.Environment)
 	}
@@ -71,6 +76,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckExpiredWaiter(ops, events),
 			CheckLeaseKept(ops, events),
 		},
+		Liveness:     CheckLiveness(ops, events, h.Minimum),
 		Progress:     CheckProgress(ops, events, h.Minimum),
 		Belief:       CheckMutex(ops, events, timeout),
 		Environment:  CheckEnvironment(ops, events),

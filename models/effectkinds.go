@@ -104,6 +104,32 @@ func releaseTookEffectUnanswered(client string) effect {
 	}
 }
 
+// acquireTookEffectUnanswered: the server showed the key client's acquire
+// wrote while the client still had no answer, and that acquire then ended
+// without a grant (failed, or unknown).
+func acquireTookEffectUnanswered(client string) effect {
+	return effect{
+		name: fmt.Sprintf("%s's acquire wrote its key on the server and %s never heard so", client, client),
+		missing: func(tl timeline) string {
+			for _, o := range tl.observed {
+				if o.What != history.ObservedAcquireWritten || o.Client != client {
+					continue
+				}
+				for _, op := range tl.all {
+					if op.Op == history.Acquire && op.Client == client && op.Call <= o.Time && op.Return >= o.Time {
+						if op.Type == history.Ok {
+							return fmt.Sprintf("%s's acquire at %s was granted all the same", client, at(o.Time))
+						}
+						return ""
+					}
+				}
+				return fmt.Sprintf("no acquire of %s was under way when its key was seen at %s", client, at(o.Time))
+			}
+			return fmt.Sprintf("the server was never seen to take %s's acquire unanswered", client)
+		},
+	}
+}
+
 // regrantedBeforeRetry: after its unanswered release, client was granted
 // again on the same lease, and waiter was queued, before client released
 // anything else (the retry).
@@ -331,6 +357,72 @@ func heldPastTTL(ttl time.Duration) effect {
 				}
 			}
 			return fmt.Sprintf("no hold past %v had a waiter (the longest hold lasted %s)", ttl, longest.Round(time.Millisecond))
+		},
+	}
+}
+
+// blips lists the cuts of client's link that lasted less than ttl.
+func (tl timeline) blips(client string, ttl time.Duration) []history.FaultWindow {
+	var out []history.FaultWindow
+	for _, w := range tl.faultWindows(history.FaultCutClient, client) {
+		if !w.Open && w.End-w.Start < int64(ttl) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// blippedHolding: a cut of client's link shorter than ttl came while
+// client held the lock, and client held on for ttl after the link came
+// back (its next release began that late, or never).
+func blippedHolding(client string, ttl time.Duration) effect {
+	return effect{
+		name: fmt.Sprintf("%s's link was cut for less than a TTL (%v) while it held the lock, and it held on for a TTL after", client, ttl),
+		missing: func(tl timeline) string {
+			blips := tl.blips(client, ttl)
+			if len(blips) == 0 {
+				return fmt.Sprintf("no cut of %s's link shorter than %v", client, ttl)
+			}
+			for _, w := range blips {
+				for _, g := range tl.grants(client) {
+					if g.Return > w.Start {
+						continue
+					}
+					end := tl.lastEvent
+					for _, r := range tl.releases(client) {
+						if r.Call > g.Return {
+							end = r.Call
+							break
+						}
+					}
+					if end >= w.End+int64(ttl) {
+						return ""
+					}
+				}
+			}
+			return fmt.Sprintf("%s did not hold the lock from before a short cut of its link to a TTL after it", client)
+		},
+	}
+}
+
+// blippedWaiting: a cut of client's link shorter than ttl came while
+// client's acquire waited, and the acquire was still waiting after it.
+func blippedWaiting(client string, ttl time.Duration) effect {
+	return effect{
+		name: fmt.Sprintf("%s's link was cut for less than a TTL (%v) while it waited for the lock", client, ttl),
+		missing: func(tl timeline) string {
+			blips := tl.blips(client, ttl)
+			if len(blips) == 0 {
+				return fmt.Sprintf("no cut of %s's link shorter than %v", client, ttl)
+			}
+			for _, w := range blips {
+				for _, op := range tl.all {
+					if op.Op == history.Acquire && op.Client == client && op.Call <= w.Start && op.Answered > w.End {
+						return ""
+					}
+				}
+			}
+			return fmt.Sprintf("no acquire of %s waited across a short cut of its link", client)
 		},
 	}
 }

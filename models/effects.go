@@ -74,6 +74,12 @@ func judgeOf(e history.Effect) effect {
 		return releasedWhileWaiting(c(0), c(1))
 	case history.EffectReleaseUnanswered:
 		return releaseTookEffectUnanswered(c(0))
+	case history.EffectAcquireUnanswered:
+		return acquireTookEffectUnanswered(c(0))
+	case history.EffectBlippedHolding:
+		return blippedHolding(c(0), time.Duration(e.TTL))
+	case history.EffectBlippedWaiting:
+		return blippedWaiting(c(0), time.Duration(e.TTL))
 	case history.EffectRegrantedBeforeRetry:
 		return regrantedBeforeRetry(c(0), c(1))
 	case history.EffectLateReleaseWhileHeld:

@@ -49,7 +49,8 @@ type Judgement struct {
 //     ERROR: the busy machine, not the lock, may be what it shows. It never
 //     matches, and is never a PASS either.
 func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
-	j := Judgement{Verdict: rep.Result(), Caught: slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
+	j := Judgement{Verdict: rep.Result(), Caught: rep.Liveness.Result == Fail ||
+		slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
 	switch {
 	case runErr != "" && !j.Caught:
 		j.Verdict, j.Error = Error, runErr
@@ -62,7 +63,7 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 	default:
 		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)
 	}
-	j.Matches = j.matches(rep.Progress.Result, effects, expect)
+	j.Matches = j.matches(rep.Progress.Result, rep.Liveness.Result, effects, expect)
 	return j
 }
 
@@ -71,13 +72,14 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 // expected (a documented FAIL must come from a check that caught
 // something, not from a run that did nothing). A caught violation is
 // evidence however little else the run did, so an expected FAIL it
-// matches.
-func (j Judgement) matches(progress Result, effects []EffectResult, expect Expect) bool {
+// matches; ANY leaves the resource's fate to timing, never the lock's
+// recovery, so a liveness FAIL does not match it.
+func (j Judgement) matches(progress, liveness Result, effects []EffectResult, expect Expect) bool {
 	switch {
 	case j.Skipped != "":
 		return false
 	case j.Caught:
-		return j.Verdict == Fail && (expect == ExpectFail || expect == ExpectAny)
+		return j.Verdict == Fail && (expect == ExpectFail || expect == ExpectAny && liveness != Fail)
 	case j.Verdict == Error || j.Verdict == Unknown || progress == Fail:
 		return false
 	case Vacuous(effects) != "":

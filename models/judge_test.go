@@ -14,6 +14,14 @@ func report(safety, progress models.Result) models.Report {
 		Progress: models.Verdict{Check: "progress", Result: progress}}
 }
 
+// wedged is a report whose liveness check FAILed (and whose progress did,
+// the wedged lock granting too little).
+func wedged() models.Report {
+	rep := report(models.Pass, models.Fail)
+	rep.Liveness = models.Verdict{Check: "liveness", Result: models.Fail}
+	return rep
+}
+
 // lapsed is rep in a run whose environment took a holder's lease away.
 func lapsed(rep models.Report) models.Report {
 	rep.Environment = models.Verdict{Check: "environment", Result: models.Error, Explanation: "The environment let a renewed lease lapse: …"}
@@ -53,6 +61,9 @@ func TestJudge(t *testing.T) {
 		{"undecided", report(models.Unknown, models.Pass), happened, "", models.ExpectAny, models.Unknown, false, false},
 		{"an unexpected fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectPass, models.Error, false, false},
 		{"a documented fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectFail, models.Fail, true, false},
+		{"a documented wedge caught", wedged(), happened, "step 3 timed out", models.ExpectFail, models.Fail, true, false},
+		{"an unexpected wedge", wedged(), happened, "", models.ExpectPass, models.Fail, false, false},
+		{"a wedge where the resource's fate is timing's", wedged(), happened, "", models.ExpectAny, models.Fail, false, false},
 		{"a pass where the environment lapsed a lease", lapsed(report(models.Pass, models.Pass)), happened, "", models.ExpectPass, models.Pass, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -37,6 +38,10 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 			continue
 		}
 		v.Result, v.Evidence = Fail, append(evidence(h.grant), describeLoss(h.loss))
+		if h.blip != nil {
+			v.Explanation = blipExplanation(h)
+			return v
+		}
 		v.Explanation = fmt.Sprintf("The server ended %s's lease %v into its hold, before %s began to release the lock, "+
 			"and nothing excuses it: no fault was open, the lab never stood still from the acquire to the loss, and %s. "+
 			"The lock let a live, connected holder's lease lapse — a lease set once and never renewed, say — so the "+
@@ -75,6 +80,9 @@ type heldLoss struct {
 	grant  history.Operation
 	loss   history.Loss
 	excuse excuse
+	// blip, for an unexcused loss, is a fault that held the holder's link
+	// in that time but too briefly to starve the lease (nil: none).
+	blip *span
 }
 
 // heldLosses lists the grants whose lease the server ended after the grant
@@ -100,16 +108,48 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		}
 		h := heldLoss{grant: g, loss: l, excuse: unexcused}
 		switch {
-		case excusedBetween(excused, g.Call, l.Gone, l.TTL, true):
+		case excusedBetween(starving(excused, g.Client, l), g.Call, l.Gone, l.TTL, true):
 			h.excuse = byFault
 		case excusedBetween(excused, g.Call, l.Gone, l.TTL, false):
 			h.excuse = byStall
 		case l.Renewed():
 			h.excuse = byRenewal
 		}
+		if h.excuse == unexcused {
+			for _, sp := range excused {
+				if sp.link == g.Client && excusedBetween([]span{sp}, g.Call, l.Gone, l.TTL, true) {
+					h.blip = &sp
+				}
+			}
+		}
 		out = append(out, h)
 	}
 	return out
+}
+
+// blipExplanation says why a brief fault on the holder's link does not
+// excuse its lost lease: when the client last renewed before it, when the
+// link came back, and what it sent after.
+func blipExplanation(h heldLoss) string {
+	c, l, b := h.grant.Client, h.loss, h.blip
+	before, _ := l.RenewedBefore(b.from)
+	after := "it sent none after the link came back"
+	var sent []string
+	for _, r := range l.Renewals {
+		if r >= b.to {
+			sent = append(sent, at(r))
+		}
+	}
+	if len(sent) > 0 {
+		after = "after the link came back it sent keep-alives at " + strings.Join(sent, ", ") +
+			", none within a TTL of the lease's last sighting alive at " + at(l.AliveUntil)
+	}
+	return fmt.Sprintf("The server ended %s's lease %v into its hold, before %s began to release the lock. A fault held "+
+		"%s's link from %s to %s, but too briefly to starve the lease: %s had last renewed it at %s, so the lease "+
+		"(TTL %v) was still alive when the link came back, with time to renew it. %s did not: %s. The lock stopped renewing its lease after a transient fault, and the lock was free for the "+
+		"next client while %s still held it.",
+		c, time.Duration(l.Gone-h.grant.Return), c, c, at(b.from), at(b.to), c, at(before), time.Duration(l.TTL),
+		c, after, c)
 }
 
 // grants counts the history's grants.
@@ -153,10 +193,14 @@ func releaseBegun(later []history.Operation, client string, stale map[int]bool) 
 }
 
 // span is a stretch of the run clock; a fault's excuse reaches past its end
-// (see excusedBetween).
+// (see excusedBetween). link, for a fault that only held one client's
+// link for a while (cut-client, lose-answer, closed), names that client:
+// such a fault excuses that client's lost lease only if it held the link
+// long enough to starve the lease (see starving).
 type span struct {
 	from, to int64
 	fault    bool
+	link     string
 }
 
 // excuses lists the stretches in which a lease may lapse through no fault
@@ -165,7 +209,11 @@ type span struct {
 func excuses(events []history.Event) []span {
 	var out []span
 	for _, w := range history.FaultWindows(events) {
-		out = append(out, span{from: w.Start, to: w.Until(), fault: true})
+		sp := span{from: w.Start, to: w.Until(), fault: true}
+		if k := w.Spec.Kind; !w.Open && (k == history.FaultCutClient || k == history.FaultLoseAnswer) {
+			sp.link = w.Spec.Client
+		}
+		out = append(out, sp)
 	}
 	for _, e := range events {
 		if e.Type == history.Observed && e.What == history.ObservedStalled {
@@ -173,6 +221,24 @@ func excuses(events []history.Event) []span {
 		}
 	}
 	return out
+}
+
+// starving keeps, of the excuses, those that may have starved client's
+// lease l: every one, but a fault that only held client's own link for a
+// while (a blip) counts only if the link was held at least a TTL past the
+// last keep-alive client sent before it — had it been held less, the lease
+// was still alive when the link came back, with time left for the
+// keep-alives the client sent then (the history lists them) to renew it.
+// Without the lease's TTL or keep-alives, the history cannot tell: the
+// fault excuses, as any fault does.
+func starving(excused []span, client string, l history.Loss) []span {
+	return slices.DeleteFunc(slices.Clone(excused), func(s span) bool {
+		if s.link != client || client == "" || l.TTL <= 0 {
+			return false
+		}
+		before, ok := l.RenewedBefore(s.from)
+		return ok && s.to-before < l.TTL
+	})
 }
 
 // excusedBetween reports whether an excuse — a fault if faults, else a

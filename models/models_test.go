@@ -539,6 +539,49 @@ func TestLeaseKept(t *testing.T) {
 	}
 }
 
+// A blip — a fault that held the holder's own link for less than the lease
+// could live unrenewed — excuses a lost lease only if the link was held a
+// TTL past the client's last keep-alive before it: otherwise the lease was
+// alive when the link came back, and a lock that renews it after the heal
+// keeps it. The keep-alives the history lists tell which.
+func TestLeaseKeptBlips(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c1", op: C, call: 20, ret: 3000, token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: 3010, ret: 3020},
+	}
+	loss := func(renewals ...int64) []lost {
+		l := lost{client: "c1", t: 1500, aliveUntil: 1450, lease: 0xa, ttl: 1000, renewals: renewals}
+		if len(renewals) > 0 {
+			l.renewedAt = renewals[len(renewals)-1]
+		}
+		return []lost{l}
+	}
+	blip := []fault{{name: "cut-client c1", start: 100, end: 400}}
+	for _, tc := range []struct {
+		name   string
+		events []history.Event
+		want   models.Result
+	}{
+		{"renewal stopped after a blip", build(ops, loss(50, 90), blip), models.Fail},
+		{"kept renewing after the blip", build(ops, loss(90, 400, 650, 900), blip), models.Pass},
+		{"a cut long enough to starve the lease", build(ops, loss(50, 90), []fault{{name: "cut-client c1", start: 100, end: 1200}}), models.Pass},
+		{"keep-alives not recorded: any fault excuses", build(ops, loss(), blip), models.Pass},
+		{"a member's fault still excuses", build(ops, loss(50, 90), []fault{{name: "isolate-member m1", start: 100, end: 400}}), models.Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustCheck(t, tc.events, time.Second)
+			v := r.Safety[slices.IndexFunc(r.Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })]
+			assert.Equal(t, tc.want, v.Result, v.Explanation)
+			if tc.name == "renewal stopped after a blip" {
+				assert.Contains(t, v.Explanation, "A fault held c1's link from")
+				assert.Contains(t, v.Explanation, "but too briefly to starve the lease")
+				assert.Contains(t, v.Explanation, "it sent none after the link came back")
+			}
+		})
+	}
+}
+
 // A fault's excuse reaches one lease TTL past its end: a client that
 // reconnects after the fault may be granted before its keep-alives flow
 // again, on a lease the fault kept from being renewed. Past that shadow, a

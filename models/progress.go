@@ -74,34 +74,127 @@ func CheckProgress(ops []history.Operation, events []history.Event, min *history
 	return v
 }
 
-// liveness checks that an acquire returned ok within bound after the last
-// fault window closed; "" if it did or the history has no fault.
-func liveness(ops []history.Operation, events []history.Event, bound int64) (string, []string) {
-	var healed int64 = -1
-	var fault string
+// recovery is how a lock came back after the last fault window of a
+// history closed (at healed, fault naming it).
+type recovery struct {
+	healed int64
+	fault  string
+	// first is the first grant returned after healed (nil: none).
+	first *history.Operation
+	// wedged, if not nil, is an acquire that waited longer than the bound
+	// after healed while nobody was granted; waited is how long.
+	wedged *history.Operation
+	waited int64
+}
+
+// recoveryOf reads how the lock came back after the last fault; false if the
+// history has no fault that ended.
+func recoveryOf(ops []history.Operation, events []history.Event, bound int64) (recovery, bool) {
+	r := recovery{healed: -1}
+	var last int64
+	for _, e := range events {
+		last = max(last, e.Time)
+	}
 	for _, w := range history.FaultWindows(events) {
-		if !w.Open && w.End > healed {
-			healed, fault = w.End, w.Name()
+		if !w.Open && w.End > r.healed {
+			r.healed, r.fault = w.End, w.Name()
 		}
 	}
-	if healed < 0 {
-		return "", nil
+	if r.healed < 0 {
+		return r, false
 	}
-	var first *history.Operation
+	grantedBy := func(t int64) bool {
+		for _, op := range ops {
+			if op.Op == history.Acquire && op.Type == history.Ok && op.Return >= r.healed && op.Return <= t {
+				return true
+			}
+		}
+		return false
+	}
 	for i, op := range ops {
-		if op.Op == history.Acquire && op.Type == history.Ok && op.Return >= healed && (first == nil || op.Return < first.Return) {
-			first = &ops[i]
+		if op.Op != history.Acquire || op.Synthetic {
+			continue
+		}
+		if op.Type == history.Ok && op.Return >= r.healed && (r.first == nil || op.Return < r.first.Return) {
+			r.first = &ops[i]
+		}
+		// It waited until it heard an answer (even "unknown"), or, with
+		// none, to the end of the history.
+		until := last
+		if op.Answered > 0 {
+			until = op.Answered
+		}
+		from := max(op.Call, r.healed)
+		waited := until - from
+		if r.wedged == nil && waited > bound && !grantedBy(from+bound) {
+			r.wedged, r.waited = &ops[i], waited
 		}
 	}
+	return r, true
+}
+
+// liveness says, for progress, what is wrong with how the lock granted
+// again after the last fault ("" if nothing is, the history has no fault,
+// or CheckLiveness FAILs it: a wedge is said once).
+func liveness(ops []history.Operation, events []history.Event, bound int64) (string, []string) {
+	r, ok := recoveryOf(ops, events, bound)
 	switch {
-	case first == nil:
+	case !ok || r.wedged != nil:
+		return "", nil
+	case r.first == nil:
 		return fmt.Sprintf("No grant after the last fault (%s) ended at %v: the lock never recovered within the run "+
-			"(it must grant again within %v).", fault, time.Duration(healed), time.Duration(bound)), nil
-	case first.Return-healed > bound:
+			"(it must grant again within %v).", r.fault, time.Duration(r.healed), time.Duration(bound)), nil
+	case r.first.Return-r.healed > bound:
 		return fmt.Sprintf("The lock took %v after the last fault (%s) ended to grant again; the scenario allows %v.",
-			time.Duration(first.Return-healed), fault, time.Duration(bound)), evidence(*first)
+			time.Duration(r.first.Return-r.healed), r.fault, time.Duration(bound)), evidence(*r.first)
 	}
 	return "", nil
+}
+
+// CheckLiveness checks that the lock recovers once faults heal: after the
+// last fault of the history ended, no acquire may wait longer than the
+// scenario's bound (Minimum.RegrantWithin) while nobody at all is granted.
+// A lock that keeps the lock, or a place in its queue, for nobody — a key
+// whose acquire's answer was lost, left under a session that lives on —
+// makes every acquire after it wait: FAIL, with the acquire that waited.
+// That is evidence against the lock, as a safety violation is; whether the
+// lock granted again soon enough when nobody waited that long is
+// progress's to say. N/A without a bound or a fault that ended.
+func CheckLiveness(ops []history.Operation, events []history.Event, min *history.Minimum) Verdict {
+	v := Verdict{Check: "liveness"}
+	if min == nil || min.RegrantWithin <= 0 {
+		v.Result, v.Explanation = NotApplicable, "The history states no bound on granting again after a fault."
+		return v
+	}
+	bound := min.RegrantWithin
+	r, ok := recoveryOf(ops, events, bound)
+	switch {
+	case !ok:
+		v.Result, v.Explanation = NotApplicable, "No fault of the history ended."
+	case r.wedged != nil:
+		op := *r.wedged
+		v.Result, v.Evidence = Fail, evidence(op)
+		v.Explanation = fmt.Sprintf("%s waited %v for the lock after the last fault (%s) ended, and nobody was granted "+
+			"in that time (the lock must grant again within %v): the lock was kept for nobody.",
+			op.Client, roundMS(r.waited), r.fault, time.Duration(bound))
+	case r.first != nil && r.first.Return-r.healed <= bound:
+		v.Result = Pass
+		v.Explanation = fmt.Sprintf("The lock granted again %v after the last fault (%s) ended.",
+			roundMS(max(r.first.Return-r.healed, 0)), r.fault)
+	default:
+		v.Result = NotApplicable
+		v.Explanation = fmt.Sprintf("No acquire waited longer than %v after the last fault (%s) ended.", time.Duration(bound), r.fault)
+	}
+	return v
+}
+
+// roundMS is ns as a duration, to the millisecond once it is that long.
+func roundMS(ns int64) time.Duration {
+	d := time.Duration(ns)
+	if d >= time.Millisecond {
+		d = d.Round(time.Millisecond)
+	}
+	return d
 }
 
 // LostFraction is the share of acknowledged increments (critical sections

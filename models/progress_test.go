@@ -57,16 +57,64 @@ func TestProgressRequiresAGrantAfterTheLastFault(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, models.Pass, r.Progress.Result)
 
+	// c2 asked during the fault and waited past the bound after it: the
+	// lock was slow while someone waited, which liveness says (once).
 	h.Minimum.RegrantWithin = 500
 	r, err = models.Check(h, build(ops, nil, faults), time.Second)
 	require.NoError(t, err)
+	assert.Equal(t, models.Fail, r.Liveness.Result)
+	assert.Equal(t, models.Pass, r.Progress.Result, "the wedge is liveness's to say")
+
+	// Nobody asked until late: the lock cannot be blamed, but the run
+	// never showed it granting again in time.
+	late := []op{ops[0], ops[1], {client: "c2", op: A, call: 850, ret: 900, token: 2}, ops[3]}
+	r, err = models.Check(h, build(late, nil, faults), time.Second)
+	require.NoError(t, err)
 	assert.Equal(t, models.Fail, r.Progress.Result)
 	assert.Contains(t, r.Progress.Explanation, "to grant again")
+	assert.Equal(t, models.NotApplicable, r.Liveness.Result)
 
 	r, err = models.Check(h, build(ops[:2], nil, faults), time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, models.Fail, r.Progress.Result)
 	assert.Contains(t, r.Progress.Explanation, "No grant after the last fault (kill-leader)")
+}
+
+// Liveness: after the last fault, an acquire that waits past the bound
+// while nobody is granted is a lock that keeps the lock for nobody (FAIL,
+// evidence as a safety violation is); one that waits while others are
+// granted, or gives up early, is not.
+func TestLivenessCatchesAWedge(t *testing.T) {
+	faults := []fault{{name: "lose-answer c2", start: 10, end: 50}}
+	h := history.Header{Minimum: &history.Minimum{Grants: 1, RegrantWithin: 1000}}
+	check := func(ops []op) models.Verdict {
+		t.Helper()
+		r, err := models.Check(h, build(ops, nil, faults), time.Second)
+		require.NoError(t, err)
+		return r.Liveness
+	}
+	lost := op{client: "c2", op: A, call: 10, ret: 50, typ: history.Info}
+	wedged := check([]op{lost, {client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
+	assert.Equal(t, models.Fail, wedged.Result)
+	assert.Contains(t, wedged.Explanation, "c1 waited 1.94µs for the lock after the last fault (lose-answer c2) ended")
+	assert.Len(t, wedged.Evidence, 1)
+
+	granted := check([]op{lost, {client: "c1", op: A, call: 60, ret: 80, token: 5}})
+	assert.Equal(t, models.Pass, granted.Result, granted.Explanation)
+
+	// c3 waits long, but c1 is granted within the bound: a queue, not a
+	// wedge.
+	queued := check([]op{lost, {client: "c1", op: A, call: 60, ret: 80, token: 5},
+		{client: "c3", op: A, call: 70, ret: 3000, typ: history.Info}})
+	assert.Equal(t, models.Pass, queued.Result, queued.Explanation)
+
+	// The lost acquire itself (unknown, Return ∞) stopped waiting when it
+	// was answered: it is no wedge, and nobody else asked.
+	alone := check([]op{lost, {client: "c1", op: A, call: 2000, ret: 2010, token: 5}})
+	assert.NotEqual(t, models.Fail, alone.Result, alone.Explanation)
+
+	h.Minimum.RegrantWithin = 0
+	assert.Equal(t, models.NotApplicable, check([]op{lost}).Result, "no bound stated")
 }
 
 // The lost fraction is computed from the history alone, so an offline check

@@ -47,7 +47,8 @@ func Worst(rs ...Result) Result {
 // Verdict is one check's answer on one history.
 type Verdict struct {
 	// Check names the check: "counter", "tokens", "stale-writes",
-	// "validity", "expired-waiter", "lease-kept", "progress", "mutex".
+	// "validity", "expired-waiter", "lease-kept", "liveness", "progress",
+	// "mutex".
 	Check  string `json:"check"`
 	Result Result `json:"result"`
 	// Explanation is one paragraph a student can follow.

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/faults"
 )
@@ -94,6 +95,26 @@ func (e *Env) Cut(ctx context.Context, client string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	return Outcome{Kind: Cut, Client: client}, nil
+}
+
+// Blip cuts client's link both ways for d, then heals it: a link that
+// fails for a moment. The fault is on the timeline, from the cut to the
+// heal.
+func (e *Env) Blip(ctx context.Context, client string, d time.Duration) (Outcome, error) {
+	in, err := e.Fault(ctx, faults.Fault{Kind: faults.CutClient, Client: client})
+	if err != nil {
+		return Outcome{}, err
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		t.Stop()
+	}
+	if err := in.Undo(context.WithoutCancel(ctx)); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Cut, Client: client, For: d}, ctx.Err()
 }
 
 // Heal undoes every fault still applied.

@@ -146,6 +146,13 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 	}
 	if w, ok := e.clients[client]; ok {
 		end.LastRenewal, _ = w.cl.LastRenewal(lease, end.LastAlive)
+		// The grant starts the lease's TTL as a keep-alive does.
+		for _, g := range w.cl.LeaseGrants() {
+			if g.ID == lease {
+				end.Renewals = append(end.Renewals, g.At)
+			}
+		}
+		end.Renewals = append(end.Renewals, w.cl.Renewals(lease)...)
 	}
 	e.runs.leaseLost(end)
 }

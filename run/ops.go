@@ -168,6 +168,12 @@ func (e *Env) CS(ctx context.Context, client string) (Outcome, error) {
 	return e.cs(ctx, client, 0)
 }
 
+// CSWork is CS with the client working for d between its reads and its
+// writes: a holder that holds the lock that long.
+func (e *Env) CSWork(ctx context.Context, client string, d time.Duration) (Outcome, error) {
+	return e.cs(ctx, client, d)
+}
+
 // cs is a critical section in which the client works for d between its
 // read and its write: a slow holder, whose work the scenario draws from its
 // seed. The holder does not look at its lease meanwhile — a real one does

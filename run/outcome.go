@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
@@ -107,8 +108,10 @@ type Outcome struct {
 	Mode    string
 	Doing   Doing
 	Checks  []ResourceCheck
-	// Effected, for a release whose answer was lost: the lab saw it take
-	// effect on the server.
+	// For, for a cut that was healed after a while (a blip), is how long.
+	For time.Duration
+	// Effected, for an acquire or a release whose answer was lost: the lab
+	// saw it take effect on the server.
 	Effected bool
 }
 
@@ -127,9 +130,9 @@ func (o Outcome) String() string {
 	case Connected:
 		return fmt.Sprintf("%s: connected to %s", c, o.Member)
 	case Granted:
-		return fmt.Sprintf("%s: granted token=%s", c, o.Token)
+		return o.effected(fmt.Sprintf("%s: granted token=%s", c, o.Token), "acquire")
 	case Failed:
-		return fmt.Sprintf("%s: %s", c, describe(o.Failure, o.Detail))
+		return o.effected(fmt.Sprintf("%s: %s", c, describe(o.Failure, o.Detail)), "acquire")
 	case Section:
 		parts := make([]string, len(o.Writes))
 		for i, w := range o.Writes {
@@ -137,11 +140,11 @@ func (o Outcome) String() string {
 		}
 		return fmt.Sprintf("%s: %s", c, strings.Join(parts, "; "))
 	case Released:
-		return o.effected(c + ": released")
+		return o.effected(c+": released", "release")
 	case ReleasedEnded:
-		return o.effected(c + ": released a grant whose lease had ended")
+		return o.effected(c+": released a grant whose lease had ended", "release")
 	case ReleaseFailed:
-		return o.effected(fmt.Sprintf("%s: release %s", c, describe(o.Failure, o.Detail)))
+		return o.effected(fmt.Sprintf("%s: release %s", c, describe(o.Failure, o.Detail)), "release")
 	case Started:
 		return fmt.Sprintf("%s: %s", c, o.Doing)
 	case WillPause:
@@ -151,6 +154,9 @@ func (o Outcome) String() string {
 	case Resumed:
 		return c + ": resumed"
 	case Cut:
+		if o.For > 0 {
+			return fmt.Sprintf("%s: link cut for %v, then healed", c, o.For)
+		}
 		return c + ": link cut"
 	case Crashed:
 		return c + ": crashed, and started again holding nothing"
@@ -168,10 +174,11 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("outcome %d of %s", o.Kind, c)
 }
 
-// effected adds, to a release whose answer was lost, what the server did.
-func (o Outcome) effected(s string) string {
+// effected adds, to an acquire or a release whose answer was lost, what
+// the server did.
+func (o Outcome) effected(s, op string) string {
 	if o.Effected {
-		s += "\nserver: " + o.Client + "'s release took effect"
+		s += "\nserver: " + o.Client + "'s " + op + " took effect"
 	}
 	return s
 }

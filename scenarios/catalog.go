@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"fmt"
@@ -166,6 +167,31 @@ var catalog = []Scenario{
 		Members: 3, TTL: 3, script: "retried-release.txt", Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 3, Sections: 2, Accepted: 2},
 		Effects: []Effect{releaseTookEffectUnanswered("c1"), regrantedBeforeRetry("c1", "c2")},
+	},
+	{
+		Name: "lost-acquire",
+		Lesson: "c2 asks for the free lock over a link that fails one way: its request reaches the server and writes " +
+			"its key, but the answer is lost and c2 hears only that its connection broke; c2 gives up. c1's acquire " +
+			"is lost the same way, and c1 asks again on the same session. A lock must clean such a key up, or take " +
+			"it up when asked again (etcd's Mutex names the key after the session for that): a key left behind " +
+			"under a session that lives on holds the lock, or a place in its queue, for nobody, and every acquire " +
+			"after it waits for as long as that session lives — the liveness check catches the wedge.",
+		Members: 3, TTL: 1, script: "lost-acquire.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
+		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1, RegrantWithin: regrantWithin},
+		Effects: []Effect{acquireTookEffectUnanswered("c2"), acquireTookEffectUnanswered("c1")},
+	},
+	{
+		Name: "link-blip",
+		Lesson: "c1's link fails for 400 ms — well under its lease's TTL — while it holds the lock and works for two " +
+			"TTLs, and again later while it waits in the queue. The lease was alive when the link came back, so a " +
+			"correct lock goes on renewing it and rides through: c1 keeps the lock, and later its place in the queue. " +
+			"A lock that takes one failed renewal for a lost lock and stops renewing lets its lease lapse a TTL " +
+			"later, and the next client is granted while c1 still works. The lease-kept check does not excuse such " +
+			"a lapse: the blip was too short to starve the lease, and the keep-alives c1 sent (or did not) after it " +
+			"are in the history.",
+		Members: 3, TTL: 1, script: "link-blip.txt", Expect: alwaysPass, opTimeout: blipOpTimeout,
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
+		Effects: []Effect{blippedHolding("c1", time.Second), blippedWaiting("c1", time.Second)},
 	},
 	{
 		Name: "expire-while-waiting-lapse",
@@ -369,6 +395,17 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 // every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
 const slowOpTimeout = 15 * time.Second
 
+// lostAcquireOpTimeout bounds an operation of lost-acquire: the acquire
+// after the lost ones must be able to wait past the bound on granting again
+// (a lock that wedges is caught by an acquire that waited that long, not
+// by one given up before), and a lock that leaves a key to its lease (a
+// process that exits with its session) needs a lease's time.
+var lostAcquireOpTimeout = time.Duration(regrantWithin) + time.Second
+
+// blipOpTimeout bounds an operation of link-blip: a waiter waits out a
+// holder that works for three TTLs.
+const blipOpTimeout = 10 * time.Second
+
 // crashOpTimeout bounds an operation of crashed-holder: the waiter's
 // acquire spans the crashed holder's lease running out (one TTL, and the
 // server's expiry check after it).
@@ -384,13 +421,23 @@ func (s Scenario) steps() ([]script.Step, error) {
 		text = string(b)
 	}
 	steps, err := script.Parse(s.script, text)
-	if err == nil && len(steps) > 0 && steps[0].Cmd.Name == "setup" && s.scale > 1 {
-		// A script that names its lease TTL gets it scaled like any
-		// scenario's (Scaled): setup ttl=1 under --ttl 2 runs 2 s leases.
-		steps[0].Cmd.TTL *= s.scale
+	if err != nil || s.scale <= 1 {
+		return steps, err
 	}
-	return steps, err
+	// A script's times scale like any scenario's (Scaled): setup ttl=1
+	// under --ttl 2 runs 2 s leases, and a blip or a section written
+	// against 1 s leases lasts twice as long.
+	for i := range steps {
+		c := &steps[i].Cmd
+		c.TTL *= s.scale
+		c.For *= time.Duration(s.scale)
+		c.Work *= time.Duration(s.scale)
+	}
+	return steps, nil
 }
+
+// OpTimeout bounds one operation of the scenario's clients.
+func (s Scenario) OpTimeout() time.Duration { return cmp.Or(s.opTimeout, run.DefaultOpTimeout) }
 
 // Script returns a deterministic scenario's steps, or nil for one driven
 // by a workload.

@@ -47,6 +47,18 @@ func releaseTookEffectUnanswered(client string) Effect {
 	return Effect{Kind: history.EffectReleaseUnanswered, Clients: []string{client}}
 }
 
+func acquireTookEffectUnanswered(client string) Effect {
+	return Effect{Kind: history.EffectAcquireUnanswered, Clients: []string{client}}
+}
+
+func blippedHolding(client string, ttl time.Duration) Effect {
+	return Effect{Kind: history.EffectBlippedHolding, Clients: []string{client}, TTL: int64(ttl)}
+}
+
+func blippedWaiting(client string, ttl time.Duration) Effect {
+	return Effect{Kind: history.EffectBlippedWaiting, Clients: []string{client}, TTL: int64(ttl)}
+}
+
 func regrantedBeforeRetry(client, waiter string) Effect {
 	return Effect{Kind: history.EffectRegrantedBeforeRetry, Clients: []string{client, waiter}}
 }

@@ -93,6 +93,21 @@ func TestEffectsBothWays(t *testing.T) {
 		}
 		return h.lost(lossAt, "c2").release("c1", 20, 21).sorted()
 	}
+	lostAcquire := func(typ history.Type, seen bool) []history.Event {
+		h := new(hist).connect(0, "c1", "m1").fault(1, 1, 9, "lose-answer c1", "", "").op("c1", history.Acquire, 2, 8, typ)
+		if seen {
+			h.observe(5, history.ObservedAcquireWritten, "c1", "")
+		}
+		return h.sorted()
+	}
+	blipHeld := func(releaseAt int64, cutFor int64) []history.Event {
+		return new(hist).grant("c1", 1, 2).fault(1, 10, 10+cutFor, "cut-client c1", "", "").
+			release("c1", releaseAt, releaseAt+1).sorted()
+	}
+	blipWaited := func(answeredAt int64) []history.Event {
+		return new(hist).grant("c2", 1, 2).op("c1", history.Acquire, 5, answeredAt, history.Ok).
+			fault(1, 10, 50, "cut-client c1", "", "").sorted()
+	}
 	cases := []struct {
 		name   string
 		effect Effect
@@ -122,6 +137,13 @@ func TestEffectsBothWays(t *testing.T) {
 		{"held past the TTL", heldPastTTL(10),
 			new(hist).grant("c1", 1, 2).op("c2", history.Acquire, 3, 30, history.Ok).release("c1", 20, 21).sorted(),
 			new(hist).grant("c1", 1, 2).release("c1", 20, 21).grant("c2", 25, 26).sorted(), "no hold past 10ns had a waiter"},
+		{"acquire unanswered", acquireTookEffectUnanswered("c1"), lostAcquire(history.Info, true),
+			lostAcquire(history.Info, false), "the server was never seen to take c1's acquire unanswered"},
+		{"acquire unanswered, yet granted", acquireTookEffectUnanswered("c1"), lostAcquire(history.Fail, true),
+			lostAcquire(history.Ok, true), "was granted all the same"},
+		{"blipped holding", blippedHolding("c1", 100), blipHeld(200, 40), blipHeld(120, 40), "did not hold the lock from before"},
+		{"blipped holding, a cut too long", blippedHolding("c1", 100), blipHeld(300, 40), blipHeld(300, 150), "no cut of c1's link shorter than 100ns"},
+		{"blipped waiting", blippedWaiting("c1", 100), blipWaited(80), blipWaited(30), "no acquire of c1 waited across"},
 		{"all faults applied", allFaultsApplied(),
 			new(hist).fault(1, 1, 2, "cut-client c1", "", "").sorted(),
 			new(hist).fault(1, 1, 2, "pause-client c3 at before-write", "", "c3 never reached before-write").sorted(),

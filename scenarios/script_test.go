@@ -35,9 +35,11 @@ func TestScripts(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	datadriven.Walk(t, "scripts", func(t *testing.T, path string) {
+		name := strings.TrimSuffix(filepath.Base(path), ".txt")
+		s, err := scenarios.Lookup(name)
+		require.NoError(t, err, "every script is a catalog scenario's")
 		env, err := run.New(run.Config{
-			Cluster: c, Factory: lock.NewQueue, TTL: 1,
-			RunID: strings.TrimSuffix(filepath.Base(path), ".txt"),
+			Cluster: c, Factory: lock.NewQueue, TTL: 1, OpTimeout: s.OpTimeout(), RunID: name,
 		})
 		require.NoError(t, err)
 		defer env.Close()

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
@@ -46,6 +47,15 @@ func FromScript(name, file, text string) (Scenario, error) {
 		// Longer leases, longer operations: what explore ran the
 		// script with, and what a scaled catalog scenario gets.
 		s.opTimeout = run.OpTimeoutFor(s.TTL)
+	}
+	// A waiter may wait out every section the script makes last (cs
+	// work=) and every blip (cut for=): its acquire gets that long more.
+	var longer time.Duration
+	for _, st := range steps {
+		longer += st.Cmd.Work + st.Cmd.For
+	}
+	if longer > 0 {
+		s.opTimeout = cmp.Or(s.opTimeout, run.DefaultOpTimeout) + longer
 	}
 	expect := map[string]Expect{}
 	for _, st := range steps {

@@ -1,10 +1,12 @@
 package script
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 
@@ -22,12 +24,16 @@ type Cmd struct {
 	Client string
 	// Member is client's member=; At is pause's at= (a pause point);
 	// Mode is expire's mode= (revoke or lapse, "" for revoke); Answer is
-	// release's answer= ("lost"), Grant its grant= (a token label, t1).
+	// acquire's or release's answer= ("lost"), Grant release's grant= (a
+	// token label, t1).
 	Member, At, Mode, Answer, Grant string
 	// Async: the step runs in the background (its outcome is awaited).
 	Async bool
 	// Members and TTL are setup's members= and ttl= (0: not given).
 	Members, TTL int
+	// For is cut's for= (a blip: the link is cut that long, then healed;
+	// 0: until heal); Work is cs's work= (the section lasts that long).
+	For, Work time.Duration
 }
 
 // The values a key may take; each returns what is wrong with v.
@@ -78,6 +84,16 @@ var checks = map[string]check{
 	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),
 	"answer":  oneOf("lost"),
 	"grant":   numbered("t", "a grant's token label"),
+	"for":     positiveDuration,
+	"work":    positiveDuration,
+}
+
+// positiveDuration checks a duration such as 400ms or 3s.
+func positiveDuration(v string) error {
+	if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration (400ms, 3s)")
+	}
+	return nil
 }
 
 // specs: every command's arguments. A script is refused at parse time for
@@ -85,14 +101,14 @@ var checks = map[string]check{
 var specs = map[string]spec{
 	"setup":           {keys: []string{"members", "ttl"}},
 	"client":          {client: true, keys: []string{"member"}},
-	"acquire":         {client: true, flags: []string{"async"}},
-	"cs":              {client: true, flags: []string{"async"}},
+	"acquire":         {client: true, keys: []string{"answer"}, flags: []string{"async"}},
+	"cs":              {client: true, keys: []string{"work"}, flags: []string{"async"}},
 	"release":         {client: true, keys: []string{"answer", "grant"}, flags: []string{"async"}},
 	"await":           {client: true},
 	"pause":           {client: true, keys: []string{"at"}},
 	"wait-paused":     {client: true},
 	"resume":          {client: true},
-	"cut":             {client: true},
+	"cut":             {client: true, keys: []string{"for"}},
 	"crash":           {client: true},
 	"heal":            {},
 	"expire":          {client: true, keys: []string{"mode"}},
@@ -159,10 +175,15 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 			return Cmd{}, fmt.Errorf("%s: want %s=…%s", name, k, sp.accepts())
 		}
 	}
-	if kv["answer"] != "" && (kv["grant"] != "" || c.Async) {
+	switch {
+	case kv["answer"] != "" && name == "acquire" && c.Async:
+		return Cmd{}, fmt.Errorf("%s: answer=lost waits for the server to show the acquire's key, in the foreground: it takes no async", name)
+	case kv["answer"] != "" && (kv["grant"] != "" || c.Async):
 		return Cmd{}, fmt.Errorf("%s: answer=lost releases the latest grant, in the foreground: it takes no grant= or async", name)
 	}
 	c.Member, c.At, c.Mode, c.Answer, c.Grant = kv["member"], kv["at"], kv["mode"], kv["answer"], kv["grant"]
+	c.For, _ = time.ParseDuration(cmp.Or(kv["for"], "0"))
+	c.Work, _ = time.ParseDuration(cmp.Or(kv["work"], "0"))
 	c.Members, _ = strconv.Atoi(kv["members"])
 	c.TTL, _ = strconv.Atoi(kv["ttl"])
 	return c, nil
@@ -192,7 +213,8 @@ func (c Cmd) String() string {
 	}
 	for _, kv := range [][2]string{
 		{"members", itoa(c.Members)}, {"ttl", itoa(c.TTL)}, {"member", c.Member}, {"at", c.At},
-		{"mode", c.Mode}, {"answer", c.Answer}, {"grant", c.Grant},
+		{"mode", c.Mode}, {"answer", c.Answer}, {"grant", c.Grant}, {"for", durationOrEmpty(c.For)},
+		{"work", durationOrEmpty(c.Work)},
 	} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
@@ -202,6 +224,13 @@ func (c Cmd) String() string {
 		parts = append(parts, "async")
 	}
 	return strings.Join(parts, " ")
+}
+
+func durationOrEmpty(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 func itoa(n int) string {

@@ -51,9 +51,14 @@ func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
 		}
 		return run.Outcome{Kind: run.Connected, Client: c.Client, Member: c.Member}, nil
 	case "acquire":
+		if c.Answer != "" {
+			return e.AcquireAnswerLost(ctx, c.Client)
+		}
 		return maybeAsync(ctx, e, c, e.Acquire, run.DoingAcquire)
 	case "cs":
-		return maybeAsync(ctx, e, c, e.CS, run.DoingSection)
+		return maybeAsync(ctx, e, c, func(ctx context.Context, client string) (run.Outcome, error) {
+			return e.CSWork(ctx, client, c.Work)
+		}, run.DoingSection)
 	case "release":
 		if c.Answer != "" {
 			return e.ReleaseAnswerLost(ctx, c.Client)
@@ -70,6 +75,9 @@ func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
 	case "resume":
 		return e.Resume(ctx, c.Client)
 	case "cut":
+		if c.For > 0 {
+			return e.Blip(ctx, c.Client, c.For)
+		}
 		return e.Cut(ctx, c.Client)
 	case "crash":
 		return e.Crash(ctx, c.Client)
@@ -161,6 +169,11 @@ func RunDrawn(ctx context.Context, e *run.Env, lines []string) error {
 		if want, ok := fixedOutcome(c, points); ok && out.String() != want.String() {
 			diffs = append(diffs, fmt.Sprintf("step %d: %s: got %q, want %q", i+1, line, out, want))
 		}
+		if c.Answer != "" && !out.Effected {
+			// What the lock answered is its own; that the server took the
+			// request while its answer was lost is the fault's.
+			diffs = append(diffs, fmt.Sprintf("step %d: %s: got %q: the server never showed it take effect", i+1, line, out))
+		}
 	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("the drawn script did not run as drawn:\n%s", strings.Join(diffs, "\n"))
@@ -186,7 +199,7 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 	case "resume":
 		o.Kind = run.Resumed
 	case "cut":
-		o.Kind = run.Cut
+		o.Kind, o.For = run.Cut, c.For
 	case "crash":
 		o.Kind = run.Crashed
 	case "heal":

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock"
@@ -17,10 +18,19 @@ const (
 	WalkCut    = "cut"    // cut a holder's link until its lease lapses, then heal
 	WalkExpire = "expire" // revoke a holder's or a waiter's lease
 	WalkCrash  = "crash"  // kill a holder (SIGKILL) and start it again; its lease lapses
+	// WalkLostAcquire: an acquire of the free lock whose key the server
+	// writes while its answer is lost (acquire answer=lost); the client
+	// gives up, or asks again later.
+	WalkLostAcquire = "lost-acquire"
+	// WalkBlip: a holder's link fails for 0.4 TTL, and it goes on holding
+	// (working) for 1.5 TTL after: a lock must ride through.
+	WalkBlip = "blip"
 )
 
 // WalkFaults lists every fault kind a Walk can draw.
-func WalkFaults() []string { return []string{WalkPause, WalkCut, WalkExpire, WalkCrash} }
+func WalkFaults() []string {
+	return []string{WalkPause, WalkCut, WalkExpire, WalkCrash, WalkLostAcquire, WalkBlip}
+}
 
 // WalkOptions shape the scripts a Walk draws.
 type WalkOptions struct {
@@ -142,21 +152,41 @@ func (c *walkClient) idle() bool {
 func (c *walkClient) active() bool { return c.paused == "" && !c.cut && !c.waiting && !c.ghost }
 
 // walkKinds are the action kinds, in the order Names lists them.
-var walkKinds = []string{"acquire", "wait", "await", "cs", "release", "pause-write", "pause-release",
-	"wait-lease-gone", "resume", "expire", "cut", "crash"}
+//
+// A lost acquire is listed right after the acquire, so that a drawn index
+// that names an action not allowed now, rolling on to the next one allowed
+// (Pick), reaches it no more often than its own share: rolling from the
+// faults a free lock does not allow, it wraps to the plain acquire.
+var walkKinds = []string{"acquire", "lose-acquire", "wait", "await", "cs", "release", "pause-write", "pause-release",
+	"wait-lease-gone", "resume", "expire", "cut", "blip", "crash"}
+
+// lostAcquirer is the one client whose acquire's answer a walk loses: one
+// action among the others, not one per client, so that drawing it does
+// not crowd out what the other faults need (a holder and a waiter); and
+// not the first client, whose closing acquire then finds any key it left.
+const lostAcquirer = "c2"
+
+// lateKinds are the action kinds Names lists only when they may be drawn,
+// so that the other kinds' scripts are those they were before these
+// existed: each with the fault kind that allows it.
+var lateKinds = map[string]string{"crash": WalkCrash, "lose-acquire": WalkLostAcquire, "blip": WalkBlip}
 
 // Names lists every action a walk could ever draw, by name ("acquire
 // c1"), in a fixed order: a drawn index into it names the same action
 // whatever came before, so deleting one step of a script leaves the others
-// as they were. Crashes are listed only when they may be drawn, so that
-// the other kinds' scripts are those they were before crashes existed.
+// as they were. Crashes, lost acquires and blips are listed only when they may be
+// drawn, so that the other kinds' scripts are those they were before these
+// existed.
 func (w *Walk) Names() []string {
 	var out []string
 	for _, k := range walkKinds {
-		if k == "crash" && !w.allows(WalkCrash) {
+		if f, late := lateKinds[k]; late && !w.allows(f) {
 			continue
 		}
 		for _, c := range w.clients {
+			if k == "lose-acquire" && c.name != lostAcquirer {
+				continue
+			}
 			out = append(out, k+" "+c.name)
 		}
 	}
@@ -199,6 +229,9 @@ func (w *Walk) Next() []Action {
 		if c.waiting && !busy {
 			add("await", c.name, Cmd{Name: "await"})
 		}
+		if w.allows(WalkLostAcquire) && c.name == lostAcquirer && c.idle() && !busy && waiter == nil {
+			add("lose-acquire", c.name, Cmd{Name: "acquire", Answer: "lost"})
+		}
 		if c.active() && c.held {
 			add("cs", c.name, Cmd{Name: "cs"})
 			add("release", c.name, Cmd{Name: "release"})
@@ -223,6 +256,10 @@ func (w *Walk) Next() []Action {
 		}
 		if w.allows(WalkCut) && c.active() && c.held && !c.leaseGone {
 			add("cut", c.name, Cmd{Name: "cut"})
+		}
+		if w.allows(WalkBlip) && c.active() && c.held && !c.leaseGone {
+			ttl := time.Duration(w.opts.TTL) * time.Second
+			add("blip", c.name, Cmd{Name: "cut", For: 4 * ttl / 10}, Cmd{Name: "cs", Work: 3 * ttl / 2})
 		}
 		if w.allows(WalkCrash) && c.active() && c.held && !c.leaseGone {
 			add("crash", c.name, Cmd{Name: "crash"})
@@ -326,6 +363,10 @@ func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
 	switch cmd.Name {
 	case "acquire":
 		switch {
+		case cmd.Answer != "":
+			// The answer was lost: a correct lock says so (and cleans up,
+			// or takes its key up when asked again).
+			c.held = !predict && out.Granted()
 		case cmd.Async:
 			c.waiting = true
 		default:
@@ -364,7 +405,9 @@ func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
 			c.leaseGone = true
 		}
 	case "cut":
-		c.cut, c.doomed = true, true
+		if cmd.For == 0 { // a blip heals by itself
+			c.cut, c.doomed = true, true
+		}
 	case "crash":
 		c.held, c.ghost, c.doomed = false, true, true
 	}
@@ -379,10 +422,11 @@ func (w *Walk) client(name string) *walkClient {
 	return nil
 }
 
-// IsFault says whether the action is a fault (pause, cut, expire, crash).
+// IsFault says whether the action is a fault (pause, cut, expire, crash, a
+// lost acquire, a blip).
 func (a Action) IsFault() bool {
 	kind, _, _ := strings.Cut(a.Name, " ")
-	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire", "crash"}, kind)
+	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire", "crash", "lose-acquire", "blip"}, kind)
 }
 
 // DrawScript draws a script from seed alone: the preamble, actions drawn

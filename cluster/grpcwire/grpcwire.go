@@ -20,6 +20,17 @@ const (
 	leaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive"
 )
 
+// writes are etcd's methods that may change keys: the KV writes, and the
+// lock and election services' (which a client in another language may call
+// instead of writing keys itself).
+var writes = []string{"/etcdserverpb.KV/Put", "/etcdserverpb.KV/Txn", "/etcdserverpb.KV/DeleteRange",
+	"/v3lockpb.Lock/Lock", "/v3lockpb.Lock/Unlock", "/v3electionpb.Election/Campaign",
+	"/v3electionpb.Election/Proclaim", "/v3electionpb.Election/Resign"}
+
+// IsWrite reports whether method (a gRPC method path, as Hooks.Request
+// gets it) may change the cluster's keys.
+func IsWrite(method string) bool { return slices.Contains(writes, method) }
+
 // streaming are etcd's methods that are streams, not requests.
 var streaming = []string{watch, leaseKeepAlive, "/etcdserverpb.Maintenance/Snapshot", "/v3electionpb.Election/Observe"}
 
@@ -29,8 +40,9 @@ type Hooks struct {
 	// seconds (etcd may raise the TTL asked for to its minimum).
 	Grant func(id, ttl int64)
 	// Request is a unary request the client sent (a stream's opening is
-	// not one).
-	Request func()
+	// not one), by its gRPC method ("/etcdserverpb.KV/Txn"). It is called
+	// before the bytes that carry it are forwarded.
+	Request func(method string)
 	// Wake is a watch response that carried events.
 	Wake func()
 	// KeepAlive is a keep-alive the client sent for lease id.
@@ -201,7 +213,7 @@ func (c *Conn) headers(d *direction, request bool) {
 		return
 	}
 	if !slices.Contains(streaming, path) && c.hooks.Request != nil {
-		c.hooks.Request()
+		c.hooks.Request(path)
 	}
 	if path == leaseGrant || path == watch || path == leaseKeepAlive {
 		c.mu.Lock()

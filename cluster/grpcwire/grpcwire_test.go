@@ -23,7 +23,7 @@ func TestNotHTTP2StopsTheReader(t *testing.T) {
 func FuzzConn(f *testing.F) {
 	f.Add([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00"), []byte{0, 0, 0, 4, 1, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, req, ans []byte) {
-		c := grpcwire.NewConn(grpcwire.Hooks{Grant: func(int64, int64) {}, Request: func() {}, Wake: func() {}, KeepAlive: func(int64) {}})
+		c := grpcwire.NewConn(grpcwire.Hooks{Grant: func(int64, int64) {}, Request: func(string) {}, Wake: func() {}, KeepAlive: func(int64) {}})
 		for i := 0; i < len(req); i += 7 {
 			c.Request(req[i:min(i+7, len(req))])
 		}

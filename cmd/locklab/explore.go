@@ -35,7 +35,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fs.IntVar(&cases, "cases", 50, "cases to draw")
 	fs.Uint64Var(&seed, "seed", 1, "seed of the drawn cases (the same seed draws the same cases)")
 	fs.IntVar(&steps, "steps", 10, "most actions drawn per case (the closing steps come on top)")
-	fs.StringVar(&faultKinds, "faults", "all", "fault kinds to draw: pause, cut, expire, crash (comma list), or all")
+	fs.StringVar(&faultKinds, "faults", "all", "fault kinds to draw: "+strings.Join(script.WalkFaults(), ", ")+" (comma list), or all")
 	fs.IntVar(&ttl, "ttl", 1, "lease TTL in seconds of the drawn scripts (operations' timeouts scale with it): 2–5 gives a slow or busy machine time to renew")
 	fs.DurationVar(&shrink, "shrink-time", 2*time.Minute, "most time spent shrinking a failing case")
 	fs.StringVar(&out, "out", "", "where to write the shrunk failing script (default testdata/explore-LOCK-RESOURCE-SEED.txt)")

@@ -1,0 +1,155 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// renewGivesUp is a single-key lock that keeps its lease alive itself, as
+// lock libraries over stores without sessions do: the key is put if absent
+// on a lease of its own (polled, like ttl-poll), and while it holds, a
+// renewer sends a keep-alive every TTL/5, giving each TTL/10 to be answered.
+// The first keep-alive that fails ends the renewing for good — a transient
+// error is taken for a lost lock, and nobody is told (cozy-stack's lock
+// renewer after pull request 4911 stops on any error, transient too). A link
+// that fails for a few hundred milliseconds while it holds lets its lease
+// lapse a TTL later, and the next client is granted while it still works.
+// Otherwise correct. Known bad: link-blip catches it.
+type renewGivesUp struct {
+	cli *clientv3.Client
+	ttl time.Duration
+	key string
+
+	mu    sync.Mutex
+	lease clientv3.LeaseID // the lease of the latest acquire
+	stop  chan struct{}    // closes the renewer of the held grant
+	done  chan struct{}    // closed when that renewer has returned
+}
+
+// NewRenewGivesUp returns the renew-gives-up known-bad lock.
+func NewRenewGivesUp(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &renewGivesUp{cli: client, ttl: time.Duration(opts.TTL) * time.Second, key: opts.Prefix + name}, nil
+}
+
+func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
+	tick := time.NewTicker(PollInterval)
+	defer tick.Stop()
+	lease := l.Lease()
+	for {
+		if lease == 0 {
+			resp, err := l.cli.Grant(ctx, int64(l.ttl/time.Second))
+			if err != nil {
+				return Grant{}, err
+			}
+			lease = resp.ID
+			l.mu.Lock()
+			l.lease = lease
+			l.mu.Unlock()
+		}
+		resp, err := putOnLease(ctx, l.cli, l.key, lease)
+		switch {
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			lease = 0 // it lapsed while we polled
+			continue
+		case err != nil:
+			// The put may have committed with its answer lost: the key
+			// goes with the lease, which nobody renews.
+			l.forget(lease)
+			return Grant{}, err
+		case resp.Succeeded:
+			l.renew(lease)
+			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: lease}, nil
+		}
+		// While it waits, it keeps its lease alive by asking again.
+		if _, err := l.cli.KeepAliveOnce(ctx, lease); errors.Is(err, rpctypes.ErrLeaseNotFound) {
+			lease = 0
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return Grant{}, ctx.Err()
+		}
+	}
+}
+
+// forget drops lease as the one to use next.
+func (l *renewGivesUp) forget(lease clientv3.LeaseID) {
+	l.mu.Lock()
+	if l.lease == lease {
+		l.lease = 0
+	}
+	l.mu.Unlock()
+}
+
+// renew starts the renewer of lease; it gives up at its first failure.
+func (l *renewGivesUp) renew(lease clientv3.LeaseID) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	l.mu.Lock()
+	l.stop, l.done = stop, done
+	l.mu.Unlock()
+	go func() {
+		defer close(done)
+		t := time.NewTicker(l.ttl / 5)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), l.ttl/10)
+			_, err := l.cli.KeepAliveOnce(ctx, lease)
+			cancel()
+			if err != nil {
+				return // the bug: one failure, and the lease is left to lapse
+			}
+		}
+	}()
+}
+
+// stopRenewing stops the held grant's renewer, if any, and waits for it.
+func (l *renewGivesUp) stopRenewing() {
+	l.mu.Lock()
+	stop, done := l.stop, l.done
+	l.stop, l.done = nil, nil
+	l.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+func (l *renewGivesUp) Release(ctx context.Context, g Grant) error {
+	l.stopRenewing()
+	return releaseIfOwner(ctx, l.cli, g)
+}
+
+func (l *renewGivesUp) Lease() clientv3.LeaseID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lease
+}
+
+// Close stops renewing and revokes the latest lease, if it still lives.
+func (l *renewGivesUp) Close() error {
+	l.stopRenewing()
+	lease := l.Lease()
+	if lease == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := l.cli.Revoke(ctx, lease); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return err
+	}
+	return nil
+}

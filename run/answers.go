@@ -1,0 +1,101 @@
+package run
+
+import (
+	"context"
+	"fmt"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
+)
+
+// AcquireAnswerLost has client acquire the lock over a link that fails one
+// way at the acquire's first write (faults.LoseAnswer, on the timeline): the
+// request that writes the client's key reaches the server and takes effect
+// there — the lab waits until a key of one of the client's leases, written
+// after the step began, is on the server, and records that it saw so —
+// then the connection breaks with the answer still held, so the client
+// hears only that. A lock must clean that key up, or take it up when asked
+// again: left behind under a session that lives on, it holds the lock, or
+// a place in its queue, for a client that does not know it has it.
+func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	e.mu.Lock()
+	held := w.held
+	e.mu.Unlock()
+	switch {
+	case held:
+		return Outcome{}, fmt.Errorf("acquire answer=lost: %s already holds the lock", client)
+	case w.async != nil:
+		return Outcome{}, fmt.Errorf("acquire answer=lost: %s has a background step under way (await it first)", client)
+	}
+	before, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return Outcome{}, fmt.Errorf("acquire answer=lost: read the cluster's revision: %w", err)
+	}
+	in, err := e.Fault(ctx, faults.Fault{Kind: faults.LoseAnswer, Client: client})
+	if err != nil {
+		return Outcome{}, err
+	}
+	var r struct {
+		out Outcome
+		err error
+	}
+	ended := make(chan struct{})
+	bg := e.background(ctx)
+	go func() {
+		defer close(ended)
+		r.out, r.err = e.Acquire(bg, client)
+	}()
+	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	go func() {
+		select {
+		case <-ended:
+			cancel() // nothing more will be written
+		case <-wctx.Done():
+		}
+	}()
+	err = poll.Until(wctx, client+"'s acquire to write its key on the server", leasePoll, func(ctx context.Context) (bool, error) {
+		return e.wroteKey(ctx, w, client, before.Header.Revision)
+	})
+	cancel()
+	if err == nil {
+		e.runs.observe(history.ObservedAcquireWritten, client, "")
+	}
+	uerr := in.Undo(ctx)
+	<-ended
+	switch {
+	case err != nil:
+		return Outcome{}, fmt.Errorf("acquire answer=lost: the server never showed a key of %s's leases under %s (a lock keeps "+
+			"its keys under lock.Options.Prefix) while the acquire, which came to %q, went unanswered: %w",
+			client, e.opts.Prefix, Settled(r.out, r.err), err)
+	case uerr != nil:
+		return Outcome{}, uerr
+	}
+	out := Settled(r.out, r.err)
+	out.Effected = true
+	return out, nil
+}
+
+// wroteKey reports whether a key of one of client's leases (w is its
+// worker), created after revision after, is under the run's prefix.
+func (e *Env) wroteKey(ctx context.Context, w *worker, client string, after int64) (bool, error) {
+	e.learn(w)
+	// Not keys-only: that drops each key's lease.
+	resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithMinCreateRev(after+1))
+	if err != nil {
+		return false, err
+	}
+	mine := e.leasesOf(client)
+	for _, kv := range resp.Kvs {
+		if mine[kv.Lease] {
+			return true, nil
+		}
+	}
+	return false, nil
+}

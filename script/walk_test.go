@@ -1,0 +1,88 @@
+package script_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/script"
+)
+
+// A lost acquire is drawn only where it may be, on a free lock, and a
+// walk that may not draw it names exactly the actions it named before it
+// existed: the scripts its seeds draw stay the same.
+func TestWalkDrawsLostAcquires(t *testing.T) {
+	old := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkPause, script.WalkCut, script.WalkExpire, script.WalkCrash}})
+	for _, n := range old.Names() {
+		assert.False(t, strings.HasPrefix(n, "lose-acquire"), n)
+	}
+	all := script.NewWalk(script.WalkOptions{})
+	assert.Contains(t, all.Names(), "lose-acquire c2")
+	assert.NotContains(t, all.Names(), "lose-acquire c1", "one client's acquires are lost; the closing acquire, c1's, finds its key")
+	others := slices.DeleteFunc(all.Names(), func(n string) bool {
+		return strings.HasPrefix(n, "lose-acquire") || strings.HasPrefix(n, "blip")
+	})
+	assert.Equal(t, old.Names(), others, "the other actions keep their order")
+
+	// Allowed on a free lock, for c2, and not while c1 holds.
+	w := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkLostAcquire}})
+	w.Take(w.Preamble(), nil)
+	names := func() []string {
+		var out []string
+		for _, a := range w.Next() {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	assert.Contains(t, names(), "lose-acquire c2")
+	lost, _ := w.Pick(slices.Index(w.Names(), "lose-acquire c2"))
+	assert.Equal(t, []string{"acquire c2 answer=lost"}, lost.Lines())
+	acquire, _ := w.Pick(0)
+	w.Take(acquire, nil)
+	assert.NotContains(t, names(), "lose-acquire c2", "c1 holds the lock")
+
+	drawn := 0
+	for seed := range uint64(100) {
+		lines := script.DrawScript(seed, script.WalkOptions{Faults: []string{script.WalkLostAcquire}}, 12)
+		for i, l := range lines {
+			if !strings.HasSuffix(l, " answer=lost") {
+				continue
+			}
+			drawn++
+			// On a free lock: every acquire before it was released.
+			granted := 0
+			for _, p := range lines[:i] {
+				switch {
+				case strings.HasPrefix(p, "acquire ") && !strings.Contains(p, "answer=") && !strings.Contains(p, "async"),
+					strings.HasPrefix(p, "await "):
+					granted++
+				case strings.HasPrefix(p, "release "):
+					granted--
+				}
+			}
+			assert.Zero(t, granted, "seed %d: %s drawn while the lock is held:\n%s", seed, l, strings.Join(lines[:i+1], "\n"))
+		}
+		assert.Equal(t, "check", lines[len(lines)-1])
+	}
+	assert.Positive(t, drawn, "100 seeds drew no lost acquire")
+}
+
+// A blip is drawn for a holder: its link fails for 0.4 TTL, healed by
+// itself, and it works on for 1.5 TTL; nothing waits for its lease.
+func TestWalkDrawsBlips(t *testing.T) {
+	w := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkBlip}, TTL: 2})
+	w.Take(w.Preamble(), nil)
+	acquire, _ := w.Pick(0)
+	w.Take(acquire, nil)
+	blip, ok := w.Pick(slices.Index(w.Names(), "blip c1"))
+	assert.True(t, ok)
+	assert.Equal(t, []string{"cut c1 for=800ms", "cs c1 work=3s"}, blip.Lines())
+	assert.True(t, blip.IsFault())
+	w.Take(blip, nil)
+	for _, a := range w.Next() {
+		assert.NotEqual(t, "wait-lease-gone c1", a.Name, "a blip dooms no lease")
+		assert.NotEqual(t, "heal", a.Name, "a blip heals by itself")
+	}
+}
