@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -98,4 +99,40 @@ func (e *Env) wroteKey(ctx context.Context, w *worker, client string, after int6
 		}
 	}
 	return false, nil
+}
+
+// WaitFree waits until no key on a lease is left under the run's prefix:
+// every key a client wrote is gone, deleted or with its lease. A lock whose
+// client gave up must be free again within the bound on granting again
+// after a fault (RegrantWithin): a key left to its lease goes within a TTL;
+// one left under a session that lives on never goes, and the step fails
+// naming it.
+func (e *Env) WaitFree(ctx context.Context) (Outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, RegrantWithin(e.TTL()))
+	defer cancel()
+	var left []string
+	err := poll.Until(ctx, "the lock to be free", leasePoll, func(ctx context.Context) (bool, error) {
+		// Not keys-only: that drops each key's lease.
+		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix())
+		if err != nil {
+			return false, err
+		}
+		left = left[:0]
+		for _, kv := range resp.Kvs {
+			if kv.Lease != 0 {
+				e.mu.Lock()
+				owner := e.leases[kv.Lease]
+				e.mu.Unlock()
+				if owner != "" {
+					owner += "'s "
+				}
+				left = append(left, fmt.Sprintf("%skey %s (lease %x)", owner, strings.TrimPrefix(string(kv.Key), e.opts.Prefix), kv.Lease))
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("the lock was not free within %v: %s left: %w", RegrantWithin(e.TTL()), strings.Join(left, ", "), err)
+	}
+	return Outcome{Kind: Free}, nil
 }

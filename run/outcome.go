@@ -43,6 +43,7 @@ const (
 	LeaseGone          // the server no longer has the client's lease
 	Waiting            // the client's acquire visibly waits for the lock
 	Checked            // every history was checked: Checks
+	Free               // no key of any lease is left under the run's prefix
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -170,6 +171,8 @@ func (o Outcome) String() string {
 		return c + ": waiting"
 	case Checked:
 		return renderChecks(o.Checks)
+	case Free:
+		return "server: the lock is free"
 	}
 	return fmt.Sprintf("outcome %d of %s", o.Kind, c)
 }

@@ -29,6 +29,9 @@ func TestParseLineChecksValues(t *testing.T) {
 		"acquire c1 fast":              `acquire: unexpected argument "fast" (it takes CLIENT answer=… async)`,
 		"acquire c1 answer=lost async": "acquire: answer=lost waits for the server to show the acquire's key, in the foreground",
 		"acquire c1 answer=gone":       "acquire: answer=gone: want one of lost",
+		"cut c1 for=soon":              "cut: for=soon: want a positive duration (400ms, 3s)",
+		"cs c1 work=-1s":               "cs: work=-1s: want a positive duration",
+		"wait-free c1":                 `wait-free: unexpected argument "c1" (it takes no arguments)`,
 		"heal c1":                      `heal: unexpected argument "c1" (it takes no arguments)`,
 		"grab c1":                      `unknown command "grab"`,
 		"acquire":                      "acquire: want a client name",
@@ -44,7 +47,7 @@ func TestParseLineChecksValues(t *testing.T) {
 func TestCmdStringReadsBack(t *testing.T) {
 	for _, line := range []string{
 		"setup members=5 ttl=2", "client c1 member=m3", "acquire c2 async", "cs c1", "release c1 grant=t1",
-		"release c1 answer=lost", "acquire c1 answer=lost", "pause c1 at=before-release", "expire c2 mode=lapse", "expire c2", "heal", "check",
+		"release c1 answer=lost", "acquire c1 answer=lost", "cut c1 for=400ms", "cs c1 work=2s async", "wait-free", "pause c1 at=before-release", "expire c2 mode=lapse", "expire c2", "heal", "check",
 	} {
 		c, err := script.ParseLine(line)
 		require.NoError(t, err, line)

@@ -89,6 +89,8 @@ func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
 		return e.WaitLeaseGone(ctx, c.Client)
 	case "wait-queued":
 		return e.WaitQueued(ctx, c.Client)
+	case "wait-free":
+		return e.WaitFree(ctx)
 	case "check":
 		return e.Check()
 	}
