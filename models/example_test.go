@@ -60,3 +60,24 @@ func Example() {
 	// c1 cs → ok read=0 token=10 write accepted [20ms, 2s]
 	// c2 cs → ok read=0 token=12 write accepted [1.31s, 1.32s]
 }
+
+// A lock kept for nobody: c2's acquire lost its answer (its key stays
+// under its live session), and c1 asks after the fault ended and waits 6 s
+// with nobody granted, past the scenario's 5 s bound.
+func ExampleCheckLiveness() {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	events := []history.Event{
+		{Time: ms(0), Type: history.FaultStart, ID: 1, Fault: "lose-answer c2"},
+		{Time: ms(1), Type: history.Invoke, ID: 1, Client: "c2", Op: history.Acquire, Lock: "l"},
+		{Time: ms(30), Type: history.FaultEnd, ID: 1, Fault: "lose-answer c2"},
+		{Time: ms(31), Type: history.Info, ID: 1, Client: "c2", Op: history.Acquire, Lock: "l", Error: "connection lost"},
+		{Time: ms(40), Type: history.Invoke, ID: 2, Client: "c1", Op: history.Acquire, Lock: "l"},
+		{Time: ms(6040), Type: history.Info, ID: 2, Client: "c1", Op: history.Acquire, Lock: "l", Error: "timed out"},
+	}
+	v := models.CheckLiveness(history.Pair(events), events, &history.Minimum{RegrantWithin: int64(5 * time.Second)})
+	fmt.Println(v.Result)
+	fmt.Println(v.Explanation)
+	// Output:
+	// FAIL
+	// c1 waited 6s for the lock after the last fault (lose-answer c2) ended, and nobody was granted in that time (the lock must grant again within 5s): the lock was kept for nobody.
+}
