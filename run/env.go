@@ -100,6 +100,10 @@ type worker struct {
 	// crashes counts the client's crashes; born is the count its Locker
 	// was made at: a Locker born before the last crash is dead.
 	crashes, born int
+	// acquiring is set while an acquire is pending; endedWaiting is the
+	// lease the lab ended meanwhile (expire), zero if none.
+	acquiring    bool
+	endedWaiting int64
 }
 
 // Config describes a run.

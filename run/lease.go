@@ -196,6 +196,11 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) 
 	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
 		return Outcome{}, err
 	}
+	e.mu.Lock()
+	if w.acquiring {
+		w.endedWaiting = int64(lease)
+	}
+	e.mu.Unlock()
 	return Outcome{Kind: LeaseEnded, Client: client, Mode: mode}, nil
 }
 

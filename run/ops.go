@@ -29,10 +29,17 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
+	e.mu.Lock()
+	w.acquiring, w.endedWaiting = true, 0
+	e.mu.Unlock()
 	ids := e.runs.invoke(client, history.Acquire)
 	actx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
 	g, err := w.locker.Acquire(actx)
 	cancel()
+	e.mu.Lock()
+	ended := w.endedWaiting
+	w.acquiring, w.endedWaiting = false, 0
+	e.mu.Unlock()
 	e.learn(w)
 	if e.crashedSince(w, crashes) {
 		// Whatever the lock said, nobody was left to hear it: the grant
@@ -78,7 +85,11 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	}
 	w.grants[label] = g
 	e.mu.Unlock()
-	return Outcome{Kind: Granted, Client: client, Token: label}, nil
+	// A lock that takes a lease per attempt may lose the one it waited on
+	// (the lab ended it) and go on waiting on a fresh one: the grant
+	// rests on that.
+	renewed := ended != 0 && lease != 0 && lease != ended
+	return Outcome{Kind: Granted, Client: client, Token: label, NewLease: renewed}, nil
 }
 
 // grantKey is what the server had at a grant's key at the grant's

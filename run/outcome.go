@@ -109,6 +109,10 @@ type Outcome struct {
 	Mode    string
 	Doing   Doing
 	Checks  []ResourceCheck
+	// NewLease, for a grant: the lease the client had when it asked ended
+	// while it waited, and the grant rests on a newer one (a lock that
+	// takes a lease per attempt).
+	NewLease bool
 	// For, for a cut that was healed after a while (a blip), is how long.
 	For time.Duration
 	// Effected, for an acquire or a release whose answer was lost: the lab
@@ -131,7 +135,11 @@ func (o Outcome) String() string {
 	case Connected:
 		return fmt.Sprintf("%s: connected to %s", c, o.Member)
 	case Granted:
-		return o.effected(fmt.Sprintf("%s: granted token=%s", c, o.Token), "acquire")
+		s := fmt.Sprintf("%s: granted token=%s", c, o.Token)
+		if o.NewLease {
+			s += " on a new lease"
+		}
+		return o.effected(s, "acquire")
 	case Failed:
 		return o.effected(fmt.Sprintf("%s: %s", c, describe(o.Failure, o.Detail)), "acquire")
 	case Section:

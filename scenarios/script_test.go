@@ -54,6 +54,9 @@ func TestScripts(t *testing.T) {
 			}
 			out, err := script.DoLine(ctx, env, line)
 			require.NoError(t, err, "%s: %s", d.Pos, line)
+			if script.Matches(strings.TrimSuffix(d.Expected, "\n"), out.String()) {
+				return d.Expected // one of the answers the script allows
+			}
 			return out.String() + "\n"
 		})
 		// Faults name clients as operations do: "pause-client c1 at …".

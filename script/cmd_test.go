@@ -130,3 +130,13 @@ func ExampleDrawScript() {
 	// client c1 member=m1
 	// check
 }
+
+// A step's expected output may list answers that are all correct, one per
+// block, between lines that say "or"; anything else does not match.
+func TestMatchesAlternatives(t *testing.T) {
+	both := "c2: error: session expired\nor\nc2: granted token=t2 on a new lease"
+	assert.True(t, script.Matches(both, "c2: error: session expired"))
+	assert.True(t, script.Matches(both, "c2: granted token=t2 on a new lease"))
+	assert.False(t, script.Matches(both, "c2: granted token=t2"), "a grant on the lease that ended is the bug")
+	assert.True(t, script.Matches("c1: released", "c1: released"))
+}
