@@ -112,7 +112,7 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 			h.excuse = byFault
 		case excusedBetween(excused, g.Call, l.Gone, l.TTL, false):
 			h.excuse = byStall
-		case l.Renewed():
+		case l.Renewed() && !heldRenewal(excused, g.Client, l):
 			h.excuse = byRenewal
 		}
 		if h.excuse == unexcused {
@@ -238,6 +238,18 @@ func starving(excused []span, client string, l history.Loss) []span {
 		}
 		before, ok := l.RenewedBefore(s.from)
 		return ok && s.to-before < l.TTL
+	})
+}
+
+// heldRenewal reports whether l's last keep-alive was sent while a brief
+// fault held client's link: the link delivered it when it came back, and if
+// the lease still lived a TTL past that, the server took it. It is then no
+// evidence of a renewal the server or the link failed to take in time — a
+// lock that stops renewing after such a keep-alive (its answer came too
+// late for it) let its lease go itself.
+func heldRenewal(excused []span, client string, l history.Loss) bool {
+	return slices.ContainsFunc(excused, func(s span) bool {
+		return s.link == client && client != "" && l.RenewedAt >= s.from && l.RenewedAt <= s.to && l.Gone > s.to+l.TTL
 	})
 }
 
