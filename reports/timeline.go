@@ -166,7 +166,9 @@ func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
 	x, op := d.x, d.ops[i]
 	ret := op.Return
 	if ret == history.Infinity {
-		ret = d.end
+		// Unknown: it may take effect any time, but its client stopped
+		// waiting when it heard so (if it did).
+		ret = cmp.Or(op.Answered, d.end)
 	}
 	l.Waiting = append(l.Waiting, bar{X: x(op.Call), W: x(ret) - x(op.Call), Y: l.Y + 4, H: 18,
 		Title: "waiting: " + title})
