@@ -14,6 +14,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/poll"
 )
 
 // wait bounds every condition wait of these tests; conditions normally hold
@@ -129,9 +130,14 @@ func TestKillLeaderAndRestart(t *testing.T) {
 	newLeader, err := c.WaitLeader(ctx, leader)
 	require.NoError(t, err)
 	t.Logf("new leader %s %v after killing %s", newLeader, time.Since(killed), leader)
-	after, err := c.Term(ctx)
-	require.NoError(t, err)
-	assert.Greater(t, after, term, "an election raises the term")
+	// Each member takes the new term in as it processes the election, a
+	// step that may trail its view of the leader: wait to see it.
+	var after uint64
+	err = poll.Until(ctx, "the term to grow", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+		after, err = c.Term(ctx)
+		return after > term, err
+	})
+	require.NoError(t, err, "an election raises the term (%d before, %d after)", term, after)
 
 	cl, err := c.NewClient("c1", newLeader)
 	require.NoError(t, err)
