@@ -8,7 +8,9 @@
 //     write), holder validity windows (grant → release or server-side loss of
 //     the grant's lease) that never overlap, no grant on an ended lease, no
 //     grant to a waiter whose lease ended while it waited. These, with the
-//     minimum-progress check, set a run's verdict.
+//     liveness check (after the last fault, no acquire waits past the
+//     scenario's bound while nobody is granted: a lock kept for nobody) and
+//     the minimum-progress check, set a run's verdict.
 //   - belief — did two clients ever believe they held the lock at once? The
 //     mutex model. Under long pauses any lease-based lock says yes; that is a
 //     finding to report, not a failure.
@@ -18,8 +20,10 @@
 //   - porcupine.go: the one typed wrapper over Porcupine's interface{} API
 //   - mutex.go, counter.go: the two models
 //   - direct.go: token, stale-write, validity-window and expired-waiter checks
-//   - leasekept.go: a lease lost while no fault or stall excuses it
-//   - progress.go: minimum progress, liveness after the last fault, lost fraction
+//   - leasekept.go: a lease lost while no fault or stall excuses it (a blip
+//     of the holder's own link only if it could have starved the lease)
+//   - progress.go: minimum progress, liveness after the last fault (a wedge),
+//     lost fraction
 //   - check.go: Check, which runs them all on a history and its header
 //   - effects.go, effectkinds.go: what a scenario claims happens (the
 //     header's history.Effect data), judged from the history alone
