@@ -181,9 +181,9 @@ type Event struct {
 	// Renewals (lease-lost) are the keep-alives the client sent for the
 	// lease that the lab saw, the latest few up to the event, after the
 	// moment the lease was granted (which starts its TTL as a keep-alive
-	// does), oldest first (run clock): whether it went on renewing after a fault healed, or
-	// had renewed just before it, is how a fault that could not have
-	// starved the lease is told from one that could.
+	// does), oldest first (run clock): whether it went on renewing after a
+	// fault healed, or had renewed just before it, is how a fault that
+	// could not have starved the lease is told from one that could.
 	Renewals []int64 `json:"renewals,omitempty"`
 	// Key, KeyRevision and TokenAhead (observed bad-token) say how a
 	// grant's token and key disagree (see ObservedBadToken).

@@ -146,8 +146,8 @@ func blipExplanation(h heldLoss) string {
 	}
 	return fmt.Sprintf("The server ended %s's lease %v into its hold, before %s began to release the lock. A fault held "+
 		"%s's link from %s to %s, but too briefly to starve the lease: %s had last renewed it at %s, so the lease "+
-		"(TTL %v) was still alive when the link came back, with time to renew it. %s did not: %s. The lock stopped renewing its lease after a transient fault, and the lock was free for the "+
-		"next client while %s still held it.",
+		"(TTL %v) was still alive when the link came back, with time to renew it. %s did not: %s. The lock stopped "+
+		"renewing its lease after a transient fault, and the lock was free for the next client while %s still held it.",
 		c, time.Duration(l.Gone-h.grant.Return), c, c, at(b.from), at(b.to), c, at(before), time.Duration(l.TTL),
 		c, after, c)
 }

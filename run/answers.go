@@ -62,7 +62,7 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 		}
 	}()
 	err = poll.Until(wctx, client+"'s acquire to write its key on the server", leasePoll, func(ctx context.Context) (bool, error) {
-		return e.wroteKey(ctx, w, client, before.Header.Revision)
+		return e.hasKey(ctx, w, client, clientv3.WithMinCreateRev(before.Header.Revision+1))
 	})
 	cancel()
 	if err == nil {
@@ -83,12 +83,13 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 	return out, nil
 }
 
-// wroteKey reports whether a key of one of client's leases (w is its
-// worker), created after revision after, is under the run's prefix.
-func (e *Env) wroteKey(ctx context.Context, w *worker, client string, after int64) (bool, error) {
+// hasKey reports whether a key of one of client's leases (w is its
+// worker) is under the run's prefix; opts narrow the read (a key created
+// after some revision).
+func (e *Env) hasKey(ctx context.Context, w *worker, client string, opts ...clientv3.OpOption) (bool, error) {
 	e.learn(w)
 	// Not keys-only: that drops each key's lease.
-	resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithMinCreateRev(after+1))
+	resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, append(opts, clientv3.WithPrefix())...)
 	if err != nil {
 		return false, err
 	}

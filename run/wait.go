@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
@@ -61,17 +59,8 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (Outcome, error) {
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
 	err = poll.Until(ctx, client+" to wait for the lock", leasePoll, func(ctx context.Context) (bool, error) {
-		e.learn(w)
-		// Not keys-only: that drops each key's lease.
-		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix())
-		if err != nil {
-			return false, err
-		}
-		mine := e.leasesOf(client)
-		for _, kv := range resp.Kvs {
-			if mine[kv.Lease] {
-				return true, nil
-			}
+		if queued, err := e.hasKey(ctx, w, client); queued || err != nil {
+			return queued, err
 		}
 		return w.async != nil && w.cl.Answered() > answered, nil
 	})

@@ -403,7 +403,7 @@ const slowOpTimeout = 15 * time.Second
 var lostAcquireOpTimeout = time.Duration(regrantWithin) + time.Second
 
 // blipOpTimeout bounds an operation of link-blip: a waiter waits out a
-// holder that works for three TTLs.
+// holder that works for two TTLs, and a blip.
 const blipOpTimeout = 10 * time.Second
 
 // crashOpTimeout bounds an operation of crashed-holder: the waiter's
