@@ -9,8 +9,9 @@ import (
 )
 
 // CheckEnvironment tells whether the run's environment, rather than the
-// lock, took a holder's lease away: a grant's lease ended while its holder
-// held it, no fault of the schedule explains it, and yet the holder's client
+// lock, took a holder's or a waiter's lease away: a grant's lease ended
+// while its holder held it (or a lease while its client waited, see
+// waitLosses), no fault of the schedule explains it, and yet the client
 // had sent the lease a keep-alive in time (within one TTL of its last
 // sighting alive), or the lab's own process stood still meanwhile. That is a
 // busy machine's doing — a server too slow to take a renewal in, a process
@@ -42,14 +43,62 @@ func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
 		}
 		v.Evidence = append(v.Evidence, append(evidence(h.grant), describeLoss(h.loss))...)
 	}
+	for _, w := range waitLosses(ops, events) {
+		what := ", and the lab's own process stood still meanwhile"
+		if w.excuse == byRenewal {
+			what = fmt.Sprintf(" although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
+				time.Duration(w.loss.AliveUntil-w.loss.RenewedAt), time.Duration(w.loss.TTL))
+		}
+		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
+		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
+	}
 	if len(why) == 0 {
 		v.Result = Pass
-		v.Explanation = "No holder's lease ended but where a fault of the schedule, or the lock itself, explains it."
+		v.Explanation = "No holder's or waiter's lease ended but where a fault of the schedule, or the lock itself, " +
+			"explains it."
 		return v
 	}
 	v.Result = Error
 	v.Explanation = "The environment let a renewed lease lapse: " + strings.Join(why, "; ") + ". The machine was too " +
-		"slow for the lease's TTL (another client was then rightly granted), so what followed is no evidence against " +
+		"slow for the lease's TTL (another client was then rightly granted, or the waiter rightly told its session " +
+		"expired), so what followed is no evidence against " +
 		"the lock: run again on a quieter machine, or with a longer TTL (--ttl)."
 	return v
+}
+
+// waitLosses lists the leases the server ended while their client waited
+// in an acquire, renewed in time or while the lab stood still (byRenewal,
+// byStall), with that acquire (as grant): the client sent the lease a
+// keep-alive after it began to wait, so it was the lease it waited on, and
+// within a TTL of its last sighting alive. A waiter's lapse is not the
+// lock's either: the lock rightly tells its client the session expired,
+// and a script that expected a grant, or a run's progress, comes up short
+// through no fault of the lock. An acquire granted on the very lease that
+// ended is left out: that grant is the lock's error (expired-waiter).
+func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
+	losses := history.LeaseLosses(events)
+	if len(losses) == 0 {
+		return nil
+	}
+	excused := excuses(events)
+	var out []heldLoss
+	for _, op := range ops {
+		if op.Op != history.Acquire || op.Synthetic {
+			continue
+		}
+		end := op.Return
+		if op.Type == history.Info && op.Answered != 0 {
+			end = op.Answered
+		}
+		for _, l := range losses {
+			if l.Client != op.Client || l.Gone < op.Call || l.Gone > end || l.RenewedAt <= op.Call ||
+				(op.Type == history.Ok && l.Lease == op.Lease) {
+				continue
+			}
+			if e := excuseOf(excused, op.Client, op.Call, l); e == byRenewal || e == byStall {
+				out = append(out, heldLoss{grant: op, loss: l, excuse: e})
+			}
+		}
+	}
+	return out
 }

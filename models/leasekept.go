@@ -106,15 +106,7 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
 			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
 		}
-		h := heldLoss{grant: g, loss: l, excuse: unexcused}
-		switch {
-		case excusedBetween(starving(excused, g.Client, l), g.Call, l.Gone, l.TTL, true):
-			h.excuse = byFault
-		case excusedBetween(excused, g.Call, l.Gone, l.TTL, false):
-			h.excuse = byStall
-		case l.Renewed() && !heldRenewal(excused, g.Client, l):
-			h.excuse = byRenewal
-		}
+		h := heldLoss{grant: g, loss: l, excuse: excuseOf(excused, g.Client, g.Call, l)}
 		if h.excuse == unexcused {
 			for _, sp := range excused {
 				if sp.link == g.Client && excusedBetween([]span{sp}, g.Call, l.Gone, l.TTL, true) {
@@ -125,6 +117,20 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		out = append(out, h)
 	}
 	return out
+}
+
+// excuseOf says what explains the end of client's lease l, of what
+// happened from the moment from (the acquire's call) on.
+func excuseOf(excused []span, client string, from int64, l history.Loss) excuse {
+	switch {
+	case excusedBetween(starving(excused, client, l), from, l.Gone, l.TTL, true):
+		return byFault
+	case excusedBetween(excused, from, l.Gone, l.TTL, false):
+		return byStall
+	case l.Renewed() && !heldRenewal(excused, client, l):
+		return byRenewal
+	}
+	return unexcused
 }
 
 // blipExplanation says why a brief fault on the holder's link does not
@@ -241,15 +247,18 @@ func starving(excused []span, client string, l history.Loss) []span {
 	})
 }
 
-// heldRenewal reports whether l's last keep-alive was sent while a brief
-// fault held client's link: the link delivered it when it came back, and if
-// the lease still lived a TTL past that, the server took it. It is then no
-// evidence of a renewal the server or the link failed to take in time — a
-// lock that stops renewing after such a keep-alive (its answer came too
-// late for it) let its lease go itself.
+// heldRenewal reports whether l's last keep-alive was sent while a fault
+// held client's own link. Such a keep-alive is no evidence that the lock
+// kept renewing: either the link delivered it when it came back, and the
+// lease then lived a TTL past that (it lapsed later, so the lock sent
+// nothing more), or it never reached the server (the client gave up on it,
+// and the lease ended within a TTL of the link's return, which a delivered
+// keep-alive rules out). Either way the lock sent nothing once the link was
+// back. heldLosses asks only when the fault was too brief to starve the
+// lease, so the lease was alive then, with time to renew it.
 func heldRenewal(excused []span, client string, l history.Loss) bool {
 	return slices.ContainsFunc(excused, func(s span) bool {
-		return s.link == client && client != "" && l.RenewedAt >= s.from && l.RenewedAt <= s.to && l.Gone > s.to+l.TTL
+		return s.link == client && client != "" && l.RenewedAt >= s.from && l.RenewedAt < s.to
 	})
 }
 

@@ -1,0 +1,59 @@
+package models_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// A waiter's lease that ends while it waits, though its client renewed it
+// in time (or the lab stood still), is the environment's doing, as a
+// holder's is: the lock rightly tells the waiter its session expired, and
+// what the script or the progress check then misses is no evidence against
+// it. A lease the client stopped renewing before it began to wait (one its
+// lock revoked at a release), one a fault starved, and one the waiter was
+// granted on (expired-waiter's finding) are not.
+func TestEnvironmentWaiterLapse(t *testing.T) {
+	waiter := func(typ history.Type, lease int64) []op {
+		return []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+			{client: "c2", op: A, call: 20, ret: 1450, typ: typ, token: 12, lease: lease},
+			{client: "c1", op: C, call: 30, ret: 900, token: 10, value: val(0), accepted: yes},
+			{client: "c1", op: R, call: 910, ret: 920},
+		}
+	}
+	failed := waiter(history.Fail, 0)
+	renewed := []lost{{client: "c2", t: 1400, aliveUntil: 1300, lease: 0xb, renewedAt: 900, ttl: 1000}}
+	stalled := func(evs []history.Event) []history.Event {
+		at := slices.IndexFunc(evs, func(e history.Event) bool { return e.Time > 1350 })
+		return slices.Insert(evs, at, history.Event{Time: 1350, Type: history.Observed, What: history.ObservedStalled, StalledFrom: 1000})
+	}
+	for _, tc := range []struct {
+		name   string
+		events []history.Event
+		want   models.Result
+	}{
+		{"renewed while it waited, told its session expired", build(failed, renewed, nil), models.Error},
+		{"renewed while it waited, granted on a new lease", build(waiter(history.Ok, 0xc), renewed, nil), models.Error},
+		{"the lab stood still", stalled(build(failed, []lost{{client: "c2", t: 1400, aliveUntil: 1300, lease: 0xb, renewedAt: 100, ttl: 1000}}, nil)), models.Error},
+		{"granted on the lease that ended: the lock's error", build(waiter(history.Ok, 0xb), renewed, nil), models.Pass},
+		{"renewals stopped before it waited", build(failed, []lost{{client: "c2", t: 1400, aliveUntil: 1300, lease: 0xb, renewedAt: 15, ttl: 1000}}, nil), models.Pass},
+		{"no keep-alive seen", build(failed, []lost{{client: "c2", t: 1400, aliveUntil: 1300, lease: 0xb, ttl: 1000}}, nil), models.Pass},
+		{"a cut that starved it", build(failed, renewed, []fault{{name: "cut-client c2", start: 950, end: 1380}}), models.Pass},
+		{"the lease ended after the acquire returned", build(failed, []lost{{client: "c2", t: 1500, aliveUntil: 1300, lease: 0xb, renewedAt: 900, ttl: 1000}}, nil), models.Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := mustCheck(t, tc.events, time.Second).Environment
+			assert.Equal(t, tc.want, env.Result, env.Explanation)
+			if tc.want == models.Error {
+				assert.Contains(t, env.Explanation, "c2's lease ended while it waited for the lock")
+				assert.Len(t, env.Evidence, 2)
+			}
+		})
+	}
+}
