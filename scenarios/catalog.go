@@ -176,8 +176,8 @@ var catalog = []Scenario{
 			"it up when asked again (etcd's Mutex names the key after the session for that): a key left behind " +
 			"under a session that lives on holds the lock, or a place in its queue, for nobody, and every acquire " +
 			"after it waits for as long as that session lives — the liveness check catches the wedge.",
-		Members: 3, TTL: 1, script: "lost-acquire.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
-		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1, RegrantWithin: regrantWithin},
+		Members: 3, TTL: lostAcquireTTL, script: "lost-acquire.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
+		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1, RegrantWithin: int64(run.RegrantWithin(lostAcquireTTL))},
 		Effects: []Effect{acquireTookEffectUnanswered("c2"), acquireTookEffectUnanswered("c1")},
 	},
 	{
@@ -395,12 +395,22 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 // every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
 const slowOpTimeout = 15 * time.Second
 
+// lostAcquireTTL is lost-acquire's lease TTL in seconds, 3 as
+// retried-release's: a client whose answers are cut hears no keep-alive
+// answer from its acquire's write until its link is severed and its
+// session's keep-alive stream is open again — etcd's client waits half a
+// second before it reopens one, and renews on a half-second tick — and on
+// 1 s leases its session could end on its side meanwhile (a loaded CI
+// runner saw it: the next acquire said "session expired", not what the
+// lesson is about).
+const lostAcquireTTL = 3
+
 // lostAcquireOpTimeout bounds an operation of lost-acquire: the acquire
 // after the lost ones must be able to wait past the bound on granting again
 // (a lock that wedges is caught by an acquire that waited that long, not
 // by one given up before), and a lock that leaves a key to its lease (a
 // process that exits with its session) needs a lease's time.
-var lostAcquireOpTimeout = time.Duration(regrantWithin) + time.Second
+var lostAcquireOpTimeout = run.RegrantWithin(lostAcquireTTL) + lostAcquireTTL*time.Second
 
 // blipOpTimeout bounds an operation of link-blip: a waiter waits out a
 // holder that works for two TTLs, and a blip.
