@@ -33,6 +33,12 @@ const (
 	// EffectBlippedWaiting: Clients[0]'s link was cut for less than TTL
 	// while its acquire waited, and the acquire went on waiting past it.
 	EffectBlippedWaiting EffectKind = "blipped-waiting"
+	// EffectSlowHolding: Clients[0]'s link delayed every message while it
+	// held the lock, for at least TTL of its hold.
+	EffectSlowHolding EffectKind = "slow-holding"
+	// EffectSlowGranted: Clients[0] asked for the lock and was granted it
+	// while its link delayed every message.
+	EffectSlowGranted EffectKind = "slow-granted"
 	// EffectRegrantedBeforeRetry: after its unanswered release Clients[0]
 	// was granted again on the same lease, Clients[1] queued behind it,
 	// before it released anything else.

@@ -98,6 +98,15 @@ var regressions = []Regression{
 		Scenarios: []string{"link-blip"}, Check: "lease-kept",
 		Factory: NewRenewGivesUp,
 	},
+	{
+		Name: "renew-late",
+		Bug: "the lock renews its own lease a TTL less a fiftieth after the last keep-alive's answer, not after it " +
+			"was sent: on a link slow by more than a fiftieth of the TTL each way, a keep-alive arrives after the " +
+			"lease has ended, and the next client is granted while it still works",
+		Link:      "https://redis.io/topics/distlock",
+		Scenarios: []string{"slow-link"}, Check: "lease-kept",
+		Factory: NewRenewLate,
+	},
 }
 
 // RegressionNames lists the known-bad locks in order.

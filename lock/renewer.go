@@ -24,6 +24,9 @@ type renewGivesUp struct {
 	cli *clientv3.Client
 	ttl time.Duration
 	key string
+	// loop renews the held grant's lease until stop closes: giveUp, or
+	// late (renew-late's).
+	loop func(l *renewGivesUp, lease clientv3.LeaseID, stop <-chan struct{})
 
 	mu    sync.Mutex
 	lease clientv3.LeaseID // the lease of the latest acquire
@@ -37,7 +40,19 @@ func NewRenewGivesUp(client *clientv3.Client, name string, opts Options) (Locker
 	if err != nil {
 		return nil, err
 	}
-	return &renewGivesUp{cli: client, ttl: time.Duration(opts.TTL) * time.Second, key: opts.Prefix + name}, nil
+	return &renewGivesUp{cli: client, ttl: time.Duration(opts.TTL) * time.Second, key: opts.Prefix + name,
+		loop: giveUp}, nil
+}
+
+// NewRenewLate returns the renew-late known-bad lock: renew-gives-up's
+// lock with another renewer (see late).
+func NewRenewLate(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	l, err := NewRenewGivesUp(client, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	l.(*renewGivesUp).loop = late
+	return l, nil
 }
 
 func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
@@ -90,7 +105,7 @@ func (l *renewGivesUp) forget(lease clientv3.LeaseID) {
 	l.mu.Unlock()
 }
 
-// renew starts the renewer of lease; it gives up at its first failure.
+// renew starts the renewer of lease.
 func (l *renewGivesUp) renew(lease clientv3.LeaseID) {
 	stop, done := make(chan struct{}), make(chan struct{})
 	l.mu.Lock()
@@ -98,22 +113,59 @@ func (l *renewGivesUp) renew(lease clientv3.LeaseID) {
 	l.mu.Unlock()
 	go func() {
 		defer close(done)
-		t := time.NewTicker(l.ttl / 5)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), l.ttl/10)
-			_, err := l.cli.KeepAliveOnce(ctx, lease)
-			cancel()
-			if err != nil {
-				return // the bug: one failure, and the lease is left to lapse
-			}
-		}
+		l.loop(l, lease, stop)
 	}()
+}
+
+// giveUp sends a keep-alive every TTL/5, giving each TTL/10 to be
+// answered, and gives up at the first that fails.
+func giveUp(l *renewGivesUp, lease clientv3.LeaseID, stop <-chan struct{}) {
+	t := time.NewTicker(l.ttl / 5)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/10)
+		_, err := l.cli.KeepAliveOnce(ctx, lease)
+		cancel()
+		if err != nil {
+			return // the bug: one failure, and the lease is left to lapse
+		}
+	}
+}
+
+// late renews the lease just before it would end by its own reckoning: a
+// TTL less a fiftieth after the last answer (after the grant, at first),
+// and again at once after an answer that did not come. It never gives up.
+// The bug: the server renewed the lease when the keep-alive arrived, before
+// the answer came back, and the next keep-alive arrives a trip later
+// still — on a link that delays each message by more than a fiftieth of
+// the TTL, a renewal comes after the lease has ended.
+func late(l *renewGivesUp, lease clientv3.LeaseID, stop <-chan struct{}) {
+	wait := l.ttl - l.ttl/50
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl)
+		_, err := l.cli.KeepAliveOnce(ctx, lease)
+		cancel()
+		switch {
+		case errors.Is(err, rpctypes.ErrLeaseNotFound):
+			return // ended: nothing left to renew
+		case err != nil:
+			wait = PollInterval
+		default:
+			wait = l.ttl - l.ttl/50 // from the answer, not from when it was sent
+		}
+	}
 }
 
 // stopRenewing stops the held grant's renewer, if any, and waits for it.

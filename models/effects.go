@@ -80,6 +80,10 @@ func judgeOf(e history.Effect) effect {
 		return blippedHolding(c(0), time.Duration(e.TTL))
 	case history.EffectBlippedWaiting:
 		return blippedWaiting(c(0), time.Duration(e.TTL))
+	case history.EffectSlowHolding:
+		return slowHolding(c(0), time.Duration(e.TTL))
+	case history.EffectSlowGranted:
+		return slowGranted(c(0))
 	case history.EffectRegrantedBeforeRetry:
 		return regrantedBeforeRetry(c(0), c(1))
 	case history.EffectLateReleaseWhileHeld:

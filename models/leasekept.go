@@ -38,7 +38,11 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 			continue
 		}
 		v.Result, v.Evidence = Fail, append(evidence(h.grant), describeLoss(h.loss))
-		if h.blip != nil {
+		switch {
+		case h.late != nil:
+			v.Explanation = lateExplanation(h)
+			return v
+		case h.blip != nil:
 			v.Explanation = blipExplanation(h)
 			return v
 		}
@@ -83,6 +87,9 @@ type heldLoss struct {
 	// blip, for an unexcused loss, is a fault that held the holder's link
 	// in that time but too briefly to starve the lease (nil: none).
 	blip *span
+	// late, for an unexcused loss, is the keep-alive a slow link of the
+	// holder's delivered after the lease had ended (nil: none).
+	late *late
 }
 
 // heldLosses lists the grants whose lease the server ended after the grant
@@ -108,8 +115,9 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		}
 		h := heldLoss{grant: g, loss: l, excuse: excuseOf(excused, g.Client, g.Call, l)}
 		if h.excuse == unexcused {
+			h.late = lateKeepAlive(excused, g.Client, g.Call, l)
 			for _, sp := range excused {
-				if sp.link == g.Client && excusedBetween([]span{sp}, g.Call, l.Gone, l.TTL, true) {
+				if sp.link == g.Client && sp.delay == 0 && excusedBetween([]span{sp}, g.Call, l.Gone, l.TTL, true) {
 					h.blip = &sp
 				}
 			}
@@ -127,7 +135,9 @@ func excuseOf(excused []span, client string, from int64, l history.Loss) excuse 
 		return byFault
 	case excusedBetween(excused, from, l.Gone, l.TTL, false):
 		return byStall
-	case l.Renewed() && !heldRenewal(excused, client, l):
+	case lateKeepAlive(excused, client, from, l) != nil:
+		return unexcused
+	case renewedThrough(excused, client, from, l) && !heldRenewal(excused, client, l):
 		return byRenewal
 	}
 	return unexcused
@@ -207,6 +217,9 @@ type span struct {
 	from, to int64
 	fault    bool
 	link     string
+	// delay, for a delay-client of link, is its delay each way: a slow
+	// link, not a held one (see lateKeepAlive).
+	delay int64
 }
 
 // excuses lists the stretches in which a lease may lapse through no fault
@@ -216,8 +229,11 @@ func excuses(events []history.Event) []span {
 	var out []span
 	for _, w := range history.FaultWindows(events) {
 		sp := span{from: w.Start, to: w.Until(), fault: true}
-		if k := w.Spec.Kind; !w.Open && (k == history.FaultCutClient || k == history.FaultLoseAnswer) {
+		switch k := w.Spec.Kind; {
+		case !w.Open && (k == history.FaultCutClient || k == history.FaultLoseAnswer):
 			sp.link = w.Spec.Client
+		case k == history.FaultDelayClient && w.Spec.Delay > 0:
+			sp.link, sp.delay = w.Spec.Client, w.Spec.Delay
 		}
 		out = append(out, sp)
 	}
@@ -242,6 +258,11 @@ func starving(excused []span, client string, l history.Loss) []span {
 		if s.link != client || client == "" || l.TTL <= 0 {
 			return false
 		}
+		if s.delay > 0 {
+			// A slow link delays keep-alives, it does not stop them: what
+			// the lease came to is the keep-alives' arithmetic.
+			return len(l.Renewals) > 0
+		}
 		before, ok := l.RenewedBefore(s.from)
 		return ok && s.to-before < l.TTL
 	})
@@ -258,7 +279,7 @@ func starving(excused []span, client string, l history.Loss) []span {
 // lease, so the lease was alive then, with time to renew it.
 func heldRenewal(excused []span, client string, l history.Loss) bool {
 	return slices.ContainsFunc(excused, func(s span) bool {
-		return s.link == client && client != "" && l.RenewedAt >= s.from && l.RenewedAt < s.to
+		return s.link == client && client != "" && s.delay == 0 && l.RenewedAt >= s.from && l.RenewedAt < s.to
 	})
 }
 

@@ -97,6 +97,16 @@ func (e *Env) Cut(ctx context.Context, client string) (Outcome, error) {
 	return Outcome{Kind: Cut, Client: client}, nil
 }
 
+// Delay has client's link delay every message by d each way until the
+// faults are healed: a slow link, not a cut one. Grants, keep-alives and
+// their answers all arrive late.
+func (e *Env) Delay(ctx context.Context, client string, d time.Duration) (Outcome, error) {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.DelayClient, Client: client, Delay: faults.Duration(d)}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Delayed, Client: client, For: d}, nil
+}
+
 // Blip cuts client's link both ways for d, then heals it: a link that
 // fails for a moment. The fault is on the timeline, from the cut to the
 // heal.

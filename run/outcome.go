@@ -44,6 +44,7 @@ const (
 	Waiting            // the client's acquire visibly waits for the lock
 	Checked            // every history was checked: Checks
 	Free               // no key of any lease is left under the run's prefix
+	Delayed            // the client's link delays every message: For, each way
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -113,7 +114,8 @@ type Outcome struct {
 	// while it waited, and the grant rests on a newer one (a lock that
 	// takes a lease per attempt).
 	NewLease bool
-	// For, for a cut that was healed after a while (a blip), is how long.
+	// For, for a cut that was healed after a while (a blip), is how long;
+	// for a delayed link, the delay each way.
 	For time.Duration
 	// Effected, for an acquire or a release whose answer was lost: the lab
 	// saw it take effect on the server.
@@ -167,6 +169,8 @@ func (o Outcome) String() string {
 			return fmt.Sprintf("%s: link cut for %v, then healed", c, o.For)
 		}
 		return c + ": link cut"
+	case Delayed:
+		return fmt.Sprintf("%s: link delayed %v each way", c, o.For)
 	case Crashed:
 		return c + ": crashed, and started again holding nothing"
 	case Healed:

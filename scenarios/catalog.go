@@ -194,6 +194,19 @@ var catalog = []Scenario{
 		Effects: []Effect{blippedHolding("c1", time.Second), blippedWaiting("c1", time.Second)},
 	},
 	{
+		Name: "slow-link",
+		Lesson: "c1's link turns slow — every message delayed 400 ms each way, about a seventh of its lease's 3 s TTL — " +
+			"just after it is granted the lock; it works for two TTLs, then waits in the queue and is granted over " +
+			"the slow link. Keep-alives reach the server late and their answers later still, but a lock that sends " +
+			"each one in time by the clock of its requests keeps its lease. One that renews a TTL after the last " +
+			"answer loses a round trip at every renewal: its lease ends under c1, and the next client is granted " +
+			"while c1 still works. The lease-kept check adds the link's delay to every keep-alive sent over it, " +
+			"and blames the lock only for one that arrived after the lease had ended.",
+		Members: 3, TTL: 3, script: "slow-link.txt", Expect: alwaysPass, opTimeout: slowLinkOpTimeout,
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
+		Effects: []Effect{slowHolding("c1", 3*time.Second), slowGranted("c1")},
+	},
+	{
 		Name: "expire-while-waiting-lapse",
 		Lesson: "The same lesson as expire-while-waiting, with the waiter's lease ending the way it does in " +
 			"production: c2's link fails while it waits in the queue, and the server lets its lease lapse. c1 " +
@@ -415,6 +428,10 @@ var lostAcquireOpTimeout = run.RegrantWithin(lostAcquireTTL) + lostAcquireTTL*ti
 // blipOpTimeout bounds an operation of link-blip: a waiter waits out a
 // holder that works for two TTLs, and a blip.
 const blipOpTimeout = 10 * time.Second
+
+// slowLinkOpTimeout bounds an operation of slow-link: a waiter waits out a
+// holder that works for two TTLs (6 s), over a slow link.
+const slowLinkOpTimeout = 15 * time.Second
 
 // crashOpTimeout bounds an operation of crashed-holder: the waiter's
 // acquire spans the crashed holder's lease running out (one TTL, and the

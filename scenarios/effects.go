@@ -59,6 +59,14 @@ func blippedWaiting(client string, ttl time.Duration) Effect {
 	return Effect{Kind: history.EffectBlippedWaiting, Clients: []string{client}, TTL: int64(ttl)}
 }
 
+func slowHolding(client string, ttl time.Duration) Effect {
+	return Effect{Kind: history.EffectSlowHolding, Clients: []string{client}, TTL: int64(ttl)}
+}
+
+func slowGranted(client string) Effect {
+	return Effect{Kind: history.EffectSlowGranted, Clients: []string{client}}
+}
+
 func regrantedBeforeRetry(client, waiter string) Effect {
 	return Effect{Kind: history.EffectRegrantedBeforeRetry, Clients: []string{client, waiter}}
 }

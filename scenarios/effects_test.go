@@ -108,6 +108,14 @@ func TestEffectsBothWays(t *testing.T) {
 		return new(hist).grant("c2", 1, 2).op("c1", history.Acquire, 5, answeredAt, history.Ok).
 			fault(1, 10, 50, "cut-client c1", "", "").sorted()
 	}
+	slowHeld := func(releaseAt int64) []history.Event {
+		return new(hist).grant("c1", 1, 2).fault(1, 10, 500, "delay-client c1 40ns", "", "").
+			release("c1", releaseAt, releaseAt+1).sorted()
+	}
+	slowAsked := func(askedAt int64) []history.Event {
+		return new(hist).fault(1, 10, 500, "delay-client c1 40ns", "", "").
+			op("c1", history.Acquire, askedAt, askedAt+50, history.Ok).sorted()
+	}
 	cases := []struct {
 		name   string
 		effect Effect
@@ -144,6 +152,8 @@ func TestEffectsBothWays(t *testing.T) {
 		{"blipped holding", blippedHolding("c1", 100), blipHeld(200, 40), blipHeld(120, 40), "did not hold the lock from before"},
 		{"blipped holding, a cut too long", blippedHolding("c1", 100), blipHeld(300, 40), blipHeld(300, 150), "no cut of c1's link shorter than 100ns"},
 		{"blipped waiting", blippedWaiting("c1", 100), blipWaited(80), blipWaited(30), "no acquire of c1 waited across"},
+		{"slow while holding", slowHolding("c1", 100), slowHeld(200), slowHeld(80), "did not hold the lock for a TTL while its link was slow"},
+		{"granted over a slow link", slowGranted("c1"), slowAsked(20), slowAsked(5), "no acquire of c1 was asked and granted"},
 		{"all faults applied", allFaultsApplied(),
 			new(hist).fault(1, 1, 2, "cut-client c1", "", "").sorted(),
 			new(hist).fault(1, 1, 2, "pause-client c3 at before-write", "", "c3 never reached before-write").sorted(),

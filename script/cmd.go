@@ -32,8 +32,10 @@ type Cmd struct {
 	// Members and TTL are setup's members= and ttl= (0: not given).
 	Members, TTL int
 	// For is cut's for= (a blip: the link is cut that long, then healed;
-	// 0: until heal); Work is cs's work= (the section lasts that long).
-	For, Work time.Duration
+	// 0: until heal); Work is cs's work= (the section lasts that long);
+	// By is delay's by= (every message on the link arrives that late, each
+	// way, until heal).
+	For, Work, By time.Duration
 }
 
 // The values a key may take; each returns what is wrong with v.
@@ -86,6 +88,7 @@ var checks = map[string]check{
 	"grant":   numbered("t", "a grant's token label"),
 	"for":     positiveDuration,
 	"work":    positiveDuration,
+	"by":      positiveDuration,
 }
 
 // positiveDuration checks a duration such as 400ms or 3s.
@@ -109,6 +112,7 @@ var specs = map[string]spec{
 	"wait-paused":     {client: true},
 	"resume":          {client: true},
 	"cut":             {client: true, keys: []string{"for"}},
+	"delay":           {client: true, keys: []string{"by"}},
 	"crash":           {client: true},
 	"heal":            {},
 	"expire":          {client: true, keys: []string{"mode"}},
@@ -119,7 +123,7 @@ var specs = map[string]spec{
 }
 
 // required are the keys a command cannot do without.
-var required = map[string][]string{"client": {"member"}, "pause": {"at"}}
+var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {
@@ -185,6 +189,7 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 	c.Member, c.At, c.Mode, c.Answer, c.Grant = kv["member"], kv["at"], kv["mode"], kv["answer"], kv["grant"]
 	c.For, _ = time.ParseDuration(cmp.Or(kv["for"], "0"))
 	c.Work, _ = time.ParseDuration(cmp.Or(kv["work"], "0"))
+	c.By, _ = time.ParseDuration(cmp.Or(kv["by"], "0"))
 	c.Members, _ = strconv.Atoi(kv["members"])
 	c.TTL, _ = strconv.Atoi(kv["ttl"])
 	return c, nil

@@ -79,6 +79,8 @@ func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
 			return e.Blip(ctx, c.Client, c.For)
 		}
 		return e.Cut(ctx, c.Client)
+	case "delay":
+		return e.Delay(ctx, c.Client, c.By)
 	case "crash":
 		return e.Crash(ctx, c.Client)
 	case "heal":
@@ -202,6 +204,8 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 		o.Kind = run.Resumed
 	case "cut":
 		o.Kind, o.For = run.Cut, c.For
+	case "delay":
+		o.Kind, o.For = run.Delayed, c.By
 	case "crash":
 		o.Kind = run.Crashed
 	case "heal":
