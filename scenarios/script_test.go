@@ -28,7 +28,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestScripts runs every script with the queue lock and compares each step's
+// TestScripts runs every script with the queue lock, on its scenario's leases
+// (slow-link and lost-acquire are written for 3 s ones), and compares each step's
 // output with the file. Regenerate with: go test ./scenarios -run Scripts -rewrite
 func TestScripts(t *testing.T) {
 	c, err := cluster.Start(t.Context(), cluster.Config{})
@@ -39,7 +40,7 @@ func TestScripts(t *testing.T) {
 		s, err := scenarios.Lookup(name)
 		require.NoError(t, err, "every script is a catalog scenario's")
 		env, err := run.New(run.Config{
-			Cluster: c, Factory: lock.NewQueue, TTL: 1, OpTimeout: s.OpTimeout(), RunID: name,
+			Cluster: c, Factory: lock.NewQueue, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: name,
 		})
 		require.NoError(t, err)
 		defer env.Close()
@@ -70,7 +71,7 @@ func TestScripts(t *testing.T) {
 		// its client last renewed it: the isolated holder's session kept
 		// sending keep-alives into the cut, to the end.
 		for _, l := range history.LeaseLosses(env.Events(0)) {
-			assert.Equal(t, time.Second.Nanoseconds(), l.TTL, "%s's lease %x: the granted TTL", l.Client, l.Lease)
+			assert.Equal(t, (time.Duration(s.TTL) * time.Second).Nanoseconds(), l.TTL, "%s's lease %x: the granted TTL", l.Client, l.Lease)
 			if filepath.Base(path) == "isolated-holder.txt" && l.Client == "c1" {
 				assert.True(t, l.Renewed(), "c1 renewed its lease within a TTL of its last sighting: %+v", l)
 			}
