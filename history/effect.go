@@ -53,6 +53,10 @@ const (
 	// was granted — under a leader other than the member taken away, if
 	// NewLeader. What says what became of the member ("down").
 	EffectOthersGranted EffectKind = "others-granted"
+	// EffectAskedCutOff: Clients[0] asked for the lock through its member
+	// while the member was isolated, after the server had ended Clients[0]'s
+	// lease, and was answered before the member rejoined.
+	EffectAskedCutOff EffectKind = "asked-cut-off"
 	// EffectRejoined: after a Fault ended, every client of the member it
 	// took away was granted again.
 	EffectRejoined EffectKind = "rejoined"

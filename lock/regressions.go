@@ -107,6 +107,15 @@ var regressions = []Regression{
 		Scenarios: []string{"slow-link"}, Check: "lease-kept",
 		Factory: NewRenewLate,
 	},
+	{
+		Name: "stale-reentry",
+		Bug: "re-entrant by the client's name, read serializably: a client whose member is cut off from the quorum " +
+			"reads there the key its lapsed lease held, takes it for a grant it still holds, and is told it holds " +
+			"the lock beside the holder the rest of the cluster granted it to",
+		Link:      "https://github.com/gravitational/teleport/pull/16941",
+		Scenarios: []string{"isolated-asks"}, Check: "validity",
+		Factory: NewStaleReentry,
+	},
 }
 
 // RegressionNames lists the known-bad locks in order.

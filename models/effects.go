@@ -92,6 +92,8 @@ func judgeOf(e history.Effect) effect {
 		return cutOffLeasesEnded(e.Fault, e.What)
 	case history.EffectOthersGranted:
 		return othersGranted(e.Fault, e.What, e.NewLeader)
+	case history.EffectAskedCutOff:
+		return askedCutOff(c(0))
 	case history.EffectRejoined:
 		return rejoined(e.Fault)
 	case history.EffectContended:

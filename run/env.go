@@ -104,6 +104,9 @@ type worker struct {
 	// lease the lab ended meanwhile (expire), zero if none.
 	acquiring    bool
 	endedWaiting int64
+	// making is the lock's factory still at work for the client, after
+	// renew gave up waiting for it (nil: none).
+	making chan made
 }
 
 // Config describes a run.
@@ -236,6 +239,7 @@ func (e *Env) Close() error {
 			w.locker.Close()
 		}
 		errs = append(errs, e.c.CloseClient(w.cl.Name()))
+		errs = append(errs, e.dropMaking(ctx, w))
 	}
 	if e.c.IsExternal() {
 		// A user's own cluster is left as it was found: the run's keys (its
@@ -314,24 +318,6 @@ func (e *Env) clientsOn(member string) []string {
 // clientName makes the cluster-wide client name; runs share a cluster.
 func (e *Env) clientName(name string) string {
 	return e.opts.Prefix + name
-}
-
-// renew gives w a new Locker (and lease), as a client does after losing its
-// session.
-func (e *Env) renew(w *worker) error {
-	if w.locker != nil {
-		w.locker.Close()
-	}
-	l, err := e.factory(w.cl.Etcd(), "lock", e.opts)
-	if err != nil {
-		return fmt.Errorf("client %s: %w", w.name, err)
-	}
-	e.mu.Lock()
-	w.locker, w.held, w.born = l, false, w.crashes
-	e.mu.Unlock()
-	w.cl.SetLease(l.Lease())
-	e.learn(w)
-	return nil
 }
 
 // restart gives a client that crashed since its Locker was made a new one,

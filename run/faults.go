@@ -107,6 +107,19 @@ func (e *Env) Delay(ctx context.Context, client string, d time.Duration) (Outcom
 	return Outcome{Kind: Delayed, Client: client, For: d}, nil
 }
 
+// Isolate cuts member off from the other members until the faults are
+// healed. Its clients still reach it: what it can answer on its own (a
+// serializable read) it answers from what it had, and what needs the
+// quorum (a write, a lease grant, a linearizable read) waits out etcd's
+// request timeout. The rest of the cluster carries on and, a TTL later,
+// ends the leases only the cut-off member's clients kept alive.
+func (e *Env) Isolate(ctx context.Context, member string) (Outcome, error) {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Isolated, Member: member}, nil
+}
+
 // Blip cuts client's link both ways for d, then heals it: a link that
 // fails for a moment. The fault is on the timeline, from the cut to the
 // heal.

@@ -21,18 +21,21 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	ids := e.runs.invoke(client, history.Acquire)
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
-	// old Locker has noticed yet is timing, not the lock's behaviour.
+	// old Locker has noticed yet is timing, not the lock's behaviour. If it
+	// cannot (its member is cut off from the quorum: a lease grant waits
+	// out etcd's request timeout, then fails), that is its ask's answer.
 	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
 		if err := e.renew(w); err != nil {
-			return Outcome{}, err
+			e.runs.complete(ids, history.Definite(err), history.Event{})
+			return failed(Failed, client, err), err
 		}
 	}
 	e.mu.Lock()
 	w.acquiring, w.endedWaiting = true, 0
 	e.mu.Unlock()
-	ids := e.runs.invoke(client, history.Acquire)
 	actx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
 	g, err := w.locker.Acquire(actx)
 	cancel()

@@ -45,6 +45,7 @@ const (
 	Checked            // every history was checked: Checks
 	Free               // no key of any lease is left under the run's prefix
 	Delayed            // the client's link delays every message: For, each way
+	Isolated           // Member is cut off from the other members (its clients still reach it)
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -171,6 +172,8 @@ func (o Outcome) String() string {
 		return c + ": link cut"
 	case Delayed:
 		return fmt.Sprintf("%s: link delayed %v each way", c, o.For)
+	case Isolated:
+		return o.Member + ": cut off from the other members"
 	case Crashed:
 		return c + ": crashed, and started again holding nothing"
 	case Healed:
@@ -276,7 +279,8 @@ func failureOf(err error) (Failure, string) {
 		return FailNotHeld, ""
 	case errors.Is(err, lock.ErrNoToken):
 		return FailNoToken, ""
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, rpctypes.ErrTimeout),
+		status.Code(err) == codes.DeadlineExceeded:
 		return FailTimedOut, ""
 	case errors.Is(err, context.Canceled):
 		return FailCancelled, ""

@@ -207,6 +207,21 @@ var catalog = []Scenario{
 		Effects: []Effect{slowHolding("c1", 3*time.Second), slowGranted("c1")},
 	},
 	{
+		Name: "isolated-asks",
+		Lesson: "c1 holds the lock when its member, m1, is cut off from the other two; c1 still reaches m1. The " +
+			"majority ends c1's lease and grants the lock to c2, while m1 keeps the state it had. c1 asks again " +
+			"through m1: a correct lock cannot grant it, since a new lease needs the quorum. A lock that decides " +
+			"from what m1 can answer alone — a serializable read that still shows c1's key — tells c1 it holds " +
+			"the lock beside c2. After the heal c1 is granted again.",
+		Members: 3, TTL: 1, MemberFaults: true, script: "isolated-asks.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 3, Sections: 2, Accepted: 2},
+		Effects: []Effect{
+			cutOffLeasesEnded(faults.IsolateMember, "isolated"),
+			othersGranted(faults.IsolateMember, "isolated", false),
+			askedCutOff("c1"),
+		},
+	},
+	{
 		Name: "expire-while-waiting-lapse",
 		Lesson: "The same lesson as expire-while-waiting, with the waiter's lease ending the way it does in " +
 			"production: c2's link fails while it waits in the queue, and the server lets its lease lapse. c1 " +

@@ -83,6 +83,10 @@ func othersGranted(kind faults.Kind, what string, newLeader bool) Effect {
 	return Effect{Kind: history.EffectOthersGranted, Fault: history.FaultKind(kind), What: what, NewLeader: newLeader}
 }
 
+func askedCutOff(client string) Effect {
+	return Effect{Kind: history.EffectAskedCutOff, Clients: []string{client}}
+}
+
 func rejoined(kind faults.Kind) Effect {
 	return Effect{Kind: history.EffectRejoined, Fault: history.FaultKind(kind)}
 }

@@ -138,6 +138,8 @@ func TestEffectsBothWays(t *testing.T) {
 		{"new leader granted", othersGranted("isolate-member", "isolated", true), partition(60, 110),
 			new(hist).connect(0, "c2", "m2").fault(1, 10, 100, "isolate-member m1", "m1", "").grant("c2", 20, 30).sorted(),
 			"no leader other than m1 was seen"},
+		{"asked while cut off", askedCutOff("c1"), partition(40, 90), partition(60, 90),
+			"c1 asked for no lock between the end of its lease and the heal of m1"},
 		{"rejoined", rejoined("isolate-member"), partition(60, 110), partition(60, 90), "c1 (on m1) was not granted after"},
 		{"contended", contended(),
 			new(hist).grant("c1", 0, 1).op("c2", history.Acquire, 0, 5, history.Ok).release("c1", 2, 3).sorted(),

@@ -22,7 +22,7 @@ type Cmd struct {
 	// command that takes one.
 	Name   string
 	Client string
-	// Member is client's member=; At is pause's at= (a pause point);
+	// Member is client's and isolate's member=; At is pause's at= (a pause point);
 	// Mode is expire's mode= (revoke or lapse, "" for revoke); Answer is
 	// acquire's or release's answer= ("lost"), Grant release's grant= (a
 	// token label, t1).
@@ -113,6 +113,7 @@ var specs = map[string]spec{
 	"resume":          {client: true},
 	"cut":             {client: true, keys: []string{"for"}},
 	"delay":           {client: true, keys: []string{"by"}},
+	"isolate":         {keys: []string{"member"}},
 	"crash":           {client: true},
 	"heal":            {},
 	"expire":          {client: true, keys: []string{"mode"}},
@@ -123,7 +124,7 @@ var specs = map[string]spec{
 }
 
 // required are the keys a command cannot do without.
-var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}}
+var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {
@@ -220,7 +221,7 @@ func (c Cmd) String() string {
 	for _, kv := range [][2]string{
 		{"members", itoa(c.Members)}, {"ttl", itoa(c.TTL)}, {"member", c.Member}, {"at", c.At},
 		{"mode", c.Mode}, {"answer", c.Answer}, {"grant", c.Grant}, {"for", durationOrEmpty(c.For)},
-		{"work", durationOrEmpty(c.Work)},
+		{"work", durationOrEmpty(c.Work)}, {"by", durationOrEmpty(c.By)},
 	} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])

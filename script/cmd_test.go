@@ -21,6 +21,8 @@ func TestParseLineChecksValues(t *testing.T) {
 		"client c1 member=m0":          "client: member=m0: want a member name",
 		"client c1":                    "client: want member=…",
 		"pause c1":                     "pause: want at=…",
+		"isolate":                      "isolate: want member=…",
+		"isolate c1":                   `isolate: unexpected argument "c1" (it takes member=…)`,
 		"release c1 grant=first":       "release: grant=first: want a grant's token label (t1, t2…)",
 		"release c1 answer=late":       "release: answer=late: want one of lost",
 		"release c1 answer=lost async": "answer=lost releases the latest grant, in the foreground",
@@ -48,6 +50,7 @@ func TestCmdStringReadsBack(t *testing.T) {
 	for _, line := range []string{
 		"setup members=5 ttl=2", "client c1 member=m3", "acquire c2 async", "cs c1", "release c1 grant=t1",
 		"release c1 answer=lost", "acquire c1 answer=lost", "cut c1 for=400ms", "cs c1 work=2s async", "wait-free", "pause c1 at=before-release", "expire c2 mode=lapse", "expire c2", "heal", "check",
+		"delay c1 by=400ms", "isolate member=m1",
 	} {
 		c, err := script.ParseLine(line)
 		require.NoError(t, err, line)

@@ -81,6 +81,8 @@ func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
 		return e.Cut(ctx, c.Client)
 	case "delay":
 		return e.Delay(ctx, c.Client, c.By)
+	case "isolate":
+		return e.Isolate(ctx, c.Member)
 	case "crash":
 		return e.Crash(ctx, c.Client)
 	case "heal":
@@ -206,6 +208,8 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 		o.Kind, o.For = run.Cut, c.For
 	case "delay":
 		o.Kind, o.For = run.Delayed, c.By
+	case "isolate":
+		o.Kind, o.Member = run.Isolated, c.Member
 	case "crash":
 		o.Kind = run.Crashed
 	case "heal":
