@@ -149,6 +149,19 @@ func TestExploreCatchesARenewalThatGivesUp(t *testing.T) {
 	assert.Contains(t, c.Script, " for=400ms")
 }
 
+// stale-reentry takes a key that names its client, read from the client's
+// own member alone, for a grant it still holds: exploration with isolated
+// members finds a cut-off holder told it holds the lock again, on the
+// lease the rest of the cluster had ended.
+func TestExploreCatchesAStaleReentry(t *testing.T) {
+	bad, ok := lock.LookupRegression("stale-reentry")
+	require.True(t, ok)
+	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
+		Walk: script.WalkOptions{Faults: []string{script.WalkIsolate}}, Cases: 20, Seed: 1})
+	assert.Contains(t, c.Script, "isolate member=")
+	assert.LessOrEqual(t, len(c.Actions), 3, "shrunk to %v", c.Actions)
+}
+
 // A shrunk script runs again as a scenario file with the verdicts it
 // recorded: the run is deterministic.
 func TestShrunkScriptReproduces(t *testing.T) {

@@ -260,6 +260,7 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 	w := &worker{name: name, cl: cl}
 	if err := e.renew(w); err != nil {
 		e.c.CloseClient(cl.Name())
+		_ = e.dropMaking(ctx, w)
 		return err
 	}
 	cl.OnCrash(func() {

@@ -25,11 +25,18 @@ const (
 	// WalkBlip: a holder's link fails for 0.4 TTL, and it goes on holding
 	// (working) for 1.5 TTL after: a lock must ride through.
 	WalkBlip = "blip"
+	// WalkIsolate: a holder's member is cut off from the other members
+	// until the holder's lease has ended; the holder asks for the lock
+	// again from the cut-off side (a correct lock cannot grant it: a new
+	// lease needs the quorum), then the member rejoins. Drawn only on 3
+	// members or more, for a holder alone on its member, with every other
+	// client idle.
+	WalkIsolate = "isolate"
 )
 
 // WalkFaults lists every fault kind a Walk can draw.
 func WalkFaults() []string {
-	return []string{WalkPause, WalkCut, WalkExpire, WalkCrash, WalkLostAcquire, WalkBlip}
+	return []string{WalkPause, WalkCut, WalkExpire, WalkCrash, WalkLostAcquire, WalkBlip, WalkIsolate}
 }
 
 // WalkOptions shape the scripts a Walk draws.
@@ -64,7 +71,10 @@ func (a Action) Lines() []string {
 
 // walkClient is what a Walk knows of one client.
 type walkClient struct {
-	name string
+	name   string
+	member string
+	// isolated: its member is cut off from the others.
+	isolated bool
 	// held: it believes it holds the lock (granted, not yet released).
 	held bool
 	// leaseGone: the server has ended the lease of its session, as a step
@@ -113,7 +123,7 @@ func NewWalk(opts WalkOptions) *Walk {
 	}
 	w := &Walk{opts: opts}
 	for i := range opts.Clients {
-		w.clients = append(w.clients, &walkClient{name: fmt.Sprintf("c%d", i+1)})
+		w.clients = append(w.clients, &walkClient{name: fmt.Sprintf("c%d", i+1), member: fmt.Sprintf("m%d", i%opts.Members+1)})
 	}
 	return w
 }
@@ -121,8 +131,8 @@ func NewWalk(opts WalkOptions) *Walk {
 // Preamble is the script's first action: setup and its clients.
 func (w *Walk) Preamble() Action {
 	a := Action{Name: "setup", Cmds: []Cmd{{Name: "setup", Members: w.opts.Members, TTL: w.opts.TTL}}}
-	for i, c := range w.clients {
-		a.Cmds = append(a.Cmds, Cmd{Name: "client", Client: c.name, Member: fmt.Sprintf("m%d", i%w.opts.Members+1)})
+	for _, c := range w.clients {
+		a.Cmds = append(a.Cmds, Cmd{Name: "client", Client: c.name, Member: c.member})
 	}
 	return a
 }
@@ -158,7 +168,7 @@ func (c *walkClient) active() bool { return c.paused == "" && !c.cut && !c.waiti
 // (Pick), reaches it no more often than its own share: rolling from the
 // faults a free lock does not allow, it wraps to the plain acquire.
 var walkKinds = []string{"acquire", "lose-acquire", "wait", "await", "cs", "release", "pause-write", "pause-release",
-	"wait-lease-gone", "resume", "expire", "cut", "blip", "crash"}
+	"wait-lease-gone", "resume", "expire", "cut", "blip", "crash", "isolate"}
 
 // lostAcquirer is the one client whose acquire's answer a walk loses: one
 // action among the others, not one per client, so that drawing it does
@@ -169,7 +179,8 @@ const lostAcquirer = "c2"
 // lateKinds are the action kinds Names lists only when they may be drawn,
 // so that the other kinds' scripts are those they were before these
 // existed: each with the fault kind that allows it.
-var lateKinds = map[string]string{"crash": WalkCrash, "lose-acquire": WalkLostAcquire, "blip": WalkBlip}
+var lateKinds = map[string]string{"crash": WalkCrash, "lose-acquire": WalkLostAcquire, "blip": WalkBlip,
+	"isolate": WalkIsolate}
 
 // Names lists every action a walk could ever draw, by name ("acquire
 // c1"), in a fixed order: a drawn index into it names the same action
@@ -264,6 +275,9 @@ func (w *Walk) Next() []Action {
 		if w.allows(WalkCrash) && c.active() && c.held && !c.leaseGone {
 			add("crash", c.name, Cmd{Name: "crash"})
 		}
+		if w.isolable(c) {
+			out = append(out, isolate(c))
+		}
 	}
 	if anyCut && !cutDoomed && !anyPaused {
 		out = append(out, heal())
@@ -325,6 +339,30 @@ func action(kind, client string, cmds ...Cmd) Action {
 
 func heal() Action { return Action{Name: "heal", Cmds: []Cmd{{Name: "heal"}}} }
 
+// isolable: c may be drawn a cut-off member (see WalkIsolate) — it holds
+// on a live lease, alone on its member, on a cluster that keeps a quorum
+// without it, and every other client is idle, so that nothing but c's ask
+// races the lease's end.
+func (w *Walk) isolable(c *walkClient) bool {
+	if !w.allows(WalkIsolate) || w.opts.Members < 3 || !c.active() || !c.held || c.leaseGone {
+		return false
+	}
+	return !slices.ContainsFunc(w.clients, func(o *walkClient) bool {
+		return o != c && (o.member == c.member || !o.idle())
+	})
+}
+
+// isolate is the isolate action of c: its member cut off, its lease waited
+// out, its ask from the cut-off side, the heal.
+func isolate(c *walkClient) Action {
+	return Action{Name: "isolate " + c.name, Cmds: []Cmd{
+		{Name: "isolate", Member: c.member},
+		{Name: "wait-lease-gone", Client: c.name},
+		{Name: "acquire", Client: c.name},
+		{Name: "heal"},
+	}}
+}
+
 // Progressed reports whether the closing acquire, after every fault had
 // healed, was granted.
 func (w *Walk) Progressed() bool { return w.finalGranted }
@@ -344,9 +382,15 @@ func (w *Walk) Take(a Action, outs []run.Outcome) {
 
 // step learns from one command and its outcome.
 func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
-	if cmd.Name == "heal" {
+	switch cmd.Name {
+	case "heal":
 		for _, c := range w.clients {
-			c.cut = false
+			c.cut, c.isolated = false, false
+		}
+		return
+	case "isolate":
+		for _, c := range w.clients {
+			c.isolated = c.isolated || c.member == cmd.Member
 		}
 		return
 	}
@@ -369,6 +413,11 @@ func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
 			c.held = !predict && out.Granted()
 		case cmd.Async:
 			c.waiting = true
+		case c.isolated:
+			// Asked from a member cut off from the quorum: a correct
+			// lock cannot grant it.
+			c.held = !predict && out.Granted()
+			c.leaseGone = false
 		default:
 			c.held = granted()
 			c.leaseGone = false
@@ -423,10 +472,11 @@ func (w *Walk) client(name string) *walkClient {
 }
 
 // IsFault says whether the action is a fault (pause, cut, expire, crash, a
-// lost acquire, a blip).
+// lost acquire, a blip, an isolated member).
 func (a Action) IsFault() bool {
 	kind, _, _ := strings.Cut(a.Name, " ")
-	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire", "crash", "lose-acquire", "blip"}, kind)
+	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire", "crash", "lose-acquire", "blip",
+		"isolate"}, kind)
 }
 
 // DrawScript draws a script from seed alone: the preamble, actions drawn

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/script"
 )
@@ -22,7 +23,7 @@ func TestWalkDrawsLostAcquires(t *testing.T) {
 	assert.Contains(t, all.Names(), "lose-acquire c2")
 	assert.NotContains(t, all.Names(), "lose-acquire c1", "one client's acquires are lost; the closing acquire, c1's, finds its key")
 	others := slices.DeleteFunc(all.Names(), func(n string) bool {
-		return strings.HasPrefix(n, "lose-acquire") || strings.HasPrefix(n, "blip")
+		return strings.HasPrefix(n, "lose-acquire") || strings.HasPrefix(n, "blip") || strings.HasPrefix(n, "isolate")
 	})
 	assert.Equal(t, old.Names(), others, "the other actions keep their order")
 
@@ -85,4 +86,43 @@ func TestWalkDrawsBlips(t *testing.T) {
 		assert.NotEqual(t, "wait-lease-gone c1", a.Name, "a blip dooms no lease")
 		assert.NotEqual(t, "heal", a.Name, "a blip heals by itself")
 	}
+}
+
+// An isolated member is drawn for a holder alone on it while the others
+// are idle; its ask from the cut-off side is predicted refused, and the
+// action heals before it ends.
+func TestWalkDrawsIsolation(t *testing.T) {
+	names := func(w *script.Walk) []string {
+		var out []string
+		for _, a := range w.Next() {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	w := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkIsolate}})
+	w.Take(w.Preamble(), nil)
+	assert.NotContains(t, names(w), "isolate c1", "nobody holds")
+	acquire, _ := w.Pick(0)
+	w.Take(acquire, nil)
+	require.Contains(t, names(w), "isolate c1")
+	iso, ok := w.Pick(slices.Index(w.Names(), "isolate c1"))
+	require.True(t, ok)
+	assert.Equal(t, []string{"isolate member=m1", "wait-lease-gone c1", "acquire c1", "heal"}, iso.Lines())
+	assert.True(t, iso.IsFault())
+	w.Take(iso, nil)
+	assert.Contains(t, names(w), "acquire c1", "c1's ask was refused: it holds nothing, and nothing is cut off")
+	assert.NotContains(t, names(w), "cs c1")
+
+	// Not while another client waits, nor on one member.
+	w = script.NewWalk(script.WalkOptions{Faults: []string{script.WalkIsolate}})
+	w.Take(w.Preamble(), nil)
+	w.Take(acquire, nil)
+	wait, ok := w.Pick(slices.Index(w.Names(), "wait c2"))
+	require.True(t, ok)
+	w.Take(wait, nil)
+	assert.NotContains(t, names(w), "isolate c1", "c2 waits")
+	one := script.NewWalk(script.WalkOptions{Members: 1, Faults: []string{script.WalkIsolate}})
+	one.Take(one.Preamble(), nil)
+	one.Take(acquire, nil)
+	assert.NotContains(t, names(one), "isolate c1", "one member has no quorum to lose")
 }

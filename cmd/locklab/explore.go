@@ -87,7 +87,13 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	}
 	perMinute := float64(res.Runs) / res.Elapsed.Minutes()
 	if res.Failed == nil {
-		fmt.Fprintf(stdout, "%d cases held (%d scripts run, %.1f per minute, %s)\n", res.Cases, res.Runs, perMinute, res.Elapsed.Round(time.Second))
+		fmt.Fprintf(stdout, "%d cases held, %d with a fault (%d scripts run, %.1f per minute, %s)\n",
+			res.Cases, res.Faulted, res.Runs, perMinute, res.Elapsed.Round(time.Second))
+		if res.Faulted == 0 {
+			// Nothing was put to the test: that is no verdict.
+			return exitUndecided, fmt.Errorf("explore: no case drew a fault (%s): draw more cases (--cases) or more "+
+				"actions per case (--steps)", strings.Join(kinds, ","))
+		}
 		return exitOK, nil
 	}
 	if err := writeFailing(out, args, res.Failed.Script); err != nil {

@@ -1,0 +1,52 @@
+package run
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/lock"
+)
+
+// A lock whose factory blocks — as a session's lease grant does on a member
+// cut off from the quorum — holds a step up for an operation's timeout, not
+// for as long as the factory takes: the step fails as timed out, the next
+// one waits for the same call rather than start another, and the run's end
+// closes the client, which ends the call, and leaves nothing behind
+// (goleak, in TestMain).
+func TestRenewGivesUpOnAFactoryThatBlocks(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{Members: 1})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	var calls atomic.Int32
+	blocking := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		if calls.Add(1) == 1 {
+			return lock.NewQueue(cli, name, opts)
+		}
+		<-cli.Ctx().Done()
+		return nil, cli.Ctx().Err()
+	}
+	const opTimeout = 300 * time.Millisecond
+	e, err := New(Config{Cluster: c, Factory: blocking, TTL: 1, RunID: "blocking", Resource: []string{"unfenced"},
+		OpTimeout: opTimeout})
+	require.NoError(t, err)
+	require.NoError(t, e.AddClient(t.Context(), "c1", "m1"))
+	w, err := e.worker("c1")
+	require.NoError(t, err)
+	start := time.Now()
+	err = e.renew(w)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "client c1: its lock was not made within 300ms")
+	assert.Less(t, time.Since(start), 10*opTimeout, "renew waited for the factory")
+	require.ErrorIs(t, e.renew(w), context.DeadlineExceeded)
+	assert.Equal(t, int32(2), calls.Load(), "the second renew waited for the call the first gave up on")
+	f, _ := failureOf(err)
+	assert.Equal(t, FailTimedOut, f)
+	require.NoError(t, e.Close())
+}
