@@ -162,6 +162,18 @@ func TestExploreCatchesAStaleReentry(t *testing.T) {
 	assert.LessOrEqual(t, len(c.Actions), 3, "shrunk to %v", c.Actions)
 }
 
+// renew-late renews a TTL after the last keep-alive's answer: exploration
+// with slow links, on 3 s leases, finds its holder's lease ending while it
+// works.
+func TestExploreCatchesALateRenewal(t *testing.T) {
+	bad, ok := lock.LookupRegression("renew-late")
+	require.True(t, ok)
+	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
+		Walk: script.WalkOptions{Faults: []string{script.WalkSlow}, TTL: 3}, Cases: 10, Seed: 1, ShrinkTime: 30 * time.Second})
+	assert.Contains(t, c.Script, "delay c")
+	assert.Contains(t, c.Script, " by=400ms")
+}
+
 // A shrunk script runs again as a scenario file with the verdicts it
 // recorded: the run is deterministic.
 func TestShrunkScriptReproduces(t *testing.T) {

@@ -32,11 +32,22 @@ const (
 	// members or more, for a holder alone on its member, with every other
 	// client idle.
 	WalkIsolate = "isolate"
+	// WalkSlow: a holder's link turns slow — every message delayed 2/15
+	// of the TTL each way, 400 ms on 3 s leases — while it works for two
+	// TTLs, then heals: a lock must keep its lease over it. Drawn only on
+	// leases of 3 s or more (--ttl 3): on 1 s ones etcd's own client keeps
+	// no lease over a link slow by more than about 80 ms, too little for a
+	// renewal's lateness to show.
+	WalkSlow = "slow"
 )
+
+// slowMinTTL is the shortest lease, in seconds, a walk draws a slow link
+// on (see WalkSlow).
+const slowMinTTL = 3
 
 // WalkFaults lists every fault kind a Walk can draw.
 func WalkFaults() []string {
-	return []string{WalkPause, WalkCut, WalkExpire, WalkCrash, WalkLostAcquire, WalkBlip, WalkIsolate}
+	return []string{WalkPause, WalkCut, WalkExpire, WalkCrash, WalkLostAcquire, WalkBlip, WalkIsolate, WalkSlow}
 }
 
 // WalkOptions shape the scripts a Walk draws.
@@ -168,7 +179,7 @@ func (c *walkClient) active() bool { return c.paused == "" && !c.cut && !c.waiti
 // (Pick), reaches it no more often than its own share: rolling from the
 // faults a free lock does not allow, it wraps to the plain acquire.
 var walkKinds = []string{"acquire", "lose-acquire", "wait", "await", "cs", "release", "pause-write", "pause-release",
-	"wait-lease-gone", "resume", "expire", "cut", "blip", "crash", "isolate"}
+	"wait-lease-gone", "resume", "expire", "cut", "blip", "crash", "isolate", "slow"}
 
 // lostAcquirer is the one client whose acquire's answer a walk loses: one
 // action among the others, not one per client, so that drawing it does
@@ -180,7 +191,7 @@ const lostAcquirer = "c2"
 // so that the other kinds' scripts are those they were before these
 // existed: each with the fault kind that allows it.
 var lateKinds = map[string]string{"crash": WalkCrash, "lose-acquire": WalkLostAcquire, "blip": WalkBlip,
-	"isolate": WalkIsolate}
+	"isolate": WalkIsolate, "slow": WalkSlow}
 
 // Names lists every action a walk could ever draw, by name ("acquire
 // c1"), in a fixed order: a drawn index into it names the same action
@@ -191,7 +202,7 @@ var lateKinds = map[string]string{"crash": WalkCrash, "lose-acquire": WalkLostAc
 func (w *Walk) Names() []string {
 	var out []string
 	for _, k := range walkKinds {
-		if f, late := lateKinds[k]; late && !w.allows(f) {
+		if f, late := lateKinds[k]; late && !w.allows(f) || k == "slow" && w.opts.TTL < slowMinTTL {
 			continue
 		}
 		for _, c := range w.clients {
@@ -277,6 +288,14 @@ func (w *Walk) Next() []Action {
 		}
 		if w.isolable(c) {
 			out = append(out, isolate(c))
+		}
+		if w.allows(WalkSlow) && w.opts.TTL >= slowMinTTL && c.active() && c.held && !c.leaseGone && !anyCut && !anyPaused {
+			ttl := time.Duration(w.opts.TTL) * time.Second
+			out = append(out, Action{Name: "slow " + c.name, Cmds: []Cmd{
+				{Name: "delay", Client: c.name, By: 2 * ttl / 15},
+				{Name: "cs", Client: c.name, Work: 2 * ttl},
+				{Name: "heal"},
+			}})
 		}
 	}
 	if anyCut && !cutDoomed && !anyPaused {
@@ -472,11 +491,11 @@ func (w *Walk) client(name string) *walkClient {
 }
 
 // IsFault says whether the action is a fault (pause, cut, expire, crash, a
-// lost acquire, a blip, an isolated member).
+// lost acquire, a blip, an isolated member, a slow link).
 func (a Action) IsFault() bool {
 	kind, _, _ := strings.Cut(a.Name, " ")
 	return slices.Contains([]string{"pause-write", "pause-release", "cut", "expire", "crash", "lose-acquire", "blip",
-		"isolate"}, kind)
+		"isolate", "slow"}, kind)
 }
 
 // DrawScript draws a script from seed alone: the preamble, actions drawn

@@ -126,3 +126,26 @@ func TestWalkDrawsIsolation(t *testing.T) {
 	one.Take(acquire, nil)
 	assert.NotContains(t, names(one), "isolate c1", "one member has no quorum to lose")
 }
+
+// A slow link is drawn only on leases of 3 s or more, for a holder, as a
+// delay of 2/15 TTL while it works two TTLs, then the heal.
+func TestWalkDrawsSlowLinks(t *testing.T) {
+	short := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkSlow}})
+	for _, n := range short.Names() {
+		assert.False(t, strings.HasPrefix(n, "slow"), "1 s leases: %s", n)
+	}
+	w := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkSlow}, TTL: 3})
+	w.Take(w.Preamble(), nil)
+	acquire, _ := w.Pick(0)
+	w.Take(acquire, nil)
+	slow, ok := w.Pick(slices.Index(w.Names(), "slow c1"))
+	require.True(t, ok)
+	assert.Equal(t, []string{"delay c1 by=400ms", "cs c1 work=6s", "heal"}, slow.Lines())
+	assert.True(t, slow.IsFault())
+	w.Take(slow, nil)
+	next := []string{}
+	for _, a := range w.Next() {
+		next = append(next, a.Name)
+	}
+	assert.Contains(t, next, "release c1", "c1 still holds")
+}
