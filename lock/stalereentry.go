@@ -61,7 +61,8 @@ func (l *staleReentry) Acquire(ctx context.Context) (Grant, error) {
 		}
 		rev, _, err := l.putIfAbsent(ctx, l.key, l.id)
 		if err != nil {
-			return Grant{}, err // a key it left names it: the next Acquire takes it up
+			// The put may have committed with its answer lost.
+			return Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil
@@ -69,7 +70,7 @@ func (l *staleReentry) Acquire(ctx context.Context) (Grant, error) {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return Grant{}, ctx.Err()
+			return Grant{}, failed(ctx.Err(), l.s, l.key, l.granted)
 		}
 	}
 }
