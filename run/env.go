@@ -105,8 +105,10 @@ type worker struct {
 	acquiring    bool
 	endedWaiting int64
 	// making is the lock's factory still at work for the client, after
-	// renew gave up waiting for it (nil: none).
+	// renew gave up waiting for it (nil: none); closed says locker was
+	// closed by a renew that has not yet replaced it.
 	making chan made
+	closed bool
 }
 
 // Config describes a run.
@@ -235,7 +237,7 @@ func (e *Env) Close() error {
 		r.rec.Final(v)
 	}
 	for _, w := range e.workers() {
-		if w.locker != nil {
+		if w.locker != nil && !w.closed {
 			w.locker.Close()
 		}
 		errs = append(errs, e.c.CloseClient(w.cl.Name()))

@@ -24,8 +24,15 @@ type made struct {
 // same call again rather than start another; a Locker it makes after all
 // is used then, or closed with the run (see dropMaking).
 func (e *Env) renew(w *worker) error {
-	if w.locker != nil {
-		w.locker.Close()
+	e.mu.Lock()
+	old := w.locker
+	if w.closed {
+		old = nil // closed by a renew that gave up: a second Close could wait as long again
+	}
+	w.closed = true
+	e.mu.Unlock()
+	if old != nil {
+		old.Close()
 	}
 	e.mu.Lock()
 	ch := w.making
@@ -54,7 +61,7 @@ func (e *Env) renew(w *worker) error {
 		return fmt.Errorf("client %s: %w", w.name, m.err)
 	}
 	e.mu.Lock()
-	w.locker, w.held, w.born = m.l, false, w.crashes
+	w.locker, w.held, w.born, w.closed = m.l, false, w.crashes, false
 	e.mu.Unlock()
 	w.cl.SetLease(m.l.Lease())
 	e.learn(w)

@@ -25,8 +25,8 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
 	// old Locker has noticed yet is timing, not the lock's behaviour. If it
-	// cannot (its member is cut off from the quorum: a lease grant waits
-	// out etcd's request timeout, then fails), that is its ask's answer.
+	// cannot (its member is cut off from the quorum, and the new session's
+	// lease grant waits for one: see renew), that is its ask's answer.
 	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
 		if err := e.renew(w); err != nil {
 			e.runs.complete(ids, history.Definite(err), history.Event{})
