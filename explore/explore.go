@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +99,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	cfg.Cases = cmp.Or(cfg.Cases, 20)
 	cfg.Seed = cmp.Or(cfg.Seed, 1)
 	cfg.ShrinkTime = cmp.Or(cfg.ShrinkTime, 2*time.Minute)
+	if cfg.Walk.Faults == nil {
+		cfg.Walk.Faults = script.WalkFaults()
+	}
+	if cfg.Cluster.IsExternal() {
+		// A user's cluster is not the lab's to partition.
+		cfg.Walk.Faults = slices.DeleteFunc(slices.Clone(cfg.Walk.Faults), func(k string) bool { return k == script.WalkIsolate })
+		if len(cfg.Walk.Faults) == 0 {
+			return Result{}, errors.New("explore: isolate cuts members off from each other, which the lab cannot do to an external cluster")
+		}
+	}
 	rapidMu.Lock()
 	defer rapidMu.Unlock()
 	// rapid asks testing.Short(): outside a test binary that needs the

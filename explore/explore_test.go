@@ -217,3 +217,15 @@ func TestExploreWithLongerLeases(t *testing.T) {
 		assert.True(t, r.Matches, "%s: %s (expected %s) %s", r.Resource, r.Verdict, r.Expected, r.Error)
 	}
 }
+
+// A user's cluster is not the lab's to partition: an exploration there
+// never draws an isolated member, and one asked for nothing else is refused.
+func TestExploreDrawsNoIsolationOnAnExternalCluster(t *testing.T) {
+	c := startCluster(t)
+	ext, err := cluster.Connect(t.Context(), cluster.External{Endpoints: c.Endpoints()})
+	require.NoError(t, err)
+	defer ext.Close()
+	_, err = explore.Run(t.Context(), explore.Config{Cluster: ext, Lock: "queue", Factory: lock.NewQueue,
+		Property: explore.GrantsValid, Walk: script.WalkOptions{Faults: []string{script.WalkIsolate}}})
+	assert.ErrorContains(t, err, "the lab cannot do to an external cluster")
+}

@@ -68,6 +68,9 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return exitUsage, err
 	}
+	if kinds, err = drawable(kinds, faultKinds == "all", external != nil, ttl); err != nil {
+		return exitUsage, err
+	}
 	c, err := openCluster(ctx, external, cf.members, logger)
 	if err != nil {
 		return exitUsage, err
@@ -151,4 +154,31 @@ func checkExploreCounts(cases, steps, ttl, members int) error {
 		return usagef("--members: explore's scripts use three members, got %d", members)
 	}
 	return nil
+}
+
+// drawable is kinds less those the run cannot draw: an isolated member on
+// a user's own cluster (not the lab's to partition), a slow link on leases
+// shorter than 3 s (see script.WalkSlow). Asked for by name, either is a
+// usage error; left out of "all", it is dropped.
+func drawable(kinds []string, all, external bool, ttl int) ([]string, error) {
+	cannot := func(k string) string {
+		switch {
+		case k == script.WalkIsolate && external:
+			return "the lab cannot cut the members of your own cluster off from each other"
+		case k == script.WalkSlow && ttl < 3:
+			return "a slow link is drawn only on leases of 3 s or more (--ttl 3)"
+		}
+		return ""
+	}
+	var out []string
+	for _, k := range kinds {
+		why := cannot(k)
+		switch {
+		case why == "":
+			out = append(out, k)
+		case !all:
+			return nil, usagef("--faults %s: %s", k, why)
+		}
+	}
+	return out, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
 )
 
 // mainEnv, set, makes the test binary locklab itself: main runs with the
@@ -409,6 +410,23 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 	code, _, stderr = locklab(t, t.Context(), "explore", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--ttl: a lease lives at least 1 s, got 0")
+	code, _, stderr = locklab(t, t.Context(), "explore", "--faults", "slow")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--faults slow: a slow link is drawn only on leases of 3 s or more (--ttl 3)")
+}
+
+// What a run cannot draw is dropped from all, and refused by name.
+func TestExploreDrawsWhatTheRunCan(t *testing.T) {
+	all := script.WalkFaults()
+	kinds, err := drawable(all, true, true, 1)
+	require.NoError(t, err)
+	assert.NotContains(t, kinds, script.WalkIsolate, "a user's cluster is not the lab's to partition")
+	assert.NotContains(t, kinds, script.WalkSlow, "1 s leases")
+	kinds, err = drawable(all, true, false, 3)
+	require.NoError(t, err)
+	assert.Equal(t, all, kinds)
+	_, err = drawable([]string{script.WalkIsolate}, false, true, 1)
+	assert.ErrorContains(t, err, "--faults isolate: the lab cannot cut the members of your own cluster off from each other")
 }
 
 // --ttl makes every lease longer, the schedule says so, and a replay runs
