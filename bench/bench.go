@@ -114,6 +114,11 @@ type Distribution struct {
 // nothing was faulted.
 var ErrMutualExclusion = errors.New("bench: two clients held the lock at once")
 
+// ErrNoGrant means no lock was granted during the measurement: there is
+// nothing to measure, and a row of zeros would read as a lock that is
+// merely slow.
+var ErrNoGrant = errors.New("bench: no lock was granted")
+
 // runs numbers measurements so that each has its own client names and lock.
 var runs atomic.Int64
 
@@ -183,6 +188,11 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	res := m.result(elapsed, requests()-reqs0, cpu0, cpu1)
+	if res.Acquires == 0 {
+		return Result{}, fmt.Errorf("%w in %s with %d client(s): nothing to measure "+
+			"(a lock whose clients start slowly, such as one run as a process, needs a longer --duration)",
+			ErrNoGrant, elapsed.Round(time.Millisecond), cfg.Clients)
+	}
 	if term, err := c.Term(ctx); err == nil {
 		res.Elections = term - term0
 	}

@@ -124,6 +124,24 @@ func TestRunCatchesTwoHolders(t *testing.T) {
 	require.ErrorIs(t, err, bench.ErrMutualExclusion)
 }
 
+// neverLock is a lock whose Acquire waits until it is given up.
+type neverLock struct{ noLock }
+
+func (neverLock) Acquire(ctx context.Context) (lock.Grant, error) {
+	<-ctx.Done()
+	return lock.Grant{}, ctx.Err()
+}
+
+// A measurement in which no lock was granted is an error, not a row of
+// zeros.
+func TestRunWithNoGrantFails(t *testing.T) {
+	c := start(t)
+	never := func(*clientv3.Client, string, lock.Options) (lock.Locker, error) { return neverLock{}, nil }
+	_, err := bench.Run(t.Context(), c, bench.Config{Lock: "never", Factory: never, Clients: 2, Duration: 200 * time.Millisecond})
+	require.ErrorIs(t, err, bench.ErrNoGrant)
+	assert.Contains(t, err.Error(), "with 2 client(s)")
+}
+
 func TestRunRejectsBadConfig(t *testing.T) {
 	c := start(t)
 	for _, cfg := range []bench.Config{

@@ -69,7 +69,8 @@ var benchPage = template.Must(template.New("bench").Funcs(template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f×", float64(d)/float64(floor))
 	},
-	"plotOf": func(p plot, w, h float64) plotData { return plotData{P: p, W: w, H: h} },
+	"plotOf":   func(p plot, w, h float64) plotData { return plotData{P: p, W: w, H: h} },
+	"markPath": markPath,
 }).Parse(benchText))
 
 // plotData is one plot and the page's plot size, for the plot template.
@@ -101,8 +102,27 @@ type point struct{ X, Y float64 }
 
 type series struct {
 	Lock, Colour, Points string // Points: an SVG polyline's points
+	Dash                 string // the line's dash pattern ("" solid)
+	Shape                int    // the marks' shape: an index into markShapes
 	Marks                []plotMark
 }
+
+// dashes and markShapes tell the locks apart where their lines lie on one
+// another (etcd-mutex and etcd-election often do): each lock has its own
+// dash and mark shape beside its colour.
+var dashes = []string{"", "7 4", "2 3", "9 3 2 3", "4 4", "1 3", "12 4", "5 2 1 2"}
+
+var markShapes = []func(x, y float64) string{
+	func(x, y float64) string {
+		return fmt.Sprintf("M%.1f %.1fm-3.5 0a3.5 3.5 0 1 0 7 0a3.5 3.5 0 1 0 -7 0z", x, y)
+	},
+	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fh7v7h-7z", x-3.5, y-3.5) },
+	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fl4.5 8h-9z", x, y-4.5) },
+	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fl4.5 4.5 -4.5 4.5 -4.5 -4.5z", x, y-4.5) },
+}
+
+// markPath is the SVG path of a mark of the given shape at x, y.
+func markPath(x, y float64, shape int) string { return markShapes[shape%len(markShapes)](x, y) }
 
 type plotMark struct {
 	X, Y  float64
@@ -134,11 +154,13 @@ func writeBench(w io.Writer, b Bench) error {
 		}
 	}
 	slices.Sort(counts)
-	colour := func(lock string) string { return palette[slices.Index(locks, lock)%len(palette)] }
-	type legendItem struct{ Lock, Colour string }
-	var legend []legendItem
+	colour := func(lock string) series {
+		i := slices.Index(locks, lock)
+		return series{Lock: lock, Colour: palette[i%len(palette)], Dash: dashes[i%len(dashes)], Shape: i}
+	}
+	var legend []series
 	for _, l := range locks {
-		legend = append(legend, legendItem{l, colour(l)})
+		legend = append(legend, colour(l))
 	}
 	var failed []BenchRow
 	for _, r := range b.Rows {
@@ -152,7 +174,7 @@ func writeBench(w io.Writer, b Bench) error {
 	}
 	data := struct {
 		Bench
-		Legend     []legendItem
+		Legend     []series
 		Throughput plot
 		Latency    []plot
 		Failed     []BenchRow
@@ -164,7 +186,7 @@ func writeBench(w io.Writer, b Bench) error {
 
 // throughputPlot is locks per second against clients, a line per lock; the
 // client counts are spaced evenly (they usually grow tenfold).
-func throughputPlot(rows []BenchRow, locks []string, counts []int, colour func(string) string) plot {
+func throughputPlot(rows []BenchRow, locks []string, counts []int, colour func(string) series) plot {
 	p := plot{Title: "Locks per second against contending clients", XLabel: "clients", YLabel: "locks/s"}
 	top := 0.0
 	for _, r := range rows {
@@ -189,7 +211,7 @@ func throughputPlot(rows []BenchRow, locks []string, counts []int, colour func(s
 		p.YTicks = append(p.YTicks, axisTick{X: plotLeft - 6, Y: y(v), Label: fmt.Sprintf("%.0f", v)})
 	}
 	for _, l := range locks {
-		s := series{Lock: l, Colour: colour(l)}
+		s := colour(l)
 		var pts []string
 		for _, r := range rows {
 			if r.Lock != l || r.Error != "" {
@@ -211,7 +233,7 @@ func throughputPlot(rows []BenchRow, locks []string, counts []int, colour func(s
 // latencyPlot is, for one client count, the share of acquires that took at
 // most x (x on a log scale), a curve per lock, with guides at p50, p70, p90
 // and p99 and a mark where each lock crosses them.
-func latencyPlot(rows []BenchRow, clients int, colour func(string) string) plot {
+func latencyPlot(rows []BenchRow, clients int, colour func(string) series) plot {
 	p := plot{Title: fmt.Sprintf("Acquire latency, %d client(s)", clients), XLabel: "acquire latency", YLabel: "share ≤ x"}
 	lo, hi := time.Duration(math.MaxInt64), time.Duration(0)
 	var mine []BenchRow
@@ -252,7 +274,7 @@ func latencyPlot(rows []BenchRow, clients int, colour func(string) string) plot 
 	for _, r := range mine {
 		sorted := slices.Clone(r.Acquire.Samples)
 		slices.Sort(sorted)
-		s := series{Lock: r.Lock, Colour: colour(r.Lock)}
+		s := colour(r.Lock)
 		var pts []string
 		step := max(1, len(sorted)/maxCurvePoints)
 		for i := 0; i < len(sorted); i += step {

@@ -2,9 +2,12 @@ package reports
 
 import (
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"net/url"
+	"path"
 	"slices"
 	"strings"
 
@@ -18,15 +21,38 @@ var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"f":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"add":   func(a, b float64) float64 { return a + b },
 	"lower": strings.ToLower,
+	// finding: the mutex model's FAIL, shown beside the verdict, never as it.
+	"finding": func(v models.Verdict) bool { return v.Check == beliefCheck && v.Result == models.Fail },
+	"calloutX": func(c callout) float64 {
+		switch c.Anchor {
+		case "end":
+			return c.X - c.W + 2
+		case "middle":
+			return c.X - c.W/2
+		}
+		return c.X - 2
+	},
 }).Parse(pageText))
 
-// htmlRun is one run as the page shows it.
+// pagedOver is the number of runs above which each run's detail is a page
+// of its own and the index shows in full only the runs not as documented:
+// a report of every scenario stays light to open.
+const pagedOver = 12
+
+// maxInline bounds the runs drawn in full on a paged index.
+const maxInline = 20
+
+// htmlRun is one run as a page shows it; its links are relative to that
+// page's directory.
 type htmlRun struct {
 	Run
 	ID       string
 	Status   string
 	Class    string
-	Open     bool
+	Verdicts string // what the index's verdict filter matches
+	Why      string // one line: why it failed, or why it was skipped
+	Href     string // from the index, where its detail is
+	Page     string // from the index, its own page ("" if none)
 	Timeline *timeline
 	NotDrawn string
 	Story    []string
@@ -37,47 +63,137 @@ type htmlRun struct {
 type matrixRow struct {
 	Scenario, Lock string
 	Seed           uint64
+	Verdicts       string
 	Cells          []matrixCell
 }
 
 type matrixCell struct {
-	ID, Status, Class string
-	Missing           bool
+	Href, Status, Class string
+	Missing             bool
 }
 
-func writeHTML(w io.Writer, r Report, views map[int]map[string]string) error {
-	asExpected, not, skipped := counts(r.Runs)
-	data := struct {
-		Report
-		AsExpected, Not, Skipped int
-		Resources                []string
-		Rows                     []matrixRow
-		Runs                     []htmlRun
-	}{Report: r, AsExpected: asExpected, Not: not, Skipped: skipped}
+// indexPage is what the index shows.
+type indexPage struct {
+	Report
+	AsExpected, Not, Skipped    int
+	Scenarios, Locks, Resources []string
+	Rows                        []matrixRow
+	// Paged: each run has its own page; Inline are drawn in full on the
+	// index (all of a small report, else those not as documented); List
+	// is every run, a line each.
+	Paged        bool
+	Inline, List []htmlRun
+}
+
+// runPage is one run's own page.
+type runPage struct {
+	htmlRun
+	Title    string
+	Complete bool
+	Index    string
+}
+
+// pageOf is where run i's own page is, relative to the report's
+// directory: beside its history, else under runs/.
+func pageOf(r Run, i int) string {
+	if r.History != "" {
+		base := strings.TrimSuffix(strings.TrimSuffix(r.History, ".jsonl"), ".history")
+		return path.Clean(strings.ReplaceAll(base, `\`, "/")) + ".html"
+	}
+	return fmt.Sprintf("runs/run-%d.html", i)
+}
+
+// href is target (relative to the report's directory) as a link from a
+// page in the directory from.
+func href(from, target string) string {
+	up := strings.Repeat("../", strings.Count(path.Clean(from), "/")+1)
+	if from == "." || from == "" {
+		up = ""
+	}
+	parts := strings.Split(path.Clean(strings.ReplaceAll(target, `\`, "/")), "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return up + strings.Join(parts, "/")
+}
+
+// detail makes run i as shown by a page in directory from.
+func detail(r Run, i int, views map[string]string, from string) htmlRun {
+	hr := htmlRun{Run: r, ID: fmt.Sprintf("run-%d", i), Status: status(r), Class: class(r), Verdicts: verdicts(r)}
+	if r.History != "" {
+		hr.Run.History = href(from, r.History)
+	}
+	if len(views) > 0 {
+		hr.Views = map[string]string{}
+		for check, v := range views {
+			hr.Views[check] = href(from, v)
+		}
+	}
+	if len(r.Events) > 0 {
+		hr.Story = story(r.Events)
+	}
+	if n := len(r.Events); n > 0 && n <= maxDrawn {
+		tl := buildTimeline(r.Events)
+		hr.Timeline = &tl
+	} else if n > maxDrawn {
+		hr.NotDrawn = fmt.Sprintf("The timeline is not drawn: the history has %d events (more than %d). "+
+			"Its file has them all; `locklab check` judges it.", n, maxDrawn)
+	}
+	return hr
+}
+
+// verdicts are the words the index's verdict filter matches for a run.
+func verdicts(r Run) string {
+	switch {
+	case r.Skipped != "":
+		return "skip"
+	case !r.Matches:
+		return "bad " + strings.ToLower(string(r.Verdict))
+	}
+	return strings.ToLower(string(r.Verdict))
+}
+
+// writePages writes the index to index and, when the report is paged,
+// each run's own page through page(rel, write).
+func writePages(r Report, views map[int]map[string]string, index io.Writer,
+	pageFile func(rel string, write func(io.Writer) error) error) error {
+	data := indexPage{Report: r, Paged: len(r.Runs) > pagedOver}
+	data.AsExpected, data.Not, data.Skipped = counts(r.Runs)
 	seeds := map[uint64]bool{}
 	for _, run := range r.Runs {
 		seeds[run.Seed] = true
-		if !slices.Contains(data.Resources, run.Resource) {
-			data.Resources = append(data.Resources, run.Resource)
+		for _, s := range []struct {
+			list *[]string
+			name string
+		}{{&data.Scenarios, run.Scenario}, {&data.Locks, run.Lock}, {&data.Resources, run.Resource}} {
+			if !slices.Contains(*s.list, s.name) {
+				*s.list = append(*s.list, s.name)
+			}
 		}
 	}
-	many := len(r.Runs) > 12
 	rowOf := map[[3]string]int{}
+	var errs []error
 	for _, i := range order(r.Runs) {
 		run := r.Runs[i]
-		hr := htmlRun{Run: run, ID: fmt.Sprintf("run-%d", i), Status: status(run), Class: class(run), Views: views[i]}
-		hr.Open = !many || !run.Matches
-		if len(run.Events) > 0 {
-			hr.Story = story(run.Events)
+		line := htmlRun{Run: run, ID: fmt.Sprintf("run-%d", i), Status: status(run), Class: class(run),
+			Verdicts: verdicts(run), Why: firstFailure(run)}
+		inline := !data.Paged || (!run.Matches && run.Skipped == "" && len(data.Inline) < maxInline)
+		if data.Paged && run.Skipped == "" {
+			rel := pageOf(run, i)
+			line.Page, line.Href = href(".", rel), href(".", rel)
+			from := path.Dir(rel)
+			p := runPage{htmlRun: detail(run, i, views[i], from), Title: r.Title, Complete: r.Complete, Index: href(from, IndexFile)}
+			if err := pageFile(rel, func(w io.Writer) error { return page.ExecuteTemplate(w, "runpage", p) }); err != nil {
+				errs = append(errs, err)
+			}
 		}
-		if n := len(run.Events); n > 0 && n <= maxDrawn {
-			tl := buildTimeline(run.Events)
-			hr.Timeline = &tl
-		} else if n > maxDrawn {
-			hr.NotDrawn = fmt.Sprintf("The timeline is not drawn: the history has %d events (more than %d). "+
-				"Its file has them all; `locklab check` judges it.", n, maxDrawn)
+		if inline {
+			d := detail(run, i, views[i], ".")
+			d.Page, d.Why = line.Page, line.Why
+			data.Inline = append(data.Inline, d)
+			line.Href = "#" + line.ID
 		}
-		data.Runs = append(data.Runs, hr)
+		data.List = append(data.List, line)
 		key := [3]string{run.Scenario, run.Lock, fmt.Sprint(run.Seed)}
 		row, ok := rowOf[key]
 		if !ok {
@@ -90,14 +206,18 @@ func writeHTML(w io.Writer, r Report, views map[int]map[string]string) error {
 			}
 		}
 		col := slices.Index(data.Resources, run.Resource)
-		data.Rows[row].Cells[col] = matrixCell{ID: hr.ID, Status: hr.Status, Class: hr.Class}
+		data.Rows[row].Cells[col] = matrixCell{Href: line.Href, Status: line.Status, Class: line.Class}
+		data.Rows[row].Verdicts = strings.TrimSpace(data.Rows[row].Verdicts + " " + line.Verdicts)
 	}
 	if len(seeds) <= 1 {
 		for i := range data.Rows {
 			data.Rows[i].Seed = 0 // one seed: the column says nothing
 		}
 	}
-	return page.Execute(w, data)
+	if err := page.ExecuteTemplate(index, "index", data); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // class is a run's colour on the page.

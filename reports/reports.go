@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,11 +77,23 @@ const (
 
 // Write writes index.html, summary.md and junit.xml to dir, each
 // atomically, and, for every failed linearizability check, Porcupine's own
-// view of it beside the run's history (linked from the page).
+// view of it beside the run's history (linked from the page). A report of
+// more than a dozen runs gives each run a page of its own, beside its
+// history (or under runs/), written before the index that links them; the
+// index then shows the matrix, a filter, the runs not as documented in
+// full, and a line per run.
 func Write(dir string, r Report) error {
 	views := porcupineViews(dir, r.Runs)
 	return errors.Join(
-		atomicfile.Write(filepath.Join(dir, IndexFile), func(w io.Writer) error { return writeHTML(w, r, views) }),
+		atomicfile.Write(filepath.Join(dir, IndexFile), func(w io.Writer) error {
+			return writePages(r, views, w, func(rel string, write func(io.Writer) error) error {
+				file := filepath.Join(dir, filepath.FromSlash(rel))
+				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+					return err
+				}
+				return atomicfile.Write(file, write)
+			})
+		}),
 		atomicfile.Write(filepath.Join(dir, SummaryFile), func(w io.Writer) error { return writeMarkdown(w, r) }),
 		atomicfile.Write(filepath.Join(dir, JUnitFile), func(w io.Writer) error { return writeJUnit(w, r) }),
 	)

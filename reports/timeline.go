@@ -18,7 +18,7 @@ const (
 	tlWidth    = 900.0 // the run's duration
 	tlFaultRow = 18.0  // height of one row of the fault band
 	tlLane     = 46.0  // height of one client's lane
-	tlAxis     = 22.0  // height of the time axis
+	tlAxis     = 34.0  // height of the time axis: a row of ticks, a row of shortened stretches
 )
 
 // timeline is one history drawn to scale: shapes the template renders.
@@ -41,6 +41,19 @@ type lane struct {
 	Waiting, Holding, Valid, Gone []bar
 	Writes                        []mark
 	Losses                        []mark
+	// Callouts name what a reader must not miss: a rejected stale write,
+	// a lost update.
+	Callouts []callout
+	// Summary counts the lane's grants ("5 holds"), under its name.
+	Summary string
+}
+
+// callout is a short label on a white ground, beneath its mark.
+type callout struct {
+	X, Y, W float64
+	Anchor  string // the text's anchor: start, middle or end
+	Text    string
+	Class   string
 }
 
 // bar is a span with its text and the raw history lines behind it.
@@ -50,18 +63,25 @@ type bar struct {
 	Title      string
 }
 
-// mark is a point event.
+// mark is a point event. Lost marks one of two accepted writes that
+// wrote the same value.
 type mark struct {
 	X, Y  float64
 	Ok    bool
+	Lost  bool
 	Title string
 }
 
-// tick is a label on the time axis.
+// tick is a label on the time axis, its text centred on X.
 type tick struct {
-	X     float64
+	X, Y  float64
 	Label string
 }
+
+// labelWidth is a generous estimate of how wide text of n characters is
+// drawn in the axis's 10 px font, so that labels laid out apart never
+// touch in a browser.
+func labelWidth(n int) float64 { return 6.2*float64(n) + 4 }
 
 // Limits that keep a full run's page light: a history longer than
 // maxDrawn events is not drawn (its story and file are linked), and one
@@ -117,6 +137,11 @@ func buildTimeline(events []history.Event) timeline {
 		byClient[tl.Lanes[i].Client] = &tl.Lanes[i]
 	}
 	d := drawer{x: x, end: end, ops: ops, labels: labels, losses: losses}
+	for _, op := range ops {
+		if op.Op == history.CS && op.Type == history.Ok && op.Accepted != nil && !op.Synthetic {
+			d.writes = append(d.writes, op)
+		}
+	}
 	var holds []bar
 	for i, op := range ops {
 		l := byClient[op.Client]
@@ -143,10 +168,17 @@ func buildTimeline(events []history.Event) timeline {
 				Title: fmt.Sprintf("server: %s's lease %x ended (alive at %s, gone at %s)\n%s", e.Client, e.Lease, at(e.AliveUntil), at(e.Time), b)})
 		}
 	}
+	for i := range tl.Lanes {
+		l := &tl.Lanes[i]
+		l.Callouts = apart(l.Callouts)
+		if n := len(l.Holding); n > 0 {
+			l.Summary = fmt.Sprintf("%d hold%s", n, map[bool]string{true: "s"}[n > 1])
+		}
+	}
 	tl.Overlaps = overlaps(holds, top, float64(len(clients))*tlLane)
 	axisY := top + float64(len(clients))*tlLane + 4
-	tl.Ticks, tl.Breaks = sc.ticks(top, axisY-top)
 	tl.Height = axisY + tlAxis
+	tl.Ticks, tl.Breaks = sc.ticks(top, axisY-top, tl.Height-20, tl.Height-6)
 	return tl
 }
 
@@ -157,6 +189,7 @@ type drawer struct {
 	ops    []history.Operation
 	labels map[int64]string
 	losses []history.Loss
+	writes []history.Operation // the critical sections whose write was judged
 }
 
 // acquire draws ops[i], an acquire, on l: the wait, and for a grant the
@@ -177,8 +210,11 @@ func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
 	}
 	stop := releaseCall(d.ops[i+1:], op.Client, d.end)
 	label := d.labels[op.Token]
-	hold := bar{X: x(op.Return), W: max(x(stop)-x(op.Return), 1), Y: l.Y + 4, H: 18, Label: label,
+	hold := bar{X: x(op.Return), W: max(x(stop)-x(op.Return), 1), Y: l.Y + 4, H: 18,
 		Title: fmt.Sprintf("%s holds %s (as it believes) from %s to %s\n%s", op.Client, label, at(op.Return), at(stop), title)}
+	if hold.W >= labelWidth(len(label))+2 {
+		hold.Label = label // white on the bar; a bar too short for it keeps it in its hover text
+	}
 	l.Holding = append(l.Holding, hold)
 	// The server's view of the grant's lease, beneath.
 	validEnd, goneAt := stop, int64(-1)
@@ -197,21 +233,82 @@ func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
 	return hold, true
 }
 
-// write draws a critical section's write on l, accepted or rejected.
+// write draws a critical section's write on l, accepted or rejected; a
+// rejected write is labelled with the tokens that decided it, and each
+// write of a lost update is marked and labelled.
 func (d drawer) write(l *lane, op history.Operation, title string) {
 	if op.Type != history.Ok || op.Accepted == nil {
 		return
 	}
-	t := op.WriteAt
-	if t == 0 {
-		t = op.Return
-	}
+	t := writeTime(op)
 	what := "write accepted"
 	if !*op.Accepted {
 		what = "write REJECTED: " + op.Reason
 	}
-	l.Writes = append(l.Writes, mark{X: d.x(t), Y: l.Y + 13, Ok: *op.Accepted,
-		Title: fmt.Sprintf("%s %s (token %s, read %s)\n%s", op.Client, what, d.labels[op.Token], value(op.Value), title)})
+	m := mark{X: d.x(t), Y: l.Y + 13, Ok: *op.Accepted,
+		Title: fmt.Sprintf("%s %s (token %s, read %s)\n%s", op.Client, what, d.labels[op.Token], value(op.Value), title)}
+	switch {
+	case !*op.Accepted:
+		l.Callouts = append(l.Callouts, d.callout(m.X, l.Y, d.rejection(op, t), "cbad"))
+	case op.Value != nil:
+		others := d.sameValue(op)
+		if len(others) > 0 {
+			m.Lost = true
+			text := fmt.Sprintf("lost update: %s also wrote %d", strings.Join(others, ", "), *op.Value+1)
+			l.Callouts = append(l.Callouts, d.callout(m.X, l.Y, text, "clost"))
+		}
+	}
+	l.Writes = append(l.Writes, m)
+}
+
+// writeTime is when a critical section's write was sent, or its return.
+func writeTime(op history.Operation) int64 {
+	if op.WriteAt != 0 {
+		return op.WriteAt
+	}
+	return op.Return
+}
+
+// rejection names why the store rejected op's write: the newest token it
+// had accepted before ("rejected: t1 < t2"), else its own reason.
+func (d drawer) rejection(op history.Operation, at int64) string {
+	var newest int64
+	for _, w := range d.writes {
+		if *w.Accepted && writeTime(w) < at && w.Token > newest {
+			newest = w.Token
+		}
+	}
+	if newest > op.Token && d.labels[op.Token] != "" && d.labels[newest] != "" {
+		return fmt.Sprintf("rejected: token %s < %s", d.labels[op.Token], d.labels[newest])
+	}
+	reason := op.Reason
+	if len(reason) > 40 {
+		reason = reason[:40] + "…"
+	}
+	return "rejected: " + cmp.Or(reason, "stale")
+}
+
+// sameValue names the other clients whose accepted write read the value
+// op read: each wrote the same number, and all but one update was lost.
+func (d drawer) sameValue(op history.Operation) []string {
+	var out []string
+	for _, w := range d.writes {
+		if w.ID != op.ID && *w.Accepted && w.Value != nil && *w.Value == *op.Value {
+			out = append(out, w.Client)
+		}
+	}
+	return out
+}
+
+// callout places text beneath a mark at x in the lane at y, inside the
+// drawing: anchored at its start, or at its end near the right edge.
+func (d drawer) callout(x, y float64, text, class string) callout {
+	w := 5.8*float64(len([]rune(text))) + 6 // the callout's bold 10 px
+	c := callout{X: x, Y: y + 44, W: w, Anchor: "start", Text: text, Class: class}
+	if x+w > tlLeft+tlWidth+14 {
+		c.Anchor = "end"
+	}
+	return c
 }
 
 func faultBar(w history.FaultWindow, rowsEnd *[]int64, x func(int64) float64) bar {
@@ -222,8 +319,8 @@ func faultBar(w history.FaultWindow, rowsEnd *[]int64, x func(int64) float64) ba
 	}
 	(*rowsEnd)[row] = w.End
 	name := w.Name()
-	if w.Target != "" {
-		name += " → " + w.Target
+	if w.Target != "" && !slices.Contains(strings.Fields(name), w.Target) {
+		name += " → " + w.Target // what it resolved to ("kill-leader → m2")
 	}
 	b, _ := json.Marshal(w.Spec)
 	title := fmt.Sprintf("fault %s from %s to %s\n%s", name, at(w.Start), at(w.End), b)
@@ -231,6 +328,29 @@ func faultBar(w history.FaultWindow, rowsEnd *[]int64, x func(int64) float64) ba
 		title += "\nerror: " + w.Err
 	}
 	return bar{X: x(w.Start), W: max(x(w.End)-x(w.Start), 2), Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, Title: title}
+}
+
+// apart keeps the callouts that do not cover one drawn before them, in
+// order along the lane: a crowded lane keeps its first labels, and every
+// mark keeps its hover text.
+func apart(cs []callout) []callout {
+	var out []callout
+	span := func(c callout) (float64, float64) {
+		switch c.Anchor {
+		case "end":
+			return c.X - c.W, c.X
+		case "middle":
+			return c.X - c.W/2, c.X + c.W/2
+		}
+		return c.X, c.X + c.W
+	}
+	for _, c := range cs {
+		a0, a1 := span(c)
+		if !slices.ContainsFunc(out, func(o callout) bool { b0, b1 := span(o); return a0 < b1+4 && b0 < a1+4 }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // releaseCall is when client began to release its grant: its next release
@@ -301,14 +421,30 @@ type segment struct {
 }
 
 func newScale(events []history.Event, end int64) scale {
-	times := []int64{0, end}
+	// The stretch before the first thing drawn (clients connecting) is
+	// shortened like any idle stretch.
+	first := end
 	for _, e := range events {
-		times = append(times, e.Time)
+		if drawn(e) {
+			first = min(first, e.Time)
+		}
+	}
+	if first <= int64(time.Millisecond) {
+		first = 0
+	}
+	times := []int64{first, end}
+	for _, e := range events {
+		if e.Time >= first {
+			times = append(times, e.Time)
+		}
 	}
 	slices.Sort(times)
 	times = slices.Compact(times)
 	cut := max(end/8, int64(100*time.Millisecond)) // a gap longer than this is drawn short
 	var gaps [][2]int64
+	if first > 0 {
+		gaps = append(gaps, [2]int64{0, first})
+	}
 	var linear int64
 	prev := times[0]
 	for _, t := range times[1:] {
@@ -337,6 +473,18 @@ func newScale(events []history.Event, end int64) scale {
 	return sc
 }
 
+// drawn reports whether the timeline draws e: a client's operation, a
+// fault, a lease's end.
+func drawn(e history.Event) bool {
+	switch {
+	case e.Type == history.Invoke || e.IsCompletion():
+		return e.Client != ""
+	case e.Type == history.FaultStart, e.Type == history.LeaseLost:
+		return true
+	}
+	return false
+}
+
 func (sc scale) x(t int64) float64 {
 	for _, s := range sc.segs {
 		if t <= s.t1 {
@@ -352,9 +500,11 @@ func (sc scale) x(t int64) float64 {
 	return sc.segs[len(sc.segs)-1].x1
 }
 
-// ticks labels the axis: evenly within the stretches drawn to scale, and
-// each shortened stretch with its length.
-func (sc scale) ticks(top, height float64) (ticks []tick, breaks []bar) {
+// ticks labels the axis: a row of times, evenly within the stretches
+// drawn to scale, above a row naming each shortened stretch's length.
+// Labels that would touch one already placed in their row are left out
+// (every break keeps its length in its hover text).
+func (sc scale) ticks(top, height, rowTimes, rowBreaks float64) (ticks []tick, breaks []bar) {
 	var linear int64
 	for _, s := range sc.segs {
 		if !s.broken {
@@ -362,18 +512,24 @@ func (sc scale) ticks(top, height float64) (ticks []tick, breaks []bar) {
 		}
 	}
 	step := niceStep(linear)
-	lastX := -100.0
+	rightOf := map[float64]float64{rowTimes: -1e9, rowBreaks: -1e9}
+	place := func(x, y float64, label string) {
+		w := labelWidth(len(label))
+		if x-w/2 < rightOf[y]+4 {
+			return
+		}
+		ticks = append(ticks, tick{X: x, Y: y, Label: label})
+		rightOf[y] = x + w/2
+	}
 	for _, s := range sc.segs {
 		if s.broken {
 			breaks = append(breaks, bar{X: s.x0, W: s.x1 - s.x0, Y: top, H: height,
-				Label: "+" + at(s.t1-s.t0), Title: fmt.Sprintf("nothing happened from %s to %s: drawn shorter than to scale", at(s.t0), at(s.t1))})
+				Title: fmt.Sprintf("nothing happened from %s to %s: drawn shorter than to scale", at(s.t0), at(s.t1))})
+			place((s.x0+s.x1)/2, rowBreaks, "+"+at(s.t1-s.t0))
 			continue
 		}
 		for t := (s.t0 + step - 1) / step * step; t <= s.t1; t += step {
-			if x := sc.x(t); x-lastX > 45 {
-				ticks = append(ticks, tick{X: x, Label: at(t)})
-				lastX = x
-			}
+			place(sc.x(t), rowTimes, at(t))
 		}
 	}
 	return ticks, breaks

@@ -3,20 +3,41 @@ package scenarios
 import (
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
+// columns are the widths of a progress line's name columns: the longest
+// scenario and lock name of the run.
+type columns struct{ scenario, lock int }
+
+// columnsOf sizes the columns to the jobs' names.
+func columnsOf(jobs []job) columns {
+	c := columns{scenario: len("scenario"), lock: len("lock")}
+	for _, j := range jobs {
+		c.scenario = max(c.scenario, utf8.RuneCountInString(j.s.Name))
+		c.lock = max(c.lock, utf8.RuneCountInString(j.lock))
+	}
+	return c
+}
+
 // progress prints one configuration's results as a line, with its notes
-// under it.
-func progress(w io.Writer, rs []Result) {
+// under it: a skip's reason, an error, the attempts made again.
+func progress(w io.Writer, cols columns, rs []Result) {
 	if len(rs) == 0 {
 		return
 	}
-	line := fmt.Sprintf("%-21s %-17s", rs[0].Scenario, rs[0].Lock)
+	line := fmt.Sprintf("%-*s  %-*s", cols.scenario, rs[0].Scenario, cols.lock, rs[0].Lock)
+	var skips []string
 	for _, r := range rs {
 		mark := "ok"
 		switch {
 		case r.Skipped != "":
 			mark = "skipped"
+			if !slices.Contains(skips, r.Skipped) {
+				skips = append(skips, r.Skipped)
+			}
 		case !r.Matches:
 			mark = "UNEXPECTED"
 		}
@@ -27,12 +48,20 @@ func progress(w io.Writer, rs []Result) {
 		line += fmt.Sprintf("  %s %s (%s)", r.Resource, r.Verdict, mark)
 	}
 	fmt.Fprintf(w, "%s  %.1fs\n", line, rs[len(rs)-1].Seconds)
+	for _, s := range skips {
+		fmt.Fprintf(w, "    skipped: %s\n", indent(s, "      "))
+	}
 	for _, r := range rs[:1] {
-		if r.Error != "" {
-			fmt.Fprintf(w, "    note: %s\n", r.Error)
+		if r.Error != "" && r.Skipped == "" {
+			fmt.Fprintf(w, "    note: %s\n", indent(r.Error, "      "))
 		}
 		for _, a := range r.Retried {
-			fmt.Fprintf(w, "    ran again after %s\n", a)
+			fmt.Fprintf(w, "    ran again after %s\n", indent(a, "      "))
 		}
 	}
+}
+
+// indent puts prefix before every line of s but its first.
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
 }

@@ -130,6 +130,9 @@ func (s Summary) EffectCounts() []EffectCount {
 	happened := map[runKey]bool{}
 	var runs []runKey
 	for _, r := range s.Results {
+		if r.Skipped != "" {
+			continue // nothing ran: nothing could happen
+		}
 		for _, ef := range r.Effects {
 			k := runKey{r.Scenario, r.Lock, r.Seed, ef.Name}
 			was, seen := happened[k]

@@ -279,6 +279,7 @@ type job struct {
 func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs []job) []Result {
 	results := make([][]Result, len(jobs))
 	finished := make([]bool, len(jobs))
+	cols := columnsOf(jobs)
 	var (
 		mu      sync.Mutex
 		printed int
@@ -297,7 +298,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 				mu.Lock()
 				results[i], finished[i] = rs, true
 				for printed < len(jobs) && finished[printed] {
-					progress(cfg.Progress, results[printed])
+					progress(cfg.Progress, cols, results[printed])
 					printed++
 				}
 				mu.Unlock()

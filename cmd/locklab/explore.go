@@ -38,7 +38,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	fs.StringVar(&faultKinds, "faults", "all", "fault kinds to draw: "+strings.Join(script.WalkFaults(), ", ")+" (comma list), or all")
 	fs.IntVar(&ttl, "ttl", 1, "lease TTL in seconds of the drawn scripts (operations' timeouts scale with it): 2–5 gives a slow or busy machine time to renew")
 	fs.DurationVar(&shrink, "shrink-time", 2*time.Minute, "most time spent shrinking a failing case")
-	fs.StringVar(&out, "out", "", "where to write the shrunk failing script (default testdata/explore-LOCK-RESOURCE-SEED.txt)")
+	fs.StringVar(&out, "out", "", "where to write the shrunk failing script (default reports/explore/LOCK-RESOURCE-SEED.txt)")
 	cf.register(fs)
 	if err := parse(fs, args); err != nil {
 		return exitUsage, err
@@ -62,7 +62,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		return exitUsage, err
 	}
 	if out == "" {
-		out = filepath.Join("testdata", fmt.Sprintf("explore-%s-%s-%d.txt", lk, strings.Join(resources, "+"), seed))
+		out = filepath.Join("reports", "explore", fileName(fmt.Sprintf("%s-%s-%d", lk, strings.Join(resources, "+"), seed))+".txt")
 	}
 	external, logger, err := cf.check()
 	if err != nil {
@@ -181,4 +181,16 @@ func drawable(kinds []string, all, external bool, ttl int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// fileName makes name safe as a file's name on every platform: a lock run
+// as a process is named by its command line ("exec:python3 my_lock.py").
+func fileName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == '+':
+			return r
+		}
+		return '_'
+	}, name)
 }

@@ -369,7 +369,7 @@ func TestRunScript(t *testing.T) {
 	code, stdout, stderr := locklab(t, t.Context(), "run", "--script", "testdata/user-paused-holder.txt", "--lock", "queue",
 		"--resource", "unfenced,fenced", "--out", out)
 	require.Equal(t, exitOK, code, stdout+stderr)
-	assert.Contains(t, stdout, "user-paused-holder    queue              unfenced FAIL (ok)  fenced PASS (ok)")
+	assert.Contains(t, stdout, "user-paused-holder  queue  unfenced FAIL (ok)  fenced PASS (ok)")
 	page, err := os.ReadFile(filepath.Join(out, reports.IndexFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "My own copy of the paused-holder lesson", "the script's narration is its lesson")

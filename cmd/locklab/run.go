@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -368,17 +369,29 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n%-21s %-17s", "scenario", "lock")
+	// Columns as wide as their longest name or cell.
+	ws, wl := len("scenario"), len("lock")
+	for _, k := range rows {
+		ws, wl = max(ws, utf8.RuneCountInString(k.scenario)), max(wl, utf8.RuneCountInString(k.lock))
+	}
+	wr := map[string]int{}
 	for _, r := range resources {
-		fmt.Fprintf(w, " %-13s", r)
+		wr[r] = utf8.RuneCountInString(r)
+		for _, k := range rows {
+			wr[r] = max(wr[r], utf8.RuneCountInString(cells[k][r]))
+		}
+	}
+	fmt.Fprintf(w, "\n%-*s  %-*s", ws, "scenario", wl, "lock")
+	for _, r := range resources {
+		fmt.Fprintf(w, "  %-*s", wr[r], r)
 	}
 	fmt.Fprintln(w)
 	for _, k := range rows {
-		fmt.Fprintf(w, "%-21s %-17s", k.scenario, k.lock)
+		line := fmt.Sprintf("%-*s  %-*s", ws, k.scenario, wl, k.lock)
 		for _, r := range resources {
-			fmt.Fprintf(w, " %-13s", cells[k][r])
+			line += fmt.Sprintf("  %-*s", wr[r], cells[k][r])
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "! not the expected verdict   * two clients believed they held the lock at once (a finding, not a failure)")
 }
@@ -390,7 +403,7 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 	if len(counts) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\neffects: runs in which what the scenario claims happened (fewer than all: vacuous runs, ERROR)")
+	fmt.Fprintln(w, "\neffects: runs in which what the scenario claims happened (fewer than all: vacuous runs, ERROR; - skipped)")
 	var scenarioOrder []string
 	locks := map[string][]string{}
 	effects := map[string][]string{}
@@ -413,11 +426,14 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 			line := "   "
 			for _, l := range locks[s] {
 				c := cell[[3]string{s, l, ef}]
-				mark := " "
-				if c.Happened < c.Runs {
+				mark, text := " ", fmt.Sprintf("%d/%d", c.Happened, c.Runs)
+				switch {
+				case c.Runs == 0:
+					text = "-" // every run of it was skipped
+				case c.Happened < c.Runs:
 					mark = "!"
 				}
-				line += fmt.Sprintf(" %5s%s", fmt.Sprintf("%d/%d", c.Happened, c.Runs), mark)
+				line += fmt.Sprintf(" %5s%s", text, mark)
 			}
 			fmt.Fprintf(w, "%s  %s\n", line, ef)
 		}
