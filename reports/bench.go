@@ -43,7 +43,8 @@ type BenchRow struct {
 	// cluster shared the clients' process (ClientsCPU is then both).
 	ClientsCPU, ClusterCPU time.Duration
 	CPUShared              bool
-	// Error says why the measurement failed ("" if it did not).
+	// Error says why there are no numbers ("" if there are): "failed: …"
+	// or "not measured: …".
 	Error string
 }
 
@@ -119,6 +120,8 @@ var markShapes = []func(x, y float64) string{
 	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fh7v7h-7z", x-3.5, y-3.5) },
 	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fl4.5 8h-9z", x, y-4.5) },
 	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fl4.5 4.5 -4.5 4.5 -4.5 -4.5z", x, y-4.5) },
+	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fl4.5 -8h-9z", x, y+4.5) },
+	func(x, y float64) string { return fmt.Sprintf("M%.1f %.1fh9v4h-9z", x-4.5, y-2) },
 }
 
 // markPath is the SVG path of a mark of the given shape at x, y.
