@@ -93,26 +93,13 @@ const (
 
 // buildTimeline lays out events. Times are the history's (ns since start).
 func buildTimeline(events []history.Event) timeline {
-	withRaw := len(events) <= maxRaw
 	var end int64 = 1
 	for _, e := range events {
 		end = max(end, e.Time)
 	}
 	sc := newScale(events, end)
 	x := sc.x
-	raw := map[int][]string{} // operation id → its invoke and completion lines
-	var clients []string
-	for _, e := range events {
-		if (e.Type == history.Invoke || e.IsCompletion()) && e.Client != "" {
-			if withRaw {
-				b, _ := json.Marshal(e)
-				raw[e.ID] = append(raw[e.ID], string(b))
-			}
-			if !slices.Contains(clients, e.Client) {
-				clients = append(clients, e.Client)
-			}
-		}
-	}
+	raw, clients := rawLines(events)
 	tl := timeline{Width: tlLeft + tlWidth + 20}
 
 	// The fault band: a row per overlapping fault.
@@ -159,27 +146,50 @@ func buildTimeline(events []history.Event) timeline {
 		}
 	}
 	for _, e := range events {
-		if e.Type != history.LeaseLost {
-			continue
-		}
-		if l := byClient[e.Client]; l != nil {
+		if l := byClient[e.Client]; l != nil && e.Type == history.LeaseLost {
 			b, _ := json.Marshal(e)
 			l.Losses = append(l.Losses, mark{X: x(e.Time), Y: l.Y + 28,
 				Title: fmt.Sprintf("server: %s's lease %x ended (alive at %s, gone at %s)\n%s", e.Client, e.Lease, at(e.AliveUntil), at(e.Time), b)})
 		}
 	}
 	for i := range tl.Lanes {
-		l := &tl.Lanes[i]
-		l.Callouts = apart(l.Callouts)
-		if n := len(l.Holding); n > 0 {
-			l.Summary = fmt.Sprintf("%d hold%s", n, map[bool]string{true: "s"}[n > 1])
-		}
+		tl.Lanes[i].finish()
 	}
 	tl.Overlaps = overlaps(holds, top, float64(len(clients))*tlLane)
 	axisY := top + float64(len(clients))*tlLane + 4
 	tl.Height = axisY + tlAxis
 	tl.Ticks, tl.Breaks = sc.ticks(top, axisY-top, tl.Height-20, tl.Height-6)
 	return tl
+}
+
+// rawLines are the history lines of each operation (by id: its invoke and
+// completion), kept for hover text in a history of at most maxRaw events,
+// and the clients in order of their first operation.
+func rawLines(events []history.Event) (map[int][]string, []string) {
+	raw := map[int][]string{}
+	var clients []string
+	for _, e := range events {
+		if (e.Type == history.Invoke || e.IsCompletion()) && e.Client != "" {
+			if len(events) <= maxRaw {
+				b, _ := json.Marshal(e)
+				raw[e.ID] = append(raw[e.ID], string(b))
+			}
+			if !slices.Contains(clients, e.Client) {
+				clients = append(clients, e.Client)
+			}
+		}
+	}
+	return raw, clients
+}
+
+// finish lays out the lane's callouts apart and counts its holds.
+func (l *lane) finish() {
+	l.Callouts = apart(l.Callouts)
+	if n := len(l.Holding); n == 1 {
+		l.Summary = "1 hold"
+	} else if n > 1 {
+		l.Summary = fmt.Sprintf("%d holds", n)
+	}
 }
 
 // drawer draws one history's operations on their lanes.

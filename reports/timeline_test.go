@@ -38,3 +38,30 @@ func TestUnknownAcquireWaitsUntilAnswered(t *testing.T) {
 	require.Len(t, c1.Waiting, 1)
 	assert.Less(t, c2.Waiting[0].X+c2.Waiting[0].W, c1.Waiting[0].X, "c2's wait ends before c1 asks")
 }
+
+// The callouts name what happened without a browser: fenced, the rejected
+// stale write and the tokens that decided it; unfenced, both writes of the
+// lost update.
+func TestCalloutsNameTheRejectionAndTheLostUpdate(t *testing.T) {
+	texts := func(name string) (out []string, lost int) {
+		_, events, err := history.ReadFile("testdata/paused-holder-" + name + ".history.jsonl")
+		require.NoError(t, err)
+		for _, l := range buildTimeline(events).Lanes {
+			for _, c := range l.Callouts {
+				out = append(out, c.Text)
+			}
+			for _, w := range l.Writes {
+				if w.Lost {
+					lost++
+				}
+			}
+		}
+		return out, lost
+	}
+	fenced, lost := texts("fenced")
+	assert.Equal(t, []string{"rejected: token t1 < t2"}, fenced)
+	assert.Zero(t, lost)
+	unfenced, lost := texts("unfenced")
+	assert.ElementsMatch(t, []string{"lost update: c2 also wrote 1", "lost update: c1 also wrote 1"}, unfenced)
+	assert.Equal(t, 2, lost)
+}
