@@ -94,13 +94,14 @@ type runPage struct {
 }
 
 // pageOf is where run i's own page is, relative to the report's
-// directory: beside its history, else under runs/.
+// directory: beside its history when that lies inside the directory,
+// else under runs/.
 func pageOf(r Run, i int) string {
-	if r.History != "" {
-		base := strings.TrimSuffix(strings.TrimSuffix(r.History, ".jsonl"), ".history")
-		return path.Clean(strings.ReplaceAll(base, `\`, "/")) + ".html"
+	base := path.Clean(strings.ReplaceAll(strings.TrimSuffix(strings.TrimSuffix(r.History, ".jsonl"), ".history"), `\`, "/"))
+	if r.History == "" || path.IsAbs(base) || base == ".." || strings.HasPrefix(base, "../") {
+		return fmt.Sprintf("runs/run-%d.html", i)
 	}
-	return fmt.Sprintf("runs/run-%d.html", i)
+	return base + ".html"
 }
 
 // href is target (relative to the report's directory) as a link from a
@@ -117,9 +118,15 @@ func href(from, target string) string {
 	return up + strings.Join(parts, "/")
 }
 
+// summary is run i as a line of the index shows it.
+func summary(r Run, i int) htmlRun {
+	return htmlRun{Run: r, ID: fmt.Sprintf("run-%d", i), Status: status(r), Class: class(r),
+		Verdicts: verdicts(r), Why: firstFailure(r)}
+}
+
 // detail makes run i as shown by a page in directory from.
 func detail(r Run, i int, views map[string]string, from string) htmlRun {
-	hr := htmlRun{Run: r, ID: fmt.Sprintf("run-%d", i), Status: status(r), Class: class(r), Verdicts: verdicts(r)}
+	hr := summary(r, i)
 	if r.History != "" {
 		hr.Run.History = href(from, r.History)
 	}
@@ -175,8 +182,7 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 	var errs []error
 	for _, i := range order(r.Runs) {
 		run := r.Runs[i]
-		line := htmlRun{Run: run, ID: fmt.Sprintf("run-%d", i), Status: status(run), Class: class(run),
-			Verdicts: verdicts(run), Why: firstFailure(run)}
+		line := summary(run, i)
 		inline := !data.Paged || (!run.Matches && run.Skipped == "" && len(data.Inline) < maxInline)
 		if data.Paged && run.Skipped == "" {
 			rel := pageOf(run, i)
@@ -189,7 +195,7 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 		}
 		if inline {
 			d := detail(run, i, views[i], ".")
-			d.Page, d.Why = line.Page, line.Why
+			d.Page = line.Page
 			data.Inline = append(data.Inline, d)
 			line.Href = "#" + line.ID
 		}

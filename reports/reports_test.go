@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,22 +26,14 @@ func pausedHolder(t *testing.T, dir string) reports.Report {
 	rep := reports.Report{Title: "locklab run", Command: "locklab run --scenario paused-holder --lock etcd-mutex",
 		Complete: true, Seconds: 1.5}
 	for _, res := range []string{"unfenced", "fenced"} {
-		name := "paused-holder-" + res + ".history.jsonl"
-		b, err := os.ReadFile(filepath.Join("testdata", name))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
-		h, events, err := history.ReadFile(filepath.Join(dir, name))
-		require.NoError(t, err)
-		check, err := models.Check(h, events, time.Second)
-		require.NoError(t, err)
-		expected := models.Pass
+		run := recorded(t, dir, "paused-holder-"+res, "paused-holder")
+		run.Expected = string(models.Pass)
 		if res == "unfenced" {
-			expected = models.Fail
+			run.Expected = string(models.Fail)
 		}
-		rep.Runs = append(rep.Runs, reports.Run{Scenario: "paused-holder", Lock: "etcd-mutex", Resource: res, Seed: 1,
-			Expected: string(expected), Verdict: check.Result(), Matches: check.Result() == expected,
-			Checks: check.Verdicts(), Lesson: "c1 freezes before its write…", History: name, Events: events,
-			Replay: "go run ./cmd/locklab replay reports/x/paused-holder/etcd-mutex/1", Seconds: 1.4})
+		run.Matches = string(run.Verdict) == run.Expected
+		run.Lesson, run.Replay, run.Seconds = "c1 freezes before its write…", "go run ./cmd/locklab replay reports/x/paused-holder/etcd-mutex/1", 1.4
+		rep.Runs = append(rep.Runs, run)
 	}
 	return rep
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,6 +100,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	}
 	if failed > 0 {
 		return exitMismatch, fmt.Errorf("bench: %d measurement(s) failed", failed)
+	}
+	if !slices.ContainsFunc(report.Results, func(r benchRow) bool { return r.Error == "" }) {
+		return exitMismatch, errors.New("bench: nothing was measured")
 	}
 	return exitOK, nil
 }
