@@ -38,6 +38,9 @@ func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
 		case byStall:
 			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold while the lab's own process stood still",
 				h.grant.Client, time.Duration(h.loss.Gone-h.grant.Return)))
+		case byOutlived:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold, %s", h.grant.Client,
+				time.Duration(h.loss.Gone-h.grant.Return), outlivedWhy(events, h)))
 		default:
 			continue
 		}
@@ -45,7 +48,10 @@ func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
 	}
 	for _, w := range waitLosses(ops, events) {
 		what := ", and the lab's own process stood still meanwhile"
-		if w.excuse == byRenewal {
+		switch w.excuse {
+		case byOutlived:
+			what = ", " + outlivedWhy(events, w)
+		case byRenewal:
 			what = fmt.Sprintf(" although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
 				time.Duration(w.loss.AliveUntil-w.loss.RenewedAt), time.Duration(w.loss.TTL))
 		}
@@ -64,6 +70,14 @@ func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
 		"expired), so what followed is no evidence against " +
 		"the lock: run again on a quieter machine, or with a longer TTL (--ttl)."
 	return v
+}
+
+// outlivedWhy says how long the server kept h's lease alive past what its
+// keep-alives allow (see outlived).
+func outlivedWhy(events []history.Event, h heldLoss) string {
+	last := lastReached(excuses(events), h.grant.Client, h.grant.Call, h.loss)
+	return fmt.Sprintf("yet the server still had it alive %v after the last keep-alive the lab saw reached it (TTL %v): "+
+		"the server's own time had stood still", time.Duration(h.loss.AliveUntil-last), time.Duration(h.loss.TTL))
 }
 
 // waitLosses lists the leases the server ended while their client waited
@@ -95,7 +109,7 @@ func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
 				(op.Type == history.Ok && l.Lease == op.Lease) {
 				continue
 			}
-			if e := excuseOf(excused, op.Client, op.Call, l); e == byRenewal || e == byStall {
+			if e := excuseOf(excused, op.Client, op.Call, l); e == byRenewal || e == byStall || e == byOutlived {
 				out = append(out, heldLoss{grant: op, loss: l, excuse: e})
 			}
 		}

@@ -57,3 +57,50 @@ func TestEnvironmentWaiterLapse(t *testing.T) {
 		})
 	}
 }
+
+// A lease the server still had alive well past what the keep-alives the lab
+// saw allow (a TTL from the last one, a second more for TimeToLive's
+// rounding, half a TTL for the lab's polling) was kept alive by the
+// server's own time standing still: a process starved of CPU, which the
+// lab's stall watch missed. Its end is the environment's (ERROR), not the
+// lock's. A lease read alive only within that allowance — a lock that
+// stopped renewing, the lease read alive for a while after its end — stays
+// the lock's: lease-kept FAILs it.
+func TestALeaseOutlivingItsKeepAlivesIsTheEnvironments(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
+		{client: "c2", op: A, call: ms(20), ret: ms(6000), token: 12, lease: 0xb},
+		{client: "c1", op: C, call: ms(30), ret: ms(7000), token: 10, value: val(0), accepted: yes},
+		{client: "c2", op: C, call: ms(6010), ret: ms(6020), token: 12, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: ms(7010), ret: ms(7020), typ: history.Fail},
+		{client: "c2", op: R, call: ms(7030), ret: ms(7040)},
+	}
+	loss := func(aliveUntil int64, renewals ...int64) []lost {
+		l := lost{client: "c1", t: aliveUntil + ms(100), aliveUntil: aliveUntil, lease: 0xa, ttl: ms(1000), renewals: renewals}
+		if len(renewals) > 0 {
+			l.renewedAt = renewals[len(renewals)-1]
+		}
+		return []lost{l}
+	}
+	for _, tc := range []struct {
+		name      string
+		lost      []lost
+		leaseKept models.Result
+		env       models.Result
+	}{
+		{"alive 3 s after the last keep-alive", loss(ms(4000), ms(10), ms(300), ms(600), ms(1000)), models.Pass, models.Error},
+		{"read alive 1.9 s after it", loss(ms(2900), ms(10), ms(300), ms(600), ms(1000)), models.Fail, models.Pass},
+		{"alive 3 s after the grant, never renewed", loss(ms(3010), ms(10)), models.Pass, models.Error},
+		{"no keep-alive or grant known", loss(ms(4000)), models.Fail, models.Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustCheck(t, build(ops, tc.lost, nil), time.Second)
+			assert.Equal(t, tc.leaseKept, verdictOf(r, "lease-kept"))
+			assert.Equal(t, tc.env, r.Environment.Result, r.Environment.Explanation)
+			if tc.env == models.Error {
+				assert.Contains(t, r.Environment.Explanation, "the server's own time had stood still")
+			}
+		})
+	}
+}

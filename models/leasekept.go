@@ -31,7 +31,7 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 	renewed := 0
 	for _, h := range heldLosses(ops, events) {
 		switch h.excuse {
-		case byFault, byStall:
+		case byFault, byStall, byOutlived:
 			continue
 		case byRenewal:
 			renewed++
@@ -72,10 +72,11 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 type excuse int
 
 const (
-	unexcused excuse = iota
-	byFault          // a fault was open (or had just healed)
-	byStall          // the lab's own process stood still
-	byRenewal        // the client had renewed it in time
+	unexcused  excuse = iota
+	byFault           // a fault was open (or had just healed)
+	byStall           // the lab's own process stood still
+	byRenewal         // the client had renewed it in time
+	byOutlived        // the server kept it alive too long after its last renewal: the server's time stood still
 )
 
 // heldLoss is a grant whose lease the server ended while its holder held
@@ -135,6 +136,8 @@ func excuseOf(excused []span, client string, from int64, l history.Loss) excuse 
 		return byFault
 	case excusedBetween(excused, from, l.Gone, l.TTL, false):
 		return byStall
+	case outlived(excused, client, from, l) > 0:
+		return byOutlived
 	case lateKeepAlive(excused, client, from, l) != nil:
 		return unexcused
 	case renewedThrough(excused, client, from, l) && !heldRenewal(excused, client, l):

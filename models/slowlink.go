@@ -72,6 +72,52 @@ func renewedThrough(excused []span, client string, from int64, l history.Loss) b
 	return true
 }
 
+// readAliveSlack is how long past its end a lease may still be read alive:
+// etcd's TimeToLive truncates the time left toward zero, so a lease ended
+// less than a second ago reads TTL 0, as a live one does.
+const readAliveSlack = int64(time.Second)
+
+// outlived is how much longer than it could have the server kept client's
+// lost lease l alive, by the keep-alives the lab saw: a lease lives a TTL
+// from the last keep-alive (or the grant) that reached the server, the
+// delay of a slow link it crossed included, and may read alive for
+// readAliveSlack more; half a TTL is left for the lab's polling and a busy
+// server's lag. Zero when it lived no longer than that, or when the
+// history lacks the TTL or the keep-alives. A lease that outlived every
+// keep-alive by more was kept alive by the server's own clock standing
+// still — a process starved of CPU (the embedded members run in the lab's
+// process, beside the clients' keep-alives), a leader change refreshing
+// every lease — which the lab's stall watch missed: what the lease came
+// to is the environment's, not the lock's.
+func outlived(excused []span, client string, from int64, l history.Loss) int64 {
+	last := lastReached(excused, client, from, l)
+	if l.TTL <= 0 || last <= 0 {
+		return 0
+	}
+	return max(l.AliveUntil-(last+l.TTL+readAliveSlack+l.TTL/2), 0)
+}
+
+// lastReached is when the last keep-alive (or the grant) of client's lost
+// lease l that the lab saw before its last sighting alive reached the
+// server, a slow link's delay counted; zero if none is known.
+func lastReached(excused []span, client string, from int64, l history.Loss) int64 {
+	last := l.RenewedAt
+	for _, r := range l.Renewals {
+		if r <= l.AliveUntil {
+			last = max(last, r)
+		}
+	}
+	if last <= 0 {
+		return 0
+	}
+	for _, s := range slowLinks(excused, client, from, l) {
+		if last >= s.from && last <= s.to {
+			return last + s.delay
+		}
+	}
+	return last
+}
+
 // slowLinks lists the delays of client's own link on the timeline from the
 // acquire's call, from, to l's loss.
 func slowLinks(excused []span, client string, from int64, l history.Loss) []span {

@@ -101,12 +101,13 @@ func eval[T any](b *browser, script string) T {
 	return v
 }
 
-// overlappingLabels lists the pairs of axis labels of one timeline whose
-// rendered boxes overlap, as the browser laid them out.
+// overlappingLabels lists the pairs of labels of one timeline (axis,
+// faults, waits, holds, callouts, lanes) whose rendered boxes overlap, as
+// the browser laid them out.
 const overlappingLabels = `(function(){
   var out = [];
   document.querySelectorAll("svg.timeline").forEach(function (svg) {
-    var boxes = Array.from(svg.querySelectorAll("text.tick")).map(function (t) {
+    var boxes = Array.from(svg.querySelectorAll("text")).map(function (t) {
       return {text: t.textContent, r: t.getBoundingClientRect()};
     });
     for (var i = 0; i < boxes.length; i++) for (var j = i + 1; j < boxes.length; j++) {
@@ -160,6 +161,42 @@ func TestAxisLabelsNeverOverlap(t *testing.T) {
 	before := eval[float64](b, width)
 	b.do(chromedp.Click(`section[data-scenario="leader-failover-unfenced"] button[data-zoom="4"]`))
 	assert.InDelta(t, 4*before, eval[float64](b, width), 2)
+}
+
+// No two labels overlap on any page of a report: by default one of every
+// recorded history in testdata (a run of each catalog scenario among them),
+// or, with LOCKLAB_REPORT=DIR, every page of the report a run wrote there
+// (locklab run --out DIR): the index and each run's page.
+func TestNoLabelsOverlapOnAnyPage(t *testing.T) {
+	b := newBrowser(t)
+	dir := os.Getenv("LOCKLAB_REPORT")
+	if dir == "" {
+		dir = t.TempDir()
+		files, err := filepath.Glob(filepath.Join("testdata", "*.history.jsonl"))
+		require.NoError(t, err)
+		rep := reports.Report{Title: "locklab run", Complete: true}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".history.jsonl")
+			rep.Runs = append(rep.Runs, recorded(t, dir, name, name))
+		}
+		require.NoError(t, reports.Write(dir, rep))
+	}
+	var pages []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, _ os.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(path, ".html") && filepath.Base(path) != reports.BenchFile {
+			pages = append(pages, path)
+		}
+		return err
+	}))
+	require.NotEmpty(t, pages)
+	drawn := 0
+	for _, page := range pages {
+		b.open(page)
+		drawn += eval[int](b, `document.querySelectorAll("svg.timeline").length`)
+		assert.Empty(t, eval[[]string](b, overlappingLabels), page)
+	}
+	t.Logf("%d pages, %d timelines, no two labels overlapping", len(pages), drawn)
+	assert.Positive(t, drawn)
 }
 
 // recorded is a run of a history in testdata, checked as a run checks it,

@@ -60,6 +60,7 @@ type callout struct {
 type bar struct {
 	X, W, Y, H float64
 	Label      string
+	LabelX     float64 // where a fault's label starts (inside its bar, or left of the drawing's edge)
 	Title      string
 }
 
@@ -102,8 +103,9 @@ func buildTimeline(events []history.Event) timeline {
 	raw, clients := rawLines(events)
 	tl := timeline{Width: tlLeft + tlWidth + 20}
 
-	// The fault band: a row per overlapping fault.
-	var rowsEnd []int64
+	// The fault band: a fault takes the first row free where its bar and
+	// its label are drawn.
+	var rowsEnd []float64
 	for _, w := range history.FaultWindows(events) {
 		if w.Open { // never ended: to the end of the history
 			w.End = end
@@ -213,8 +215,9 @@ func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
 		// waiting when it heard so (if it did).
 		ret = cmp.Or(op.Answered, d.end)
 	}
-	l.Waiting = append(l.Waiting, bar{X: x(op.Call), W: x(ret) - x(op.Call), Y: l.Y + 4, H: 18,
-		Title: "waiting: " + title})
+	wait := bar{X: x(op.Call), W: x(ret) - x(op.Call), Y: l.Y + 4, H: 18, Title: "waiting: " + title}
+	wait.Label = fitting(wait.W, waitLabels(op, ret)...)
+	l.Waiting = append(l.Waiting, wait)
 	if op.Type != history.Ok {
 		return bar{}, false
 	}
@@ -222,9 +225,7 @@ func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
 	label := d.labels[op.Token]
 	hold := bar{X: x(op.Return), W: max(x(stop)-x(op.Return), 1), Y: l.Y + 4, H: 18,
 		Title: fmt.Sprintf("%s holds %s (as it believes) from %s to %s\n%s", op.Client, label, at(op.Return), at(stop), title)}
-	if hold.W >= labelWidth(len(label))+2 {
-		hold.Label = label // white on the bar; a bar too short for it keeps it in its hover text
-	}
+	hold.Label = fitting(hold.W, label) // white on the bar; a bar too short for it keeps it in its hover text
 	l.Holding = append(l.Holding, hold)
 	// The server's view of the grant's lease, beneath.
 	validEnd, goneAt := stop, int64(-1)
@@ -241,6 +242,30 @@ func (d drawer) acquire(l *lane, i int, title string) (bar, bool) {
 			Title: fmt.Sprintf("server: %s's lease was gone from %s — %s still believed it held %s", op.Client, at(goneAt), op.Client, label)})
 	}
 	return hold, true
+}
+
+// waitLabels are the labels of an acquire's wait that ended at ret, the
+// longest first: how long it waited and how it ended.
+func waitLabels(op history.Operation, ret int64) []string {
+	d := at(ret - op.Call)
+	switch op.Type {
+	case history.Ok:
+		return []string{"waited " + d, d}
+	case history.Fail:
+		return []string{"not granted after " + d, "not granted", d}
+	default:
+		return []string{"no answer after " + d, "no answer", d}
+	}
+}
+
+// fitting is the first of labels that fits inside a bar w wide, or "".
+func fitting(w float64, labels ...string) string {
+	for _, l := range labels {
+		if w >= labelWidth(len([]rune(l)))+2 {
+			return l
+		}
+	}
+	return ""
 }
 
 // write draws a critical section's write on l, accepted or rejected; a
@@ -321,23 +346,32 @@ func (d drawer) callout(x, y float64, text, class string) callout {
 	return c
 }
 
-func faultBar(w history.FaultWindow, rowsEnd *[]int64, x func(int64) float64) bar {
-	row := slices.IndexFunc(*rowsEnd, func(t int64) bool { return t < w.Start })
-	if row < 0 {
-		row = len(*rowsEnd)
-		*rowsEnd = append(*rowsEnd, 0)
-	}
-	(*rowsEnd)[row] = w.End
+// faultBar draws w in the first row of the band where nothing drawn yet
+// reaches its start; rowsEnd holds where each row's last bar or label ends.
+// A label wider than its bar runs on past it, and the row is taken until
+// the label ends, so that narrow faults close together never write over
+// each other's names.
+func faultBar(w history.FaultWindow, rowsEnd *[]float64, x func(int64) float64) bar {
 	name := w.Name()
 	if w.Target != "" && !slices.Contains(strings.Fields(name), w.Target) {
 		name += " → " + w.Target // what it resolved to ("kill-leader → m2")
 	}
+	start, width := x(w.Start), max(x(w.End)-x(w.Start), 2)
+	// The label starts inside the bar, or ends at the drawing's right edge.
+	lw := labelWidth(len([]rune(name)))
+	lx := min(start+3, tlLeft+tlWidth+18-lw)
+	row := slices.IndexFunc(*rowsEnd, func(end float64) bool { return end < min(start, lx) })
+	if row < 0 {
+		row = len(*rowsEnd)
+		*rowsEnd = append(*rowsEnd, 0)
+	}
+	(*rowsEnd)[row] = max(start+width, lx+lw)
 	b, _ := json.Marshal(w.Spec)
 	title := fmt.Sprintf("fault %s from %s to %s\n%s", name, at(w.Start), at(w.End), b)
 	if w.Err != "" {
 		title += "\nerror: " + w.Err
 	}
-	return bar{X: x(w.Start), W: max(x(w.End)-x(w.Start), 2), Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, Title: title}
+	return bar{X: start, W: width, Y: float64(row) * tlFaultRow, H: tlFaultRow - 3, Label: name, LabelX: lx, Title: title}
 }
 
 // apart keeps the callouts that do not cover one drawn before them, in

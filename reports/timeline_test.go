@@ -65,3 +65,40 @@ func TestCalloutsNameTheRejectionAndTheLostUpdate(t *testing.T) {
 	assert.ElementsMatch(t, []string{"lost update: c2 also wrote 1", "lost update: c1 also wrote 1"}, unfenced)
 	assert.Equal(t, 2, lost)
 }
+
+// Two short faults close together are drawn in rows of their own, so that
+// the first one's name, wider than its bar, is not written over by the
+// second's; a fault near the right edge keeps its name inside the drawing.
+// A wait long enough is labelled with how long it lasted and how it ended.
+func TestNarrowFaultsAndWaitsAreLabelledApart(t *testing.T) {
+	ms := func(n int64) int64 { return n * 1_000_000 }
+	cut := func(client string) *history.FaultSpec {
+		return &history.FaultSpec{Kind: history.FaultCutClient, Client: client}
+	}
+	events := []history.Event{
+		{Time: ms(310), Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l"},
+		{Time: ms(400), Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l", Token: 7},
+		{Time: ms(410), Type: history.Invoke, ID: 2, Client: "c2", Op: history.Acquire, Lock: "l"},
+		{Time: ms(420), Type: history.FaultStart, ID: 1, Spec: cut("c1")},
+		{Time: ms(425), Type: history.FaultEnd, ID: 1, Spec: cut("c1")},
+		{Time: ms(430), Type: history.FaultStart, ID: 2, Spec: cut("c2")},
+		{Time: ms(435), Type: history.FaultEnd, ID: 2, Spec: cut("c2")},
+		{Time: ms(700), Type: history.Fail, ID: 2, Client: "c2", Op: history.Acquire, Lock: "l", Error: "deadline"},
+		{Time: ms(710), Type: history.Invoke, ID: 3, Client: "c1", Op: history.Release, Lock: "l"},
+		{Time: ms(720), Type: history.Ok, ID: 3, Client: "c1", Op: history.Release, Lock: "l"},
+		{Time: ms(725), Type: history.FaultStart, ID: 3, Spec: cut("c2")},
+		{Time: ms(726), Type: history.FaultEnd, ID: 3, Spec: cut("c2")},
+	}
+	tl := buildTimeline(events)
+	require.Len(t, tl.Faults, 3)
+	assert.NotEqual(t, tl.Faults[0].Y, tl.Faults[1].Y, "the second fault's bar starts under the first one's name")
+	last := tl.Faults[2]
+	assert.LessOrEqual(t, last.LabelX+labelWidth(len([]rune(last.Label))), tl.Width, "the last name ends inside the drawing")
+	var labels []string
+	for _, l := range tl.Lanes {
+		for _, w := range l.Waiting {
+			labels = append(labels, w.Label)
+		}
+	}
+	assert.ElementsMatch(t, []string{"waited 90ms", "not granted after 290ms"}, labels)
+}
