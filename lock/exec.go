@@ -202,30 +202,6 @@ func parseInt(s string) (int64, error) {
 	return strconv.ParseInt(s, 0, 64)
 }
 
-// tail keeps the last few KiB a process wrote to its standard error.
-type tail struct {
-	mu  sync.Mutex
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 4096 {
-		t.buf = t.buf[len(t.buf)-4096:]
-	}
-	return len(p), nil
-}
-
-// last is the last non-empty line written.
-func (t *tail) last() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
-	return s[strings.LastIndexByte(s, '\n')+1:]
-}
-
 //go:embed etcdctl-lock.sh
 var etcdctlScript []byte
 

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/internal/tailbuf"
 )
 
 // processSupport says whether locks can run as processes here: on Linux
@@ -72,7 +74,7 @@ type proc struct {
 	gone   chan struct{} // closed once it is stopped and forgotten
 	// stopOnce makes stop's work happen once.
 	stopOnce sync.Once
-	stderr   *tail
+	stderr   *tailbuf.Buffer
 	started  time.Time
 	// answered is set once it has answered a command.
 	answered atomic.Bool
@@ -108,7 +110,7 @@ func (l *execLock) start() (*proc, error) {
 	// starts; SIGTERM if the lab dies without stopping it (a crash, a
 	// SIGKILL), so that it does not outlive the lab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
-	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tail{},
+	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tailbuf.Buffer{},
 		started: time.Now()}
 	cmd.Stderr = p.stderr
 	// Standard output through a pipe of our own, not cmd.StdoutPipe: Wait
@@ -194,7 +196,7 @@ func (l *execLock) Starting() bool {
 func (l *execLock) died(p *proc, command, what string) error {
 	exited := groupGone(-p.cmd.Process.Pid, p.exited, stopTimeout)
 	l.stop(p, syscall.SIGTERM)
-	msg := p.stderr.last()
+	msg := p.stderr.Last(1)
 	switch {
 	case !exited:
 		return fmt.Errorf("lock: %s %s without answering %q, and was stopped: %s", l.argv[0], what, command, cmp.Or(msg, "(no error output)"))

@@ -1,0 +1,134 @@
+package redisd_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster/redisd"
+)
+
+// needRedis skips a test where redis-server is not installed, saying how
+// to install it.
+func needRedis(t *testing.T) {
+	t.Helper()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis store was not tried (.ci/run installs it)", err)
+	}
+}
+
+// client is a go-redis client through addr (a proxy), closed with the test.
+func client(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second,
+		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second})
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// A primary's write reaches its replicas; a replica refuses writes.
+func TestAReplicaGetsThePrimarysWrites(t *testing.T) {
+	needRedis(t)
+	ctx := t.Context()
+	s, err := redisd.StartReplicated(ctx, 2, redisd.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, []string{"r1", "r2", "r3"}, s.Names())
+	assert.Equal(t, 0, s.Primary())
+
+	link, err := s.Link(0)
+	require.NoError(t, err)
+	// WAIT counts the replicas that have the writes of its own connection.
+	conn := client(t, link.Addr()).Conn()
+	defer conn.Close()
+	require.NoError(t, conn.Set(ctx, "lock", "c1", 10*time.Second).Err())
+	n, err := conn.Wait(ctx, 2, 5*time.Second).Result()
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, n, "both replicas acknowledged the write")
+	for _, i := range []int{1, 2} {
+		v, err := s.Admin(i).Get(ctx, "lock").Result()
+		require.NoError(t, err)
+		assert.Equal(t, "c1", v)
+		role, up, err := s.Role(ctx, i)
+		require.NoError(t, err)
+		assert.Equal(t, "slave", role)
+		assert.True(t, up)
+	}
+	err = s.Admin(1).Set(ctx, "lock", "c2", 0).Err()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "READONLY")
+}
+
+// The failover the lab stages: the primary takes a write its replicas never
+// got (their replication links cut), dies, and a replica is promoted
+// without the key — the lock it held is free on the new primary. The other
+// replica follows the new primary once its link heals.
+func TestAFailoverLosesWhatWasNotReplicated(t *testing.T) {
+	needRedis(t)
+	ctx := t.Context()
+	s, err := redisd.StartReplicated(ctx, 2, redisd.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	pl, err := s.PrimaryLink()
+	require.NoError(t, err)
+	c1 := client(t, pl.Addr())
+
+	s.Replication(1).Cut()
+	s.Replication(2).Cut()
+	ok, err := c1.SetNX(ctx, "lock", "c1", 10*time.Second).Result()
+	require.NoError(t, err)
+	require.True(t, ok)
+	s.Kill(0)
+	assert.Nil(t, s.Admin(0))
+	s.Replication(1).Heal()
+	require.NoError(t, s.Promote(ctx, 1))
+	assert.Equal(t, 1, s.Primary())
+
+	_, err = s.Admin(1).Get(ctx, "lock").Result()
+	assert.ErrorIs(t, err, redis.Nil, "the promoted replica never had the key")
+	c2 := client(t, pl.Addr()) // a new connection reaches the new primary
+	ok, err = c2.SetNX(ctx, "lock", "c2", 10*time.Second).Result()
+	require.NoError(t, err)
+	assert.True(t, ok, "a second client is granted the lock c1 still holds")
+
+	s.Replication(2).Heal()
+	require.Eventually(t, func() bool {
+		v, err := s.Admin(2).Get(ctx, "lock").Result()
+		return err == nil && v == "c2"
+	}, 20*time.Second, 20*time.Millisecond, "r3 follows the new primary")
+	role, _, err := s.Role(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, "master", role)
+}
+
+// Independent primaries share nothing: Redlock's five masters.
+func TestIndependentPrimariesShareNothing(t *testing.T) {
+	needRedis(t)
+	ctx := t.Context()
+	s, err := redisd.StartIndependent(ctx, 5, redisd.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, -1, s.Primary())
+	require.NoError(t, s.Admin(0).Set(ctx, "lock", "c1", 0).Err())
+	for i := range 5 {
+		role, _, err := s.Role(ctx, i)
+		require.NoError(t, err)
+		assert.Equal(t, "master", role)
+		if i > 0 {
+			assert.ErrorIs(t, s.Admin(i).Get(ctx, "lock").Err(), redis.Nil)
+		}
+	}
+	assert.Nil(t, s.Replication(1))
+	assert.Error(t, s.Promote(context.Background(), 4), "nothing to promote among independent primaries")
+}
+
+// Without redis-server on PATH, starting says so and how to install it.
+func TestWithoutRedisStartingSaysHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := redisd.StartReplicated(t.Context(), 2, redisd.Options{})
+	require.ErrorIs(t, err, redisd.ErrNotInstalled)
+	assert.Contains(t, err.Error(), "apt-get install redis-server")
+}

@@ -1,0 +1,297 @@
+package redisd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/internal/poll"
+)
+
+// Options configure a Set.
+type Options struct {
+	// Log, if not nil, receives every server's output (locklab's
+	// --verbose); otherwise only its last lines are kept, for errors.
+	Log io.Writer
+}
+
+// Set is a group of redis-server processes started by the lab on loopback:
+// one primary with asynchronous replicas (StartReplicated), or independent
+// primaries (StartIndependent, for Redlock). Clients reach a server through
+// a proxy of their own (Link); replicas reach the primary through a proxy
+// each, so that replication can be cut apart from the clients' links. All
+// methods are safe for concurrent use.
+type Set struct {
+	root    string
+	servers []*server
+
+	mu      sync.Mutex
+	primary int // the server replicas follow; -1 for independent primaries
+	repl    map[int]*netproxy.Proxy
+	proxies []*netproxy.Proxy
+	closed  bool
+}
+
+// StartIndependent starts n primaries that know nothing of each other,
+// named r1…rn.
+func StartIndependent(ctx context.Context, n int, opts Options) (*Set, error) {
+	return start(ctx, n, -1, opts)
+}
+
+// StartReplicated starts a primary, r1, and replicas of it, r2…, each
+// replicating asynchronously through a proxy of its own. It returns once
+// every replica has finished its first sync.
+func StartReplicated(ctx context.Context, replicas int, opts Options) (*Set, error) {
+	return start(ctx, 1+replicas, 0, opts)
+}
+
+func start(ctx context.Context, n, primary int, opts Options) (_ *Set, err error) {
+	if n < 1 {
+		return nil, fmt.Errorf("redisd: %d servers: at least one is needed", n)
+	}
+	bin, err := Find()
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.MkdirTemp("", "locklab-redis-")
+	if err != nil {
+		return nil, fmt.Errorf("redisd: %w", err)
+	}
+	s := &Set{root: root, primary: primary, repl: map[int]*netproxy.Proxy{}}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	for i := range n {
+		srv, err := newServer(bin, root, fmt.Sprintf("r%d", i+1))
+		if err != nil {
+			return nil, err
+		}
+		if opts.Log != nil {
+			srv.log = opts.Log
+		}
+		s.servers = append(s.servers, srv)
+	}
+	if err := s.servers[max(primary, 0)].start(ctx); err != nil {
+		return nil, err
+	}
+	for i, srv := range s.servers {
+		if i == max(primary, 0) {
+			continue
+		}
+		if primary >= 0 {
+			p, err := netproxy.New(s.primaryAddr)
+			if err != nil {
+				return nil, err
+			}
+			s.repl[i] = p
+			host, port, _ := net.SplitHostPort(p.Addr())
+			srv.args = append(srv.args, "--replicaof", host, port)
+		}
+		if err := srv.start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if primary >= 0 {
+		for i := range s.servers {
+			if i != primary {
+				if err := s.waitSynced(ctx, i); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return s, nil
+}
+
+// Names are the servers' names, r1…rn, in order.
+func (s *Set) Names() []string {
+	out := make([]string, len(s.servers))
+	for i, srv := range s.servers {
+		out[i] = srv.name
+	}
+	return out
+}
+
+// Primary is the index of the server the replicas follow, or -1 for a set
+// of independent primaries.
+func (s *Set) Primary() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.primary
+}
+
+// primaryAddr is the current primary's address, for the replication
+// proxies: a replica that reconnects after a failover reaches the new one.
+func (s *Set) primaryAddr() (string, error) {
+	s.mu.Lock()
+	p := s.primary
+	s.mu.Unlock()
+	if p < 0 {
+		return "", errors.New("redisd: independent primaries replicate nothing")
+	}
+	return s.servers[p].upstream()
+}
+
+// Link is a new proxy to server i for one client: cut, delayed or severed
+// apart from every other client's link. The Set closes it with itself.
+func (s *Set) Link(i int) (*netproxy.Proxy, error) {
+	return s.link(s.servers[i].upstream)
+}
+
+// PrimaryLink is a new proxy that reaches whichever server is the primary
+// when a connection is made, as a client told of a failover does (by
+// Sentinel, say): connections made before a failover stay where they were.
+func (s *Set) PrimaryLink() (*netproxy.Proxy, error) {
+	return s.link(s.primaryAddr)
+}
+
+func (s *Set) link(upstream func() (string, error)) (*netproxy.Proxy, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("redisd: the set is closed")
+	}
+	p, err := netproxy.New(upstream)
+	if err != nil {
+		return nil, err
+	}
+	s.proxies = append(s.proxies, p)
+	return p, nil
+}
+
+// Admin is the lab's own client of server i, connected directly (never
+// faulted): what the server holds, as the lab reads it. nil while the
+// server is down.
+func (s *Set) Admin(i int) *redis.Client { return s.servers[i].Admin() }
+
+// Replication is replica i's link to the primary (nil for the primary
+// itself, or independent primaries): cut it to keep the primary's writes
+// from reaching the replica.
+func (s *Set) Replication(i int) *netproxy.Proxy {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repl[i]
+}
+
+// Kill ends server i at once (SIGKILL): what it had not replicated is lost.
+func (s *Set) Kill(i int) { s.servers[i].kill() }
+
+// Promote makes replica i the primary, as Sentinel's failover does: REPLICAOF
+// NO ONE on it, then every other running replica follows it (its
+// replication link is severed, and it reconnects through its proxy to the
+// new primary). The old primary, if it still runs, is left as it is.
+func (s *Set) Promote(ctx context.Context, i int) error {
+	if s.Primary() < 0 {
+		return errors.New("redisd: independent primaries have no replica to promote")
+	}
+	admin := s.Admin(i)
+	if admin == nil {
+		return fmt.Errorf("redisd: %s is down and cannot be promoted", s.servers[i].name)
+	}
+	if err := admin.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+		return fmt.Errorf("redisd: promoting %s: %w", s.servers[i].name, err)
+	}
+	s.mu.Lock()
+	old := s.primary
+	s.primary = i
+	p := s.repl[i]
+	delete(s.repl, i)
+	s.mu.Unlock()
+	if p != nil {
+		p.Close()
+	}
+	if old >= 0 && s.Admin(old) != nil {
+		// The old primary, alive, follows the new one through a link of
+		// its own, as Sentinel reconfigures it when it comes back.
+		rp, err := netproxy.New(s.primaryAddr)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.repl[old] = rp
+		s.mu.Unlock()
+		host, port, _ := net.SplitHostPort(rp.Addr())
+		if err := s.Admin(old).SlaveOf(ctx, host, port).Err(); err != nil {
+			return fmt.Errorf("redisd: %s following %s: %w", s.servers[old].name, s.servers[i].name, err)
+		}
+	}
+	s.mu.Lock()
+	links := make([]*netproxy.Proxy, 0, len(s.repl))
+	for _, rp := range s.repl {
+		links = append(links, rp)
+	}
+	s.mu.Unlock()
+	for _, rp := range links {
+		rp.Sever()
+	}
+	return nil
+}
+
+// Role is server i's replication role as it reports it ("master" or
+// "slave"), and for a replica whether its link to the primary is up.
+func (s *Set) Role(ctx context.Context, i int) (role string, linkUp bool, err error) {
+	admin := s.Admin(i)
+	if admin == nil {
+		return "", false, fmt.Errorf("redisd: %s is down", s.servers[i].name)
+	}
+	info, err := admin.Info(ctx, "replication").Result()
+	if err != nil {
+		return "", false, fmt.Errorf("redisd: asking %s its role: %w", s.servers[i].name, err)
+	}
+	fields := parseInfo(info)
+	return fields["role"], fields["master_link_status"] == "up", nil
+}
+
+// waitSynced waits until replica i reports its link to the primary up.
+func (s *Set) waitSynced(ctx context.Context, i int) error {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	return poll.Until(ctx, s.servers[i].name+" to sync with the primary", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+		role, up, err := s.Role(ctx, i)
+		return err == nil && role == "slave" && up, err
+	})
+}
+
+// Close stops every server and proxy and removes the data directories.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	proxies := s.proxies
+	for _, p := range s.repl {
+		proxies = append(proxies, p)
+	}
+	s.mu.Unlock()
+	for _, srv := range s.servers {
+		srv.kill()
+	}
+	for _, p := range proxies {
+		p.Close()
+	}
+	return os.RemoveAll(s.root)
+}
+
+// parseInfo reads the "field:value" lines of an INFO answer.
+func parseInfo(info string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
