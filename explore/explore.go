@@ -41,6 +41,12 @@ type Config struct {
 	// same seed draws the same cases; default 1).
 	Cases int
 	Seed  uint64
+	// Shard and Shards, if Shards is above 1, draw only the cases of shard
+	// Shard (from 1): case i (from 0) of the Cases belongs to shard
+	// i mod Shards + 1, and is drawn exactly as the unsharded exploration
+	// of the same Seed draws it (see caseSeed). The shards of an
+	// exploration draw its scripts between them, each once.
+	Shard, Shards int
 	// ShrinkTime bounds the shrinking of a failing case (default 2 min).
 	ShrinkTime time.Duration
 	// Progress, if set, gets a line per case.
@@ -76,8 +82,10 @@ type Result struct {
 	Cases, Runs int
 	// Faulted counts the drawn cases (shrinking aside) with a fault.
 	Faulted int
-	// Failed is the shrunk failing case, nil if every case held.
-	Failed *Case
+	// Failed is the shrunk failing case, nil if every case held;
+	// FailedCase its number among the exploration's cases (from 1).
+	Failed     *Case
+	FailedCase int
 	// Message is the property's complaint about Failed.
 	Message string
 	// Elapsed is the exploration's wall time.
@@ -118,31 +126,12 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if !flag.Parsed() {
 		_ = flag.CommandLine.Parse(nil)
 	}
-	restore, err := setRapid(map[string]string{
-		"rapid.checks":     strconv.Itoa(cfg.Cases),
-		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
-		"rapid.shrinktime": cfg.ShrinkTime.String(),
-		"rapid.nofailfile": "true",
-		"rapid.v":          "false",
-		"rapid.log":        "false",
-	})
+	began := time.Now()
+	x := &exploration{ctx: ctx, cfg: cfg, seen: map[string]*Case{}, runCase: RunCase}
+	tb, err := x.explore()
 	if err != nil {
 		return Result{}, err
 	}
-	defer restore()
-
-	began := time.Now()
-	x := &exploration{ctx: ctx, cfg: cfg, seen: map[string]*Case{}}
-	tb := &recorder{}
-	prop := x.prop
-	func() {
-		defer func() {
-			if r := recover(); r != nil && r != errStop {
-				panic(r)
-			}
-		}()
-		rapid.Check(tb, prop)
-	}()
 	res := x.res
 	res.Elapsed = time.Since(began)
 	if x.labErr != nil {
@@ -152,12 +141,66 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	if x.failing != nil {
-		res.Failed, res.Message = x.failing, x.failing.broken.Error()
+		res.Failed, res.Message, res.FailedCase = x.failing, x.failing.broken.Error(), cmp.Or(x.number, res.Cases)
 	} else if tb.failed {
 		return res, fmt.Errorf("explore: %s", firstLine(tb.msg))
 	}
 	return res, nil
 }
+
+// explore draws the cases (a shard's, or all) under rapid, shrinking the
+// first that fails; rapidMu must be held. What rapid said is in the
+// recorder it returns.
+func (x *exploration) explore() (*recorder, error) {
+	cfg := x.cfg
+	restore, err := setRapid(map[string]string{
+		"rapid.checks":     strconv.Itoa(cfg.Cases),
+		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
+		"rapid.shrinktime": cfg.ShrinkTime.String(),
+		"rapid.nofailfile": "true",
+		"rapid.v":          "false",
+		"rapid.log":        "false",
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
+	tb := &recorder{}
+	if cfg.Shards <= 1 {
+		check(tb, x.prop)
+		return tb, nil
+	}
+	if cfg.Shard < 1 || cfg.Shard > cfg.Shards {
+		return nil, fmt.Errorf("explore: shard %d of %d does not exist", cfg.Shard, cfg.Shards)
+	}
+	for i := cfg.Shard - 1; i < cfg.Cases && x.failing == nil && x.labErr == nil && x.ctx.Err() == nil && !tb.failed; i += cfg.Shards {
+		x.number = i + 1
+		restoreCase, err := setRapid(map[string]string{"rapid.checks": "1", "rapid.seed": strconv.FormatUint(caseSeed(cfg.Seed, i), 10)})
+		if err != nil {
+			return nil, err
+		}
+		check(tb, x.prop)
+		restoreCase()
+	}
+	return tb, nil
+}
+
+// check runs rapid over prop, as far as a failure's errStop.
+func check(tb *recorder, prop func(*rapid.T)) {
+	defer func() {
+		if r := recover(); r != nil && r != errStop {
+			panic(r)
+		}
+	}()
+	rapid.Check(tb, prop)
+}
+
+// caseSeed is the seed rapid draws case i (from 0) of an exploration from:
+// it starts at seed and adds each case's index before drawing it, so case
+// i's is seed + 0 + 1 + … + i. A check of one case with this seed draws it
+// again. (No case of an exploration is ever rejected as invalid, which
+// would shift the ones after it.)
+func caseSeed(seed uint64, i int) uint64 { return seed + uint64(i)*uint64(i+1)/2 }
 
 // exploration is one Run's state across the cases rapid draws.
 type exploration struct {
@@ -167,6 +210,11 @@ type exploration struct {
 	labErr    error
 	failing   *Case
 	shrinking bool
+	// runCase runs a drawn case (RunCase; a test's stand-in).
+	runCase func(context.Context, Config, []int) (*Case, error)
+	// number is the case drawn now, counted in the whole exploration, for
+	// a shard (zero: count the cases drawn).
+	number int
 	// seen: a drawn script runs the same way every time, so a script
 	// already run need not run again (rapid's shrinking draws many that
 	// map to one).
@@ -188,7 +236,7 @@ func (x *exploration) prop(t *rapid.T) {
 	if !ok {
 		x.res.Runs++
 		var err error
-		if c, err = RunCase(ctx, cfg, picks); err != nil {
+		if c, err = x.runCase(ctx, cfg, picks); err != nil {
 			if ctx.Err() == nil {
 				x.labErr = err
 			}
@@ -223,7 +271,7 @@ func (x *exploration) progress(c *Case) {
 	if c.broken != nil {
 		verdict = "FAILS: " + firstLine(c.broken.Error())
 	}
-	what := fmt.Sprintf("case %d", x.res.Cases)
+	what := fmt.Sprintf("case %d", cmp.Or(x.number, x.res.Cases))
 	if x.shrinking {
 		what = fmt.Sprintf("shrinking (run %d)", x.res.Runs)
 	}

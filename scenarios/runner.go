@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
@@ -62,6 +60,9 @@ type Config struct {
 	// scenario writes it (1 s for most; see Scenario.Scaled): room for a
 	// slow or busy machine to renew in time, at the price of a longer run.
 	TTL int
+	// Shard, if set, runs only that part of the jobs (see Shard); the
+	// results file records it, for Merge.
+	Shard Shard
 
 	// wrapSink, if set, wraps every history file's sink (tests use it to
 	// make recording fail part-way through a run).
@@ -103,14 +104,6 @@ type Result struct {
 	Retried []string `json:"retried,omitempty"`
 }
 
-// Summary is a whole run of the runner.
-type Summary struct {
-	Version  string   `json:"locklab_version"`
-	Complete bool     `json:"complete"`
-	Seconds  float64  `json:"seconds"`
-	Results  []Result `json:"results"`
-}
-
 // Errors about what to run.
 var (
 	// ErrNothingToRun: no scenario, no lock or no resource was given — a run
@@ -120,26 +113,6 @@ var (
 	// is incomplete and proves nothing about what did not run.
 	ErrInterrupted = errors.New("interrupted: results are incomplete")
 )
-
-// ExitCode is the command's exit status for s: 0 when every verdict equals
-// its expectation, 1 when one does not (an ERROR never does), 3 when a
-// checker could not decide or the run is incomplete.
-func (s Summary) ExitCode() int {
-	code := 0
-	if !s.Complete {
-		code = 3
-	}
-	for _, r := range s.Results {
-		switch {
-		case r.Skipped != "":
-		case !r.Matches && r.Verdict != models.Unknown:
-			return 1
-		case r.Verdict == models.Unknown:
-			code = 3
-		}
-	}
-	return code
-}
 
 // Run runs every configuration and returns the results. An empty list of
 // scenarios, locks or resources is ErrNothingToRun. ctx ending stops it
@@ -152,6 +125,20 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 	jobs, err := cfg.jobs()
 	if err != nil {
 		return sum, err
+	}
+	sum.Campaign = &Campaign{Scenarios: cfg.Scenarios, Locks: cfg.Locks, Resources: cfg.Resources, Seed: cfg.Seed,
+		Runs: cfg.Runs, Members: cfg.Members, TTL: max(cfg.TTL, 1), ExpectPass: cfg.ExpectPass,
+		External: cfg.External != nil, Jobs: len(jobs), Shard: cfg.Shard}
+	if cfg.Shard.Count > 1 {
+		var kept []job
+		for i, j := range jobs {
+			if cfg.Shard.keeps(i) {
+				kept = append(kept, j)
+			}
+		}
+		if jobs = kept; len(jobs) == 0 {
+			return sum, fmt.Errorf("%w: shard %s of a campaign of %d jobs", ErrNothingToRun, cfg.Shard, sum.Campaign.Jobs)
+		}
 	}
 	parallel := cfg.Parallel
 	if parallel <= 0 {
@@ -547,25 +534,6 @@ func restore(ctx context.Context, c *cluster.Cluster) error {
 		errs = append(errs, c.WaitLinearizableRead(ctx, m))
 	}
 	return errors.Join(errs...)
-}
-
-func writeSummary(dir string, s Summary) error {
-	if dir == "" {
-		return nil
-	}
-	return writeJSON(filepath.Join(dir, "results.json"), s)
-}
-
-// writeJSON writes v as indented JSON to path, atomically.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(path, func(w io.Writer) error {
-		_, err := w.Write(append(b, '\n'))
-		return err
-	})
 }
 
 // dirName is a lock's name made fit to be one directory's name: a lock run

@@ -33,13 +33,14 @@ const usage = `locklab — distributed locks on etcd, under faults, checked.
 Usage:
   locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K]
                   [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
-                  [--expect pass] [--out DIR] [--verbose]
+                  [--expect pass] [--shard K/N] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline (--out: its report)
   locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
                   [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
   locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire,crash] [--ttl 1]
                   [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
+  locklab merge   --out DIR RUN_DIR…          one report of the shards of a campaign (run --shard K/N)
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO|LOCK               the lesson, step by step; a lock's story
 
@@ -77,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdBench(ctx, args[1:], stdout, stderr)
 	case "explore":
 		code, err = cmdExplore(ctx, args[1:], stdout, stderr)
+	case "merge":
+		code, err = cmdMerge(args[1:], stdout)
 	case "list":
 		code, err = cmdList(args[1:], stdout)
 	case "explain":
@@ -85,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, list, explain)", args[0])
+		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, merge, list, explain)", args[0])
 	}
 	var help helpError
 	if errors.As(err, &help) {

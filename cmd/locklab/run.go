@@ -66,6 +66,7 @@ type runFlags struct {
 	seed                     uint64
 	runs, parallel, ttl      int
 	expect, out, script      string
+	shard                    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -79,6 +80,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 		"configurations run at once, each on its own embedded cluster (or sharing --endpoints)")
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
+	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	f.clusterFlags.register(fs)
 }
@@ -118,6 +120,7 @@ var synopsis = map[string]string{
 	"explore": "explore [flags]   draw scenario scripts until one breaks a resource's checks, shrink it, write it",
 	"list":    "list   scenarios, locks, resources and faults, one line each",
 	"explain": "explain SCENARIO|LOCK   the scenario's lesson, step by step; a lock's story",
+	"merge":   "merge --out DIR RUN_DIR…   one report of a campaign's shards (run --shard K/N), as the unsharded run writes it",
 }
 
 // parse parses args, flags before or after the positional arguments,
@@ -208,6 +211,13 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	if f.ttl < 1 {
 		return cfg, fmt.Errorf("--ttl %d: a lease lives at least 1 s", f.ttl)
 	}
+	if f.shard != "" {
+		shard, err := scenarios.ParseShard(f.shard, os.Getenv)
+		if err != nil {
+			return cfg, usagef("%v", err)
+		}
+		cfg.Shard = shard
+	}
 	var err error
 	if cfg.Extra, err = readScripts(f.script); err != nil {
 		return cfg, err
@@ -261,8 +271,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	cfg.Out = out
-	fmt.Fprintf(stdout, "locklab %s: %d scenario(s) × %d lock(s) × %d resource(s), seed %d, results in %s\n",
-		scenarios.Version, len(cfg.Scenarios), len(cfg.Locks), len(cfg.Resources), cfg.Seed, out)
+	shard := ""
+	if cfg.Shard.Count > 1 {
+		shard = ", shard " + cfg.Shard.String()
+	}
+	fmt.Fprintf(stdout, "locklab %s: %d scenario(s) × %d lock(s) × %d resource(s), seed %d%s, results in %s\n",
+		scenarios.Version, len(cfg.Scenarios), len(cfg.Locks), len(cfg.Resources), cfg.Seed, shard, out)
 	sum, err := scenarios.Run(ctx, cfg)
 	switch {
 	case errors.Is(err, scenarios.ErrInterrupted):

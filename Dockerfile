@@ -1,0 +1,16 @@
+# locklab's container image, built from this repository (nothing is
+# downloaded when it runs): the lab starts its embedded etcd clusters in its
+# own process, so the image needs nothing but the binary.
+#   docker build -t locklab .
+#   docker run --rm -v "$PWD/reports:/reports" locklab run --out /reports/run
+FROM golang:1.26-bookworm AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -o /out/locklab ./cmd/locklab
+
+FROM debian:bookworm-slim
+COPY --from=build /out/locklab /usr/local/bin/locklab
+WORKDIR /work
+ENTRYPOINT ["locklab"]

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// cmdMerge writes one report of the run directories of a campaign's shards
+// (locklab run --shard K/N): results.json, index.html, summary.md and
+// junit.xml as the unsharded run writes them, with every history, schedule
+// and scenario file copied beside them. Its exit status is the one the
+// unsharded run would have had. Results of different versions or flags,
+// a shard given twice and missing shards are refused (exit 2), and nothing
+// is written then.
+func cmdMerge(args []string, stdout io.Writer) (int, error) {
+	fs := newFlagSet("merge")
+	out := fs.String("out", "", "directory to write the merged report to (not one of the run directories)")
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	dirs := fs.Args()
+	switch {
+	case *out == "":
+		return exitUsage, usagef("merge: --out DIR is required")
+	case len(dirs) == 0:
+		return exitUsage, usagef("merge: name the run directories of the shards (locklab run --shard K/N --out DIR), " +
+			"or the results files of an exploration's (locklab explore --shard K/N)")
+	}
+	explored := 0
+	for _, d := range dirs {
+		if strings.HasSuffix(d, ".results.json") {
+			explored++
+		}
+	}
+	switch explored {
+	case len(dirs):
+		return mergeExplore(*out, dirs, stdout)
+	case 0:
+	default:
+		return exitUsage, usagef("merge: give the run directories of a campaign, or the results files of an exploration, not both")
+	}
+	sums := make([]scenarios.Summary, len(dirs))
+	for i, d := range dirs {
+		if same(d, *out) {
+			return exitUsage, usagef("merge: --out %s is one of the run directories: write the merged report elsewhere", *out)
+		}
+		s, err := readSummary(d)
+		if err != nil {
+			return exitUsage, err
+		}
+		sums[i] = s
+	}
+	// Refused before anything is written.
+	if _, err := scenarios.Merge(sums, dirs); err != nil {
+		return exitUsage, usagef("merge: %v", err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return exitUsage, usagef("merge: --out: %v", err)
+	}
+	var extra []scenarios.Scenario
+	for i := range sums {
+		rs, ex, err := copyShard(dirs[i], *out, sums[i].Results)
+		if err != nil {
+			return exitUsage, err
+		}
+		sums[i].Results = rs
+		extra = append(extra, ex...)
+	}
+	merged, err := scenarios.Merge(sums, dirs)
+	if err != nil {
+		return exitUsage, usagef("merge: %v", err)
+	}
+	if err := scenarios.WriteSummary(*out, merged); err != nil {
+		return exitUsage, usagef("merge: %v", err)
+	}
+	printSummary(stdout, merged)
+	command := append([]string{"locklab", "merge"}, args...)
+	if err := writeReport(*out, "locklab run", command, merged, extra); err != nil {
+		return exitUsage, usagef("merge: report: %v", err)
+	}
+	fmt.Fprintf(stdout, "merged %d shard(s) of `locklab run %s`\nreport: %s\n", len(dirs), merged.Campaign.Flags(),
+		filepath.Join(*out, reports.IndexFile))
+	return merged.ExitCode(), nil
+}
+
+// readSummary reads dir's results.json, or says in one line what is wrong.
+func readSummary(dir string) (scenarios.Summary, error) {
+	var s scenarios.Summary
+	file := filepath.Join(dir, "results.json")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return s, usagef("merge: %s: no results of a run there (%v)", dir, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return s, usagef("merge: %s: not a locklab results file: %v", file, err)
+	}
+	return s, nil
+}
+
+// copyShard copies each result's run directory (histories, schedule) from
+// the shard's directory to out, and the scenario files of scenarios from
+// outside the catalog, and returns the results pointing at the copies and
+// those scenarios. The shard's own report pages are not copied: the merged
+// report writes its own.
+func copyShard(dir, out string, results []scenarios.Result) ([]scenarios.Result, []scenarios.Scenario, error) {
+	var extra []scenarios.Scenario
+	copied := map[string]bool{}
+	rs := slices.Clone(results)
+	for i, r := range rs {
+		if r.History == "" {
+			continue
+		}
+		src := scenarios.HistoryPath(dir, r)
+		if err := copyDir(filepath.Dir(src), filepath.Dir(scenarios.HistoryPath(out, r)), copied); err != nil {
+			return nil, nil, usagef("merge: %v", err)
+		}
+		rs[i].History = scenarios.HistoryPath(out, r)
+		if _, err := scenarios.Lookup(r.Scenario); err != nil && !copied[r.Scenario] {
+			copied[r.Scenario] = true
+			file := scenarios.ScriptFile(dir, r.Scenario)
+			if err := copyFile(file, scenarios.ScriptFile(out, r.Scenario)); err != nil {
+				return nil, nil, usagef("merge: %s is not from the catalog and its scenario file is missing: %v", r.Scenario, err)
+			}
+			ex, err := readScripts(file)
+			if err != nil {
+				return nil, nil, err
+			}
+			extra = append(extra, ex...)
+		}
+	}
+	return rs, extra, nil
+}
+
+// copyDir copies the files of src (one run: histories, schedule; not its
+// pages) into dst, once per src.
+func copyDir(src, dst string, done map[string]bool) error {
+	if done[src] {
+		return nil
+	}
+	done[src] = true
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() || strings.HasSuffix(e.Name(), ".html") {
+			continue
+		}
+		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyFile copies src to dst, making dst's directory.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	o, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(o, in); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
+}
+
+// same reports whether two paths name one directory.
+func same(a, b string) bool {
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
+}

@@ -1,0 +1,63 @@
+package scenarios
+
+import (
+	"encoding/json"
+	"io"
+	"path/filepath"
+
+	"github.com/locklab/locklab/internal/atomicfile"
+	"github.com/locklab/locklab/models"
+)
+
+// Summary is a whole run of the runner.
+type Summary struct {
+	Version  string   `json:"locklab_version"`
+	Complete bool     `json:"complete"`
+	Seconds  float64  `json:"seconds"`
+	Results  []Result `json:"results"`
+	// Campaign is what the run was asked to run, its shard included.
+	Campaign *Campaign `json:"campaign,omitempty"`
+}
+
+// ExitCode is the command's exit status for s: 0 when every verdict equals
+// its expectation, 1 when one does not (an ERROR never does), 3 when a
+// checker could not decide or the run is incomplete.
+func (s Summary) ExitCode() int {
+	code := 0
+	if !s.Complete {
+		code = 3
+	}
+	for _, r := range s.Results {
+		switch {
+		case r.Skipped != "":
+		case !r.Matches && r.Verdict != models.Unknown:
+			return 1
+		case r.Verdict == models.Unknown:
+			code = 3
+		}
+	}
+	return code
+}
+
+// WriteSummary writes s as results.json in dir (atomically); an empty dir
+// writes nothing.
+func WriteSummary(dir string, s Summary) error { return writeSummary(dir, s) }
+
+func writeSummary(dir string, s Summary) error {
+	if dir == "" {
+		return nil
+	}
+	return writeJSON(filepath.Join(dir, "results.json"), s)
+}
+
+// writeJSON writes v as indented JSON to path, atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+}
