@@ -39,8 +39,9 @@ Usage:
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
                   [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
   locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire,crash] [--ttl 1]
-                  [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
+                  [--shard K/N] [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
   locklab merge   --out DIR RUN_DIR…          one report of the shards of a campaign (run --shard K/N)
+                  (or the .results.json files of an exploration's shards: explore --shard K/N)
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO|LOCK               the lesson, step by step; a lock's story
 

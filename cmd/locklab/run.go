@@ -120,7 +120,7 @@ var synopsis = map[string]string{
 	"explore": "explore [flags]   draw scenario scripts until one breaks a resource's checks, shrink it, write it",
 	"list":    "list   scenarios, locks, resources and faults, one line each",
 	"explain": "explain SCENARIO|LOCK   the scenario's lesson, step by step; a lock's story",
-	"merge":   "merge --out DIR RUN_DIR…   one report of a campaign's shards (run --shard K/N), as the unsharded run writes it",
+	"merge":   "merge --out DIR RUN_DIR… | SHARD.results.json…   one report of a campaign's shards (run --shard K/N), as the unsharded run writes it; or one summary of an exploration's (explore --shard K/N)",
 }
 
 // parse parses args, flags before or after the positional arguments,
