@@ -94,18 +94,27 @@ func cmdMerge(args []string, stdout io.Writer) (int, error) {
 
 // readSummary reads dir's results.json, or says in one line what is wrong.
 func readSummary(dir string) (scenarios.Summary, error) {
-	var s scenarios.Summary
 	file := filepath.Join(dir, "results.json")
+	if _, err := os.Stat(file); err != nil {
+		return scenarios.Summary{}, usagef("merge: %s: no results of a run there (%v)", dir, err)
+	}
+	return readStrict[scenarios.Summary](file, "a locklab results file")
+}
+
+// readStrict decodes the JSON file into a T, refusing fields a T does not
+// have, or says in one line what is wrong (what names what it should be).
+func readStrict[T any](file, what string) (T, error) {
+	var v T
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return s, usagef("merge: %s: no results of a run there (%v)", dir, err)
+		return v, usagef("merge: %v", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
-		return s, usagef("merge: %s: not a locklab results file: %v", file, err)
+	if err := dec.Decode(&v); err != nil {
+		return v, usagef("merge: %s: not %s: %v", file, what, err)
 	}
-	return s, nil
+	return v, nil
 }
 
 // copyShard copies each result's run directory (histories, schedule) from

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -21,15 +19,11 @@ import (
 func mergeExplore(out string, files []string, stdout io.Writer) (int, error) {
 	sums := make([]explore.Summary, len(files))
 	for i, f := range files {
-		b, err := os.ReadFile(f)
+		s, err := readStrict[explore.Summary](f, "the results of an exploration")
 		if err != nil {
-			return exitUsage, usagef("merge: %v", err)
+			return exitUsage, err
 		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&sums[i]); err != nil {
-			return exitUsage, usagef("merge: %s: not the results of an exploration: %v", f, err)
-		}
+		sums[i] = s
 	}
 	sum, err := explore.Merge(sums, files)
 	if err != nil {
