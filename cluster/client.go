@@ -16,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/grpcwire"
 	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/internal/pausegate"
 )
 
 // clientDialTimeout bounds the etcd client's first connection.
@@ -31,7 +32,7 @@ type Client struct {
 	etcd     atomic.Pointer[clientv3.Client]
 	dial     func() (*clientv3.Client, error)
 	lease    atomic.Int64
-	pause    gate
+	pause    pausegate.Gate
 	crash    crashHooks
 	reqs     atomic.Int64
 	answered atomic.Int64
@@ -99,7 +100,7 @@ func (c *Cluster) NewClient(name, member string) (*Client, error) {
 		return nil, fmt.Errorf("client %s: %w", name, err)
 	}
 	cl.etcd.Store(etcd)
-	cl.pause.onPark = p.Cut
+	cl.pause.Name, cl.pause.OnPark = name, p.Cut
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -398,7 +399,7 @@ func (cl *Client) IsCut() bool { return cl.proxy.IsCut() }
 func (cl *Client) SetDelay(d time.Duration) { cl.proxy.SetDelay(d) }
 
 func (cl *Client) close() error {
-	cl.pause.resume(nil)
+	cl.pause.Resume(nil)
 	err := cl.Etcd().Close()
 	if cerr := cl.proxy.Close(); err == nil {
 		err = cerr

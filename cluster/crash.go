@@ -1,15 +1,16 @@
 package cluster
 
 import (
-	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/locklab/locklab/internal/pausegate"
 )
 
 // ErrCrashed is what a worker stopped at a pause point hears when its client
 // crashes there: the process it stands for is dead, and whatever it was about
 // to do (a write, a release) never happens.
-var ErrCrashed = errors.New("the client crashed")
+var ErrCrashed = pausegate.ErrCrashed
 
 // crashHooks are run by Crash, in order, while the client's link is cut.
 type crashHooks struct {
@@ -42,7 +43,7 @@ func (cl *Client) Crash() error {
 	for _, h := range hooks {
 		h()
 	}
-	cl.pause.kill()
+	cl.pause.Kill()
 	old := cl.Etcd()
 	old.Close()      // its goroutines end; what it sends now is held by the cut
 	cl.proxy.Sever() // and dropped here: the connections close

@@ -48,8 +48,8 @@ type Env struct {
 
 	mu      sync.Mutex
 	clients map[string]*worker
-	order   []string                // client names in creation order
-	tokens  map[int64]int           // token → its label number (t1, t2…)
+	order   []string // client names in creation order
+	tokens  TokenLabels
 	lost    map[int64]bool          // leases already recorded as lost
 	alive   map[int64]int64         // lease → last time (run clock) it was seen alive
 	ttls    map[int64]time.Duration // lease → the TTL the server granted it
@@ -143,7 +143,6 @@ func New(cfg Config) (*Env, error) {
 		opTimeout: cmp.Or(cfg.OpTimeout, DefaultOpTimeout),
 		start:     time.Now(),
 		clients:   map[string]*worker{},
-		tokens:    map[int64]int{},
 		lost:      map[int64]bool{},
 		alive:     map[int64]int64{},
 		ttls:      map[int64]time.Duration{},
@@ -186,6 +185,9 @@ func (e *Env) Nemesis() *faults.Nemesis { return e.nemesis }
 
 // TTL is the lease TTL, in seconds, the run's lockers are made with.
 func (e *Env) TTL() int { return e.opts.TTL }
+
+// Members names the cluster's members, in order.
+func (e *Env) Members() []string { return e.c.Members() }
 
 // Cluster is the cluster the run uses.
 func (e *Env) Cluster() *cluster.Cluster { return e.c }
@@ -379,19 +381,7 @@ func classify(err error) error {
 
 // token labels a token t1, t2… in order of first appearance, so output is
 // the same run after run.
-func (e *Env) token(t int64) string {
-	if t == 0 {
-		return "none"
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n, ok := e.tokens[t]
-	if !ok {
-		n = len(e.tokens) + 1
-		e.tokens[t] = n
-	}
-	return fmt.Sprintf("t%d", n)
-}
+func (e *Env) token(t int64) string { return e.tokens.Label(t) }
 
 // Clients lists the run's clients in creation order.
 func (e *Env) Clients() []string {

@@ -224,7 +224,7 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, 
 		}
 		errs[i] = err
 	}
-	work(ctx, d)
+	Work(ctx, d)
 	pauseErr := w.cl.PausePoint(ctx, lock.BeforeWrite)
 	out := Outcome{Kind: Section, Client: client}
 	for i, r := range e.runs {
@@ -251,20 +251,6 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, 
 		out.Writes = append(out.Writes, Write{Resource: r.res.Name(), Read: reads[i], Failure: f, Detail: detail, Written: wr})
 	}
 	return out, errors.Join(errs...)
-}
-
-// work waits for d, or until ctx ends: the holder's work, which its lease
-// must outlive.
-func work(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 // Release has client release its grant, recorded on every history.

@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -46,6 +50,7 @@ const (
 	Free               // no key of any lease is left under the run's prefix
 	Delayed            // the client's link delays every message: For, each way
 	Isolated           // Member is cut off from the other members (its clients still reach it)
+	FailedOver         // the primary From was killed and Member promoted; Lacked: whose lock keys it lacked
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -121,6 +126,10 @@ type Outcome struct {
 	// Effected, for an acquire or a release whose answer was lost: the lab
 	// saw it take effect on the server.
 	Effected bool
+	// From, for a failover, is the primary that was killed; Lacked the
+	// holders whose lock keys the promoted replica did not have.
+	From   string
+	Lacked []string
 }
 
 // Granted reports whether the step granted the lock.
@@ -188,6 +197,12 @@ func (o Outcome) String() string {
 		return renderChecks(o.Checks)
 	case Free:
 		return "server: the lock is free"
+	case FailedOver:
+		s := fmt.Sprintf("server: %s killed, %s promoted", o.From, o.Member)
+		if len(o.Lacked) > 0 {
+			s += " without the lock keys of " + strings.Join(o.Lacked, ", ")
+		}
+		return s
 	}
 	return fmt.Sprintf("outcome %d of %s", o.Kind, c)
 }
@@ -286,11 +301,34 @@ func failureOf(err error) (Failure, string) {
 		return FailCancelled, ""
 	case status.Code(err) == codes.Unavailable:
 		return FailConnectionLost, ""
+	case isTimeout(err):
+		return FailTimedOut, ""
+	case isConnectionLost(err):
+		return FailConnectionLost, ""
 	case errors.Is(err, cluster.ErrCrashed):
 		return FailCrashed, ""
 	}
 	return FailOther, err.Error()
 }
+
+// isTimeout reports whether err is a network deadline (a store whose
+// client speaks plain TCP, Redis, times out this way).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// isConnectionLost reports whether err is a broken or refused connection.
+func isConnectionLost(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) || errors.As(err, &op)
+}
+
+// FailedOutcome is the outcome of an operation of client that failed with err, of
+// kind Failed or ReleaseFailed: the error classed (see Failure), its text
+// kept only for an error of no known class.
+func FailedOutcome(kind Kind, client string, err error) Outcome { return failed(kind, client, err) }
 
 // failed is the outcome of an operation of client that failed with err.
 func failed(kind Kind, client string, err error) Outcome {

@@ -138,15 +138,11 @@ func (e *Env) leasesOf(client string) map[int64]bool {
 
 // Reports checks every resource's history.
 func (e *Env) Reports() ([]models.Report, error) {
-	out := make([]models.Report, len(e.runs))
+	histories := make([][]history.Event, len(e.runs))
 	for i := range e.runs {
-		r, err := models.Check(history.Header{Minimum: e.minimum}, e.Events(i), models.DefaultTimeout)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = r
+		histories[i] = e.Events(i)
 	}
-	return out, nil
+	return Reports(e.minimum, histories...)
 }
 
 // Check checks every resource's history so far: the check step.

@@ -120,6 +120,7 @@ var specs = map[string]spec{
 	"wait-lease-gone": {client: true},
 	"wait-queued":     {client: true},
 	"wait-free":       {},
+	"failover":        {},
 	"check":           {},
 }
 

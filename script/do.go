@@ -23,7 +23,7 @@ const StepTimeout = 30 * time.Second
 // outcome too (run.StepError), as a script prints it. Work a step leaves
 // in the background (an async acquire, a pause being applied) outlives it
 // only on a run bound to a longer context (run.Env.Bind).
-func Do(ctx context.Context, e *run.Env, c Cmd) run.Outcome {
+func Do(ctx context.Context, e Target, c Cmd) run.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
 	defer cancel()
 	return run.Settled(do(ctx, e, c))
@@ -32,7 +32,7 @@ func Do(ctx context.Context, e *run.Env, c Cmd) run.Outcome {
 // DoLine runs one command line as a scenario file writes it ("acquire c2
 // async"), as Do runs a command. A line that does not parse, names an
 // unknown command or gives it an argument it does not take is an error.
-func DoLine(ctx context.Context, e *run.Env, line string) (run.Outcome, error) {
+func DoLine(ctx context.Context, e Target, line string) (run.Outcome, error) {
 	c, err := ParseLine(line)
 	if err != nil {
 		return run.Outcome{}, fmt.Errorf("%s: %w", line, err)
@@ -41,7 +41,7 @@ func DoLine(ctx context.Context, e *run.Env, line string) (run.Outcome, error) {
 }
 
 // do is each command's one call into the run.
-func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
+func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	switch c.Name {
 	case "setup":
 		return setup(e, c)
@@ -97,13 +97,19 @@ func do(ctx context.Context, e *run.Env, c Cmd) (run.Outcome, error) {
 		return e.WaitFree(ctx)
 	case "check":
 		return e.Check()
+	case "failover":
+		f, ok := e.(FailingOver)
+		if !ok {
+			return run.Outcome{}, errors.New("failover: this store has no primary to fail over (etcd elects its leader itself: see leader-failover)")
+		}
+		return f.Failover(ctx)
 	}
 	return run.Outcome{}, fmt.Errorf("unknown command %q", c.Name)
 }
 
 // setup checks that the run is what the script needs.
-func setup(e *run.Env, c Cmd) (run.Outcome, error) {
-	if have := len(e.Cluster().Members()); c.Members > have {
+func setup(e Target, c Cmd) (run.Outcome, error) {
+	if have := len(e.Members()); c.Members > have {
 		return run.Outcome{}, fmt.Errorf("setup: the script needs %d members, the cluster has %d", c.Members, have)
 	}
 	if c.TTL != 0 && c.TTL != e.TTL() {
@@ -114,7 +120,7 @@ func setup(e *run.Env, c Cmd) (run.Outcome, error) {
 
 // maybeAsync runs step now, or in the background with the `async` flag (the
 // outcome is read with `await`).
-func maybeAsync(ctx context.Context, e *run.Env, c Cmd, step func(context.Context, string) (run.Outcome, error), doing run.Doing) (run.Outcome, error) {
+func maybeAsync(ctx context.Context, e Target, c Cmd, step func(context.Context, string) (run.Outcome, error), doing run.Doing) (run.Outcome, error) {
 	if !c.Async {
 		return step(ctx, c.Client)
 	}
@@ -127,7 +133,7 @@ func maybeAsync(ctx context.Context, e *run.Env, c Cmd, step func(context.Contex
 // the error Run returns says which. Every step still runs, so the history
 // is whole; the check step is left to the caller, which judges every
 // history itself. file names the script in messages.
-func Run(ctx context.Context, e *run.Env, file string, steps []Step) error {
+func Run(ctx context.Context, e Target, file string, steps []Step) error {
 	e.Bind(ctx)
 	var diffs []string
 	for _, st := range steps {
@@ -153,7 +159,7 @@ func Run(ctx context.Context, e *run.Env, file string, steps []Step) error {
 // correct one refuses), so those outcomes are not compared; the steps that
 // set up and apply faults must come to what they come to for every lock,
 // or the script did not run as drawn and the error says where.
-func RunDrawn(ctx context.Context, e *run.Env, lines []string) error {
+func RunDrawn(ctx context.Context, e Target, lines []string) error {
 	if len(lines) == 0 {
 		return errors.New("the plan lists no steps (a schedule recorded by an older locklab?)")
 	}

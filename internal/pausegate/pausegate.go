@@ -1,0 +1,176 @@
+// Package pausegate is where a lab client's worker can be frozen, the way a
+// long GC pause or SIGSTOP freezes a process: the worker passes named pause
+// points, a pause arms the gate at one, and the worker stops there until it
+// is resumed. The etcd clients (cluster) and the Redis clients (redisrun)
+// share it.
+package pausegate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// AnyPoint, given to Arm, stops the worker at whichever pause point it
+// reaches next.
+const AnyPoint = "any"
+
+// ErrCrashed is what a worker stopped at a pause point hears when its client
+// crashed meanwhile (see Gate.Kill).
+var ErrCrashed = errors.New("the client crashed")
+
+// Gate is one client's pause gate. The zero Gate is ready; Name names the
+// client in errors, OnPark runs as the worker stops (it cuts the client's
+// link) and Hook, if set, runs after it with true, and with false as the
+// pause ends, before the worker goes on. Set them before the first use.
+type Gate struct {
+	Name   string
+	OnPark func()
+
+	mu      sync.Mutex
+	hook    func(frozen bool)
+	armed   string        // point to stop at; "" when not armed
+	at      string        // point where the worker stopped; "" while not stopped
+	parked  chan struct{} // closed once the worker stopped
+	release chan struct{} // closed by resume
+	killed  bool          // the client crashed while stopped: the worker goes on with ErrCrashed
+	// unmet is the parked channel of a pause the client crashed before
+	// reaching: its waiter hears ErrCrashed.
+	unmet chan struct{}
+}
+
+// SetHook sets the hook run when the worker stops (true) and goes on
+// (false): a lock that runs as a process of its own is frozen with it.
+func (g *Gate) SetHook(hook func(frozen bool)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hook = hook
+}
+
+// PausePoint is called by the worker at each named point of its work. If a
+// pause is armed for this point, OnPark runs and PausePoint blocks until
+// Resume, Kill or ctx ends; otherwise it returns at once. It returns ctx's
+// error once ctx has ended, so a pause point is also where a worker
+// notices it should stop.
+func (g *Gate) PausePoint(ctx context.Context, point string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	if g.armed == "" || g.at != "" || (g.armed != AnyPoint && g.armed != point) {
+		g.mu.Unlock()
+		return nil
+	}
+	g.at = point
+	if g.OnPark != nil {
+		g.OnPark()
+	}
+	if g.hook != nil {
+		g.hook(true)
+	}
+	release := g.release
+	close(g.parked)
+	g.mu.Unlock()
+	select {
+	case <-release:
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.killed {
+			g.killed = false
+			return ErrCrashed
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Arm sets a pause at point and returns at once: the worker stops when it
+// next reaches it. Arming again at the same point — before or after the
+// worker stopped there — is allowed and changes nothing.
+func (g *Gate) Arm(point string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case g.armed == point:
+		return nil
+	case g.armed != "":
+		return fmt.Errorf("pause %s: already paused", g.Name)
+	}
+	g.armed = point
+	g.parked = make(chan struct{})
+	g.release = make(chan struct{})
+	return nil
+}
+
+// WaitPaused waits until an armed pause has stopped the worker and returns
+// the point it stopped at. If ctx ends first, the pause is withdrawn.
+func (g *Gate) WaitPaused(ctx context.Context) (string, error) {
+	g.mu.Lock()
+	if g.armed == "" {
+		g.mu.Unlock()
+		return "", fmt.Errorf("pause %s: no pause armed", g.Name)
+	}
+	parked, point := g.parked, g.armed
+	g.mu.Unlock()
+	select {
+	case <-parked:
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.unmet == parked {
+			return "", fmt.Errorf("pause %s: %w before it reached pause point %s", g.Name, ErrCrashed, point)
+		}
+		return g.at, nil
+	case <-ctx.Done():
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.at != "" { // stopped just now
+			return g.at, nil
+		}
+		g.armed = ""
+		return "", fmt.Errorf("pause %s: waiting for its worker to reach pause point %s: %w", g.Name, point, ctx.Err())
+	}
+}
+
+// Paused reports the pause point the worker is stopped at, or "".
+func (g *Gate) Paused() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.at
+}
+
+// Kill ends a pause because the client crashed: a stopped worker goes on
+// with ErrCrashed, one not yet stopped is no longer waited for.
+func (g *Gate) Kill() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.armed == "" {
+		return
+	}
+	g.killed = g.at != ""
+	if !g.killed {
+		g.unmet = g.parked
+		close(g.parked)
+	}
+	close(g.release)
+	g.armed, g.at = "", ""
+}
+
+// Resume releases the gate, running heal first (if not nil) when the worker
+// had stopped, then the hook. Resuming a gate not armed does nothing.
+func (g *Gate) Resume(heal func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.armed == "" {
+		return
+	}
+	if g.at != "" && heal != nil {
+		heal()
+	}
+	if g.at != "" && g.hook != nil {
+		g.hook(false)
+	}
+	close(g.release)
+	g.armed, g.at = "", ""
+}

@@ -1,0 +1,259 @@
+package redisrun
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/run"
+)
+
+// pollEvery is how often the monitor reads each followed grant's key.
+const pollEvery = 20 * time.Millisecond
+
+// early is how much sooner than its expiry a key must vanish to count as
+// deleted rather than expired: the monitor's own read of the expiry is
+// taken after the moment it dates it from, so a key that expired is never
+// early by more than a poll.
+const early = 2 * pollEvery
+
+// watch is one grant the monitor follows, from its grant until its key
+// leaves the server (lost: it expired; gone: something deleted it) or its
+// client releases it.
+type watch struct {
+	client string
+	key    string
+	value  string
+	token  int64
+	lease  int64
+
+	mu        sync.Mutex
+	lastAlive time.Time   // the last read that found the key holding the value
+	expires   time.Time   // when the key would expire, as of that read
+	renewals  []time.Time // requests of the client's carrying the value
+	done      bool        // lost, gone or released: no longer followed
+	lost      bool        // the server ended it (expired or deleted)
+}
+
+// follow starts following g, client c's new grant: it was alive when the
+// lock returned it. Its lease is its number in the run.
+func (e *Env) follow(c *client, g redislock.Grant) *watch {
+	now := time.Now()
+	e.mu.Lock()
+	e.leases++
+	w := &watch{client: c.name, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now,
+		expires: now.Add(e.opts.TTL)}
+	e.watched = append(e.watched, w)
+	e.mu.Unlock()
+	c.mu.Lock()
+	c.values[g.Value] = w.renewed
+	c.mu.Unlock()
+	return w
+}
+
+// renewed notes a request of the client's carrying the grant's value.
+func (w *watch) renewed(at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.renewals) == 32 {
+		w.renewals = w.renewals[1:]
+	}
+	w.renewals = append(w.renewals, at)
+}
+
+// watchOf is the watch of lease (nil: none).
+func (e *Env) watchOf(lease int64) *watch {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	i := slices.IndexFunc(e.watched, func(w *watch) bool { return w.lease == lease })
+	if i < 0 {
+		return nil
+	}
+	return e.watched[i]
+}
+
+// released stops following lease, its client's release having returned,
+// and reports whether the server had ended it before.
+func (e *Env) released(lease int64) bool {
+	w := e.watchOf(lease)
+	if w == nil {
+		return false
+	}
+	// One last look: a key that expired just before the release is the
+	// release of a grant whose lease had ended.
+	e.look(context.Background(), w)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	return w.lost
+}
+
+// monitor reads every followed grant's key until ctx ends.
+func (e *Env) monitor(ctx context.Context) {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.sweep(ctx)
+	}
+}
+
+// sweep looks once at every grant still followed.
+func (e *Env) sweep(ctx context.Context) {
+	e.mu.Lock()
+	ws := slices.Clone(e.watched)
+	e.mu.Unlock()
+	for _, w := range ws {
+		e.look(ctx, w)
+	}
+}
+
+// checkHolders looks at once at every grant still followed, after a
+// release: a key the release deleted that was not its own is seen gone
+// before anyone else can be granted in its place.
+func (e *Env) checkHolders(ctx context.Context) { e.sweep(context.WithoutCancel(ctx)) }
+
+// look reads w's key on the servers it lives on and records, the first
+// time it is not there, how it left: expired (the lease the grant rests on
+// ended) or deleted before its expiry while its client held it and was
+// not releasing it (the grant gone from the server).
+func (e *Env) look(ctx context.Context, w *watch) {
+	w.mu.Lock()
+	done := w.done
+	w.mu.Unlock()
+	if done {
+		return
+	}
+	sent := time.Now()
+	alive, left, known := e.read(ctx, w)
+	if !known {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return
+	}
+	if alive {
+		w.lastAlive, w.expires = sent, sent.Add(left)
+		return
+	}
+	c, _ := e.client(w.client)
+	c.mu.Lock()
+	holds := c.held && c.grant.Value == w.value
+	releasing := c.releasing && holds
+	c.mu.Unlock()
+	switch {
+	case releasing:
+		return // the release's own hand; it says what happened
+	case time.Now().Add(early).Before(w.expires):
+		w.done = true
+		if holds {
+			e.each(func(r *history.Recorder) { r.ObserveGrantGone(w.client, w.token) })
+		}
+		return
+	}
+	w.done, w.lost = true, true
+	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.opts.TTL}
+	for _, at := range w.renewals {
+		if !at.After(w.lastAlive) {
+			end.LastRenewal = at
+		}
+		end.Renewals = append(end.Renewals, at)
+	}
+	e.each(func(r *history.Recorder) { r.LeaseLost(end) })
+}
+
+// read asks the servers w's key lives on whether it still holds w's value:
+// on a majority of them for Redlock. left is how long it has to live
+// there; known is false when too few servers answered to tell.
+func (e *Env) read(ctx context.Context, w *watch) (alive bool, left time.Duration, known bool) {
+	servers := e.servers()
+	quorum := len(servers)/2 + 1
+	var lefts []time.Duration
+	answered := 0
+	for _, i := range servers {
+		admin := e.set.Admin(i)
+		if admin == nil {
+			continue
+		}
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		var get *redis.StringCmd
+		var pttl *redis.DurationCmd
+		_, err := admin.Pipelined(rctx, func(p redis.Pipeliner) error {
+			get, pttl = p.Get(rctx, w.key), p.PTTL(rctx, w.key)
+			return nil
+		})
+		cancel()
+		if err != nil && err != redis.Nil {
+			continue
+		}
+		answered++
+		if v, err := get.Result(); err == nil && v == w.value {
+			lefts = append(lefts, max(pttl.Val(), 0))
+		}
+	}
+	if len(lefts) >= quorum {
+		slices.Sort(lefts)
+		return true, lefts[len(lefts)-quorum], true
+	}
+	// Not alive for certain only if the servers that did not answer
+	// could not make up a majority with those that hold it.
+	return false, 0, len(lefts)+len(servers)-answered < quorum
+}
+
+// heldGrant is a grant a client holds, as the failover checks it.
+type heldGrant struct{ client, key, value string }
+
+// heldGrants lists the grants clients hold now.
+func (e *Env) heldGrants() []heldGrant {
+	var out []heldGrant
+	for _, c := range e.allClients() {
+		c.mu.Lock()
+		if c.held {
+			out = append(out, heldGrant{c.name, c.grant.Key, c.grant.Value})
+		}
+		c.mu.Unlock()
+	}
+	return out
+}
+
+// WaitLeaseGone waits until the server no longer has client's latest
+// grant: its key expired or was deleted.
+func (e *Env) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	c.mu.Lock()
+	lease := c.lease
+	c.mu.Unlock()
+	w := e.watchOf(lease)
+	if w == nil {
+		return run.Outcome{}, fmt.Errorf("%s holds no grant whose key the lab follows", name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	defer cancel()
+	err = poll.Until(ctx, "the server to drop "+name+"'s lock key", pollEvery, func(ctx context.Context) (bool, error) {
+		e.look(ctx, w)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.done, nil
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return run.Outcome{Kind: run.LeaseGone, Client: name}, nil
+}

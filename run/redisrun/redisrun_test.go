@@ -1,0 +1,92 @@
+package redisrun_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run/redisrun"
+	"github.com/locklab/locklab/script"
+)
+
+// newEnv starts Redis for lock name (five masters for Redlock, a primary
+// and two replicas otherwise) and a run of it, or skips the test where
+// redis-server is missing.
+func newEnv(t *testing.T, name string) *redisrun.Env {
+	t.Helper()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis engine was not tried (.ci/run installs it)", err)
+	}
+	f, err := redislock.Lookup(name)
+	require.NoError(t, err)
+	masters := name == "redlock"
+	var s *redisd.Set
+	if masters {
+		s, err = redisd.StartIndependent(t.Context(), 5, redisd.Options{})
+	} else {
+		s, err = redisd.StartReplicated(t.Context(), 2, redisd.Options{})
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	e, err := redisrun.New(redisrun.Config{Set: s, Masters: masters, Factory: f, TTL: 1, RunID: t.Name()})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
+	return e
+}
+
+// do runs each line on e and returns the outputs, one per line.
+func do(t *testing.T, e script.Target, lines ...string) []string {
+	t.Helper()
+	var outs []string
+	for _, line := range lines {
+		out, err := script.DoLine(t.Context(), e, line)
+		require.NoError(t, err)
+		outs = append(outs, out.String())
+	}
+	return outs
+}
+
+// verdicts are each resource's verdict, as "unfenced FAIL".
+func verdicts(t *testing.T, e *redisrun.Env) []string {
+	t.Helper()
+	reps, err := e.Reports()
+	require.NoError(t, err)
+	var out []string
+	for i, r := range reps {
+		out = append(out, fmt.Sprintf("%s %s", e.Resources()[i], r.Result()))
+	}
+	return out
+}
+
+func TestAPausedRedisHolderWritesAfterTheNext(t *testing.T) {
+	e := newEnv(t, "redis-setnx")
+	e.Bind(context.WithoutCancel(t.Context()))
+	outs := do(t, e, "client c1 member=m1", "client c2 member=m2", "acquire c1", "pause c1 at=before-write",
+		"cs c1 async", "wait-paused c1", "wait-lease-gone c1", "acquire c2", "cs c2", "release c2", "resume c1", "await c1")
+	assert.Equal(t, []string{"c1: connected to m1", "c2: connected to m2", "c1: granted token=t1",
+		"c1: will pause at before-write", "c1: in critical section", "c1: paused at before-write, link cut",
+		"server: c1's lease is gone", "c2: granted token=t2", "c2: unfenced read 0 wrote 1; fenced read 0 wrote 1",
+		"c2: released", "c1: resumed", "c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token"}, outs)
+	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS"}, verdicts(t, e))
+}
+
+func TestAFailoverHandsTheLockToASecondClientWithTheSameToken(t *testing.T) {
+	e := newEnv(t, "redis-setnx")
+	e.Bind(context.WithoutCancel(t.Context()))
+	outs := do(t, e, "client c1 member=m1", "client c2 member=m2", "isolate member=m1", "acquire c1",
+		"pause c1 at=before-write", "cs c1 async", "wait-paused c1", "failover", "acquire c2", "cs c2",
+		"resume c1", "await c1", "heal")
+	assert.Equal(t, "server: m1 killed, m2 promoted without the lock keys of c1", outs[7])
+	assert.Equal(t, "c2: granted token=t1", outs[8], "the token counter went back with the failover")
+	assert.Equal(t, "c1: unfenced read 0 wrote 1; fenced read 0 wrote 1", outs[11])
+	for _, v := range verdicts(t, e) {
+		assert.True(t, strings.HasSuffix(v, string(models.Fail)), v)
+	}
+}

@@ -1,0 +1,71 @@
+package script
+
+import (
+	"context"
+	"time"
+
+	"github.com/locklab/locklab/run"
+)
+
+// Target is what a script runs on: one run of one lock on one store. The
+// etcd engine (*run.Env) and the Redis engine (redisrun.Env) are both
+// Targets, so the catalog's scripts, their outputs and their histories
+// are the same on either store. A command a store cannot do (isolate a
+// member of a store that has none) answers an error saying so.
+type Target interface {
+	Runner
+	Workload
+	Faults
+}
+
+// Runner is the run as a whole: its setting, its clients and its checks.
+type Runner interface {
+	// Bind makes ctx the run's context: background steps outlive the step
+	// that starts them and end with ctx.
+	Bind(ctx context.Context)
+	// Members names the store's members (servers), in order.
+	Members() []string
+	// TTL is the lease (key expiry) in seconds the run's locks use.
+	TTL() int
+	// Resources names the run's resources, in history order.
+	Resources() []string
+	AddClient(ctx context.Context, name, member string) error
+	// Check judges every history so far.
+	Check() (run.Outcome, error)
+}
+
+// Workload is what clients do with the lock.
+type Workload interface {
+	Acquire(ctx context.Context, client string) (run.Outcome, error)
+	CSWork(ctx context.Context, client string, d time.Duration) (run.Outcome, error)
+	ReleaseGrant(ctx context.Context, client, label string) (run.Outcome, error)
+	// Start runs step for client in the background; Await reads its outcome.
+	Start(ctx context.Context, client string, doing run.Doing, step func(context.Context, string) (run.Outcome, error)) (run.Outcome, error)
+	Await(ctx context.Context, client string) (run.Outcome, error)
+	WaitLeaseGone(ctx context.Context, client string) (run.Outcome, error)
+	WaitQueued(ctx context.Context, client string) (run.Outcome, error)
+	WaitFree(ctx context.Context) (run.Outcome, error)
+}
+
+// Faults are what the lab does to the clients and the store.
+type Faults interface {
+	Pause(ctx context.Context, client, point string) (run.Outcome, error)
+	WaitPaused(ctx context.Context, client string) (run.Outcome, error)
+	Resume(ctx context.Context, client string) (run.Outcome, error)
+	Cut(ctx context.Context, client string) (run.Outcome, error)
+	Blip(ctx context.Context, client string, d time.Duration) (run.Outcome, error)
+	Delay(ctx context.Context, client string, d time.Duration) (run.Outcome, error)
+	Crash(ctx context.Context, client string) (run.Outcome, error)
+	Heal(ctx context.Context) (run.Outcome, error)
+	Isolate(ctx context.Context, member string) (run.Outcome, error)
+	Expire(ctx context.Context, client, mode string) (run.Outcome, error)
+	AcquireAnswerLost(ctx context.Context, client string) (run.Outcome, error)
+	ReleaseAnswerLost(ctx context.Context, client string) (run.Outcome, error)
+}
+
+// A FailingOver store can fail its primary over to a replica, as Redis
+// Sentinel does: the primary is killed and a replica promoted, whatever it
+// had not yet replicated lost (the `failover` command).
+type FailingOver interface {
+	Failover(ctx context.Context) (run.Outcome, error)
+}
