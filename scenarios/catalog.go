@@ -69,7 +69,21 @@ type Scenario struct {
 	// scale is the factor Scaled made the leases longer by (0: 1); a
 	// script's own setup ttl= is scaled by it too.
 	scale int
+	// Stores says which stores the scenario runs on: etcd (the zero
+	// value), Redis too, or Redis only.
+	Stores Stores
 }
+
+// Stores says which stores a scenario runs on.
+type Stores int
+
+// The stores a scenario can run on.
+const (
+	EtcdOnly     Stores = iota // its faults or its workload are etcd's
+	EtcdAndRedis               // its script runs on a Redis primary too
+	RedisOnly                  // a lesson of a Redis primary (its failover)
+	RedlockOnly                // a lesson of Redlock's independent masters
+)
 
 // regrantWithin bounds how long after the last fault heals a lock must grant
 // again, on the 1 s leases the scenarios are written for (see
@@ -85,6 +99,8 @@ func unfencedFails(resource string) Expect {
 }
 
 func alwaysPass(string) Expect { return ExpectPass }
+
+func alwaysFail(string) Expect { return ExpectFail }
 
 // unfencedAny is the expectation of the scenarios that can cut a holder off
 // from the cluster without meaning to: if the holder's own member dies or is
@@ -116,7 +132,7 @@ var catalog = []Scenario{
 			"whole critical section, the read too: had the store only compared tokens between writes, c1's stale write " +
 			"could land after c2's read and before c2's write, both writes would pass, and an update would be lost under " +
 			"a correct lock. A lease is not a lock; a fencing token makes it one.",
-		Members: 3, TTL: 1, script: "paused-holder.txt", Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "paused-holder.txt", Stores: EtcdAndRedis, Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused"),
@@ -128,7 +144,7 @@ var catalog = []Scenario{
 		Lesson: "c1 holds the lock when the network between it and the cluster fails. Its keep-alives stop arriving; " +
 			"the lease lapses; c2 is granted the lock and writes. The partition heals and c1, which noticed nothing, " +
 			"writes with its old grant. An unfenced store takes the stale write; fenced and guarded stores refuse it.",
-		Members: 3, TTL: 1, script: "isolated-holder.txt", Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "isolated-holder.txt", Stores: EtcdAndRedis, Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.CutClient, "c1's link was cut"),
@@ -150,7 +166,7 @@ var catalog = []Scenario{
 			"behind c2. Then c1 wakes and sends its release. A release must end only the grant it names: one that " +
 			"deletes the lock's key by name, or whatever key holds the lock, frees c2's lock, and c3 is granted " +
 			"beside c2. A correct lock answers c1 \"not held\" (or deletes only c1's own, long-gone key).",
-		Members: 3, TTL: 1, script: "stale-release.txt", Expect: alwaysPass,
+		Members: 3, TTL: 1, script: "stale-release.txt", Stores: EtcdAndRedis, Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused before its release"),
@@ -239,9 +255,37 @@ var catalog = []Scenario{
 			"why a lock needs a lease at all (without one it would never be freed). The restarted c1 holds nothing and " +
 			"must acquire afresh. For a lock run as a process, the crash is a real SIGKILL of its process group; for a " +
 			"Go lock, the client's connection is closed under it and the lock is left, never released.",
-		Members: 3, TTL: 1, script: "crashed-holder.txt", Expect: alwaysPass, opTimeout: crashOpTimeout,
+		Members: 3, TTL: 1, script: "crashed-holder.txt", Stores: EtcdAndRedis, Expect: alwaysPass, opTimeout: crashOpTimeout,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{crashedHolding("c1"), waitedOutLease("c2", "c1")},
+	},
+	{
+		Name: "failover",
+		Lesson: "Redis replicates asynchronously: a primary acknowledges a write before its replicas have it. c1 is " +
+			"granted the lock (SET NX PX) while replication lags; the primary dies and Sentinel promotes a replica " +
+			"that never had c1's key. c2 asks the new primary and is granted the same lock while c1 still works under " +
+			"it. The token c1's grant took from an INCR went with the old primary too, so c2's token is c1's: a fenced " +
+			"store cannot tell their writes apart, and an update is lost on every resource. A lock on one Redis " +
+			"primary is only as safe as its replication (WAIT does not make it synchronous either); this is the case " +
+			"Redlock was written for, and fencing with a token from the store itself needs a store that keeps it.",
+		Members: 3, TTL: 1, script: "failover.txt", Expect: alwaysFail, Stores: RedisOnly,
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects: []Effect{grantedDuring("c2", faults.KillMember, "m1", "the primary m1 was dead")},
+	},
+	{
+		Name: "redlock-paused",
+		Lesson: "Redlock asks five independent Redis masters and holds the lock while a majority keep its key. c1 is " +
+			"granted, reads the counter and freezes before its write for longer than the key lives; the keys expire " +
+			"on every master and c2 is granted, reads and writes. c1 wakes and writes what it read: an update is lost. " +
+			"Redlock's majority and its clock-drift allowance say nothing about a paused client, and it hands out no " +
+			"fencing token a store could check (Kleppmann's critique): the store cannot fence what it is not given, so " +
+			"Redlock is run on the unfenced store only.",
+		Members: 5, TTL: 1, script: "redlock-paused.txt", Expect: unfencedFails, Stores: RedlockOnly,
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects: []Effect{
+			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was paused"),
+		},
 	},
 	{
 		Name: "leader-failover",
@@ -493,9 +537,13 @@ func (s Scenario) Script() ([]script.Step, error) {
 // Execute runs the plan on e: a workload's, or a script's steps, each
 // compared with the script's output, whatever the lock (see script.Run): a
 // step that did not do what the script says makes the run an ERROR.
-func (s Scenario) Execute(ctx context.Context, e *run.Env, p Plan) error {
+func (s Scenario) Execute(ctx context.Context, e script.Target, p Plan) error {
 	if s.exec != nil {
-		return s.exec(ctx, e, p)
+		env, ok := e.(*run.Env)
+		if !ok {
+			return fmt.Errorf("%s runs a workload on etcd only", s.Name)
+		}
+		return s.exec(ctx, env, p)
 	}
 	steps, err := s.steps()
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/run"
 )
 
 // Version is written into every history header and results file.
@@ -194,6 +194,9 @@ func (cfg *Config) jobs() ([]job, error) {
 		factories[r.Name] = r.Factory
 		cfg.regressions[r.Name] = r
 	}
+	for _, r := range redislock.Regressions() {
+		cfg.regressions[r.Name] = r
+	}
 	for name, f := range cfg.Factories {
 		factories[name] = f
 		delete(cfg.regressions, name) // the caller's lock, whatever its name
@@ -221,8 +224,13 @@ func (cfg *Config) jobs() ([]job, error) {
 		}
 		scens = append(scens, s)
 	}
+	redis := map[string]redislock.Factory{}
 	for _, lk := range cfg.Locks {
 		if _, ok := cfg.Factories[lk]; ok {
+			continue
+		}
+		if f, err := redislock.Lookup(lk); err == nil {
+			redis[lk] = f
 			continue
 		}
 		if !strings.HasPrefix(lk, lock.ExecPrefix) {
@@ -238,7 +246,7 @@ func (cfg *Config) jobs() ([]job, error) {
 	for _, s := range scens {
 		for _, lk := range cfg.Locks {
 			for i := range cfg.Runs {
-				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], seed: cfg.Seed + uint64(i)})
+				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], redis: redis[lk], seed: cfg.Seed + uint64(i)})
 			}
 		}
 	}
@@ -255,7 +263,9 @@ type job struct {
 	s       Scenario
 	lock    string
 	factory lock.Factory
-	seed    uint64
+	// redis, for a Redis lock, makes it (factory is nil then).
+	redis redislock.Factory
+	seed  uint64
 }
 
 // runJobs runs jobs on the clusters, one job per cluster at a time (an
@@ -281,7 +291,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 					return
 				}
 				j := jobs[i]
-				rs := attempts(ctx, func() []Result { return runOne(ctx, cfg, c, j.s, j.lock, j.factory, j.seed) })
+				rs := attempts(ctx, func() []Result { return runOne(ctx, cfg, c, j) })
 				mu.Lock()
 				results[i], finished[i] = rs, true
 				for printed < len(jobs) && finished[printed] {
@@ -343,12 +353,13 @@ func openCluster(ctx context.Context, cfg Config) (*cluster.Cluster, error) {
 	return cluster.Start(ctx, cluster.Config{Members: cfg.Members, Logger: cfg.Logger})
 }
 
-// runOne runs one scenario × lock with one seed on every resource.
-func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk string, f lock.Factory, seed uint64) []Result {
+// runOne runs one scenario × lock with one seed on every resource: on the
+// etcd cluster c, or, for a Redis lock, on Redis started for the run.
+func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result {
 	began := time.Now()
-	s = s.Scaled(cfg.TTL)
+	s := j.s.Scaled(cfg.TTL)
 	resources := cfg.Resources
-	base := Result{Scenario: s.Name, Lock: lk, Seed: seed}
+	base := Result{Scenario: s.Name, Lock: j.lock, Seed: j.seed}
 	each := func(fill func(x *Result)) []Result {
 		out := make([]Result, len(resources))
 		for i, r := range resources {
@@ -360,16 +371,20 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	}
 	fail := func(msg string) []Result {
 		return each(func(x *Result) {
-			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, lk, x.Resource)
+			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, j.lock, x.Resource)
 		})
 	}
-	if s.MemberFaults && c.IsExternal() {
-		return each(func(x *Result) { x.Skipped = "needs member faults, not available on an external cluster" })
+	var st store = etcdStore{c: c, factory: j.factory}
+	if j.redis != nil {
+		st = redisStore{factory: j.redis, masters: redislock.Masters(j.lock)}
 	}
-	if s.Members > len(c.Members()) {
-		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, len(c.Members())))
+	if why := st.skip(s); why != "" {
+		return each(func(x *Result) { x.Skipped = why })
 	}
-	plan, err := s.Plan(seed)
+	if s.Members > st.members() {
+		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, st.members()))
+	}
+	plan, err := s.Plan(j.seed)
 	if cfg.Replay != nil {
 		plan, err = *cfg.Replay, nil
 	}
@@ -379,22 +394,24 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	if cfg.TTL > 1 {
 		plan.TTL = cfg.TTL
 	}
-	rec, err := record(cfg, c, s, lk, seed, plan)
+	// The resources the store can give: the others are skipped, saying why.
+	ran, skipped := st.resources(resources)
+	rec, err := record(cfg, ran, st.members(), s, j.lock, j.seed, plan)
 	if err != nil {
 		return fail(err.Error())
 	}
 	minimum := s.Minimum
-	env, err := run.New(run.Config{Cluster: c, Factory: f, TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
-		RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(lk), seed, time.Now().UnixNano()), Sinks: rec.sinks, Resource: resources})
+	env, closeEnv, err := st.open(ctx, engineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout, Sinks: rec.sinks,
+		Resources: ran, RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(j.lock), j.seed, time.Now().UnixNano())})
 	if err != nil {
 		rec.abort()
 		return fail(err.Error())
 	}
 	execErr := s.Execute(ctx, env, plan)
-	execErr = errors.Join(execErr, env.Close(), env.Err(), restore(context.WithoutCancel(ctx), c))
+	execErr = errors.Join(execErr, closeEnv(), env.Err())
 	if ctx.Err() != nil { // a cut-short history proves nothing either way
 		rec.abort() // and none is left that looks complete
-		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, lk, x.Resource) })
+		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, j.lock, x.Resource) })
 	}
 	execErr = errors.Join(execErr, rec.commit())
 	reports, err := env.Reports()
@@ -408,7 +425,12 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, s Scenario, lk 
 	out := each(func(x *Result) {})
 	for i := range out {
 		x := &out[i]
-		judge(x, reports[i], s.CheckEffects(env.Events(i)), runErr, expectation(cfg, s, lk, x.Resource))
+		k := slices.Index(ran, x.Resource)
+		if k < 0 {
+			x.Skipped = skipped[x.Resource]
+			continue
+		}
+		judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j.lock, x.Resource))
 		if rec.dir != "" {
 			x.History = filepath.Join(rec.dir, x.Resource+".history.jsonl")
 		}
@@ -443,8 +465,8 @@ type recording struct {
 // record writes the run's schedule (and a scenario file beside it) and
 // opens one history file per resource, its header saying what the run is
 // and how it is to be judged.
-func record(cfg Config, c *cluster.Cluster, s Scenario, lk string, seed uint64, plan Plan) (*recording, error) {
-	rec := &recording{sinks: make([]history.Sink, len(cfg.Resources))}
+func record(cfg Config, resources []string, members int, s Scenario, lk string, seed uint64, plan Plan) (*recording, error) {
+	rec := &recording{sinks: make([]history.Sink, len(resources))}
 	if cfg.Out == "" {
 		return rec, nil
 	}
@@ -460,9 +482,9 @@ func record(cfg Config, c *cluster.Cluster, s Scenario, lk string, seed uint64, 
 		}
 	}
 	minimum := s.Minimum
-	for i, r := range cfg.Resources {
+	for i, r := range resources {
 		w, err := history.Create(filepath.Join(rec.dir, r+".history.jsonl"), history.Header{
-			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: len(c.Members()), Version: Version,
+			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: members, Version: Version,
 			Minimum: &minimum, Expect: string(expectation(cfg, s, lk, r)), Effects: s.Effects})
 		if err != nil {
 			rec.abort()

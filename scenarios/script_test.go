@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/redisrun"
 	"github.com/locklab/locklab/script"
 
 	"github.com/locklab/locklab/cluster"
@@ -39,10 +42,16 @@ func TestScripts(t *testing.T) {
 		name := strings.TrimSuffix(filepath.Base(path), ".txt")
 		s, err := scenarios.Lookup(name)
 		require.NoError(t, err, "every script is a catalog scenario's")
-		env, err := run.New(run.Config{
-			Cluster: c, Factory: lock.NewQueue, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: name,
-		})
-		require.NoError(t, err)
+		var env scriptEnv
+		if s.Stores == scenarios.RedisOnly || s.Stores == scenarios.RedlockOnly {
+			env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock
+		} else {
+			e, err := run.New(run.Config{
+				Cluster: c, Factory: lock.NewQueue, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: name,
+			})
+			require.NoError(t, err)
+			env = e
+		}
 		defer env.Close()
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
@@ -77,6 +86,42 @@ func TestScripts(t *testing.T) {
 			}
 		}
 	})
+}
+
+// scriptEnv is a run on either store, as TestScripts drives it.
+type scriptEnv interface {
+	script.Target
+	Events(i int) []history.Event
+	Close() error
+}
+
+// redisEnv is a run of redis-setnx on a Redis primary with two replicas,
+// or of Redlock on five masters for a Redlock lesson, on its unfenced
+// resource; or skips the test where redis-server is missing.
+func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
+	t.Helper()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: %s was not run (.ci/run installs it)", err, s.Name)
+	}
+	masters := s.Stores == scenarios.RedlockOnly
+	var (
+		set *redisd.Set
+		err error
+	)
+	factory := redislock.NewSetNX
+	resources := redisrun.Resources()
+	if masters {
+		set, err = redisd.StartIndependent(t.Context(), redislock.RedlockMasters, redisd.Options{})
+		factory, resources = redislock.NewRedlock, []string{"unfenced"}
+	} else {
+		set, err = redisd.StartReplicated(t.Context(), 2, redisd.Options{})
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { set.Close() })
+	env, err := redisrun.New(redisrun.Config{Set: set, Masters: masters, Factory: factory, TTL: s.TTL,
+		OpTimeout: s.OpTimeout(), RunID: s.Name, Resource: resources})
+	require.NoError(t, err)
+	return env
 }
 
 // A script from outside the catalog is parsed as strictly as the catalog's,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -231,7 +232,8 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	} else if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names(), extra...); err != nil {
 		return cfg, err
 	}
-	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), lock.RegressionNames()...); err != nil {
+	redisLocks := append(redislock.Names(), redislock.KnownBad()...)
+	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), append(lock.RegressionNames(), redisLocks...)...); err != nil {
 		return cfg, err
 	}
 	if cfg.Resources, err = pick("resource", f.resource, lock.ResourceNames()); err != nil {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // Errors. Test them with errors.Is.
@@ -133,4 +135,30 @@ func wait(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// Masters is how many independent masters the lock called name takes
+// (Redlock's five), or zero for a lock on one primary with replicas.
+func Masters(name string) int { return masters[name] }
+
+// masters are the locks that take independent masters, and how many.
+var masters = map[string]int{"redlock": RedlockMasters}
+
+// RedlockMasters is how many independent masters Redlock runs over, as
+// its authors recommend.
+const RedlockMasters = 5
+
+// Regressions are the known-bad Redis locks, each with the catalog
+// scenarios that must catch it and the check that does (their Factory is
+// etcd's and nil: Lookup makes them).
+func Regressions() []lock.Regression {
+	return []lock.Regression{{
+		Name: "redis-del",
+		Bug: "releases by a plain DEL of the lock key: a holder whose key expired while it worked deletes the next " +
+			"holder's key, and a third client is granted beside the second (the oversell of a Redis lock released " +
+			"without comparing its value)",
+		Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
+		Scenarios: []string{"stale-release"},
+		Check:     "validity",
+	}}
 }

@@ -213,7 +213,7 @@ func (e *Env) Crash(ctx context.Context, name string) (run.Outcome, error) {
 	c.cut()
 	c.mu.Lock()
 	c.crashes++
-	c.held, c.lease = false, 0
+	c.held = false // its last grant's key stays on the server until it expires
 	c.mu.Unlock()
 	c.gate.Kill()
 	for _, p := range c.links {

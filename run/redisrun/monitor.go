@@ -231,7 +231,7 @@ func (e *Env) heldGrants() []heldGrant {
 }
 
 // WaitLeaseGone waits until the server no longer has client's latest
-// grant: its key expired or was deleted.
+// grant (held, or left behind by a crash): its key expired or was deleted.
 func (e *Env) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, error) {
 	c, err := e.client(name)
 	if err != nil {

@@ -171,7 +171,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, name, label string) (run.Outcome
 	}
 	c.releasing = false
 	if g.Value == c.grant.Value {
-		c.held, c.lease = false, 0
+		c.held = false
 	}
 	c.mu.Unlock()
 	e.complete(ids, classify(err), history.Event{Token: g.Token})
@@ -244,6 +244,7 @@ func (e *Env) WaitQueued(ctx context.Context, name string) (run.Outcome, error) 
 	if err != nil {
 		return run.Outcome{}, err
 	}
+	e.each(func(r *history.Recorder) { r.Observe(history.ObservedQueued, name, "") })
 	return run.Outcome{Kind: run.Waiting, Client: name}, nil
 }
 
