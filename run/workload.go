@@ -1,11 +1,8 @@
 package run
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,41 +20,7 @@ import (
 // once it holds, so they wait through its work. A client whose acquire or
 // section fails tries again (at most three cycles).
 func (e *Env) SlowHolders(ctx context.Context, work map[string]time.Duration) error {
-	members := e.c.Members()
-	clients := slices.Sorted(maps.Keys(work))
-	for i, name := range clients {
-		if err := e.AddClient(ctx, name, members[i%len(members)]); err != nil {
-			return err
-		}
-	}
-	slowest := slices.MaxFunc(clients, func(a, b string) int { return cmp.Compare(work[a], work[b]) })
-	holding := make(chan struct{})
-	var once sync.Once
-	held := func() { once.Do(func() { close(holding) }) }
-	var wg sync.WaitGroup
-	for _, name := range clients {
-		granted := func() {}
-		if name == slowest {
-			granted = held
-		}
-		wg.Go(func() {
-			defer granted() // the slowest never held: the others go on
-			if name != slowest {
-				select {
-				case <-holding:
-				case <-ctx.Done():
-					return
-				}
-			}
-			for range 3 {
-				if e.cycleThen(ctx, name, work[name], granted) || ctx.Err() != nil {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return nil
+	return SlowHoldersOn(ctx, e, work)
 }
 
 // Phases shape a contention workload: how many critical sections complete
@@ -82,27 +45,13 @@ type Phases struct {
 // the lock recovered. Each client finishes the cycle it is in. Whether the
 // effects happened is the scenario's Effects' to judge, from the history.
 func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) error {
-	members := e.c.Members()
-	var names []string
-	for i := range n {
-		name := fmt.Sprintf("c%d", i+1)
-		if err := e.AddClient(ctx, name, members[i%len(members)]); err != nil {
-			return err
-		}
-		names = append(names, name)
+	names, err := addClients(ctx, e, n)
+	if err != nil {
+		return err
 	}
 	sections := newTally()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for _, name := range names {
-		wg.Go(func() {
-			for !stop.Load() && ctx.Err() == nil {
-				if e.cycle(ctx, name, 0) {
-					sections.add(name)
-				}
-			}
-		})
-	}
+	stop := loop(ctx, names, sections, func(name string) bool { return e.cycle(ctx, name, 0) })
+	defer stop()
 	var ferr error
 	if f.Kind != "" {
 		sections.waitFor(ctx, ph.Before, e.stallWait())
@@ -117,8 +66,6 @@ func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) err
 		ferr = err
 	}
 	sections.waitFor(ctx, ph.After, e.recoverWait())
-	stop.Store(true)
-	wg.Wait()
 	return ferr
 }
 

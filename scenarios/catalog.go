@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -49,7 +50,7 @@ type Scenario struct {
 	text   string
 	// exec, for a scenario driven by a workload, runs its plan on a run
 	// (a script's steps run through package script).
-	exec func(ctx context.Context, e *run.Env, p Plan) error
+	exec func(ctx context.Context, e script.Target, p Plan) error
 	// Expect gives the expected verdict per resource (the lock does not
 	// change it for the built-in locks).
 	Expect func(resource string) Expect
@@ -293,9 +294,9 @@ var catalog = []Scenario{
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +
 			"writes keep every fenced or guarded resource safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+		exec: onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
 			return e.Contend(ctx, 3, faults.Fault{Kind: faults.KillLeader}, cutOffPhases)
-		},
+		}),
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
 			othersGranted(faults.KillLeader, "down", true),
@@ -309,9 +310,9 @@ var catalog = []Scenario{
 			"serve linearizable requests, so its client's lease lapses and the majority side carries on; after the heal " +
 			"everyone rejoins. A quorum system partitioned this way stays safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+		exec: onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
 			return e.Contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, cutOffPhases)
-		},
+		}),
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
 			cutOffLeasesEnded(faults.IsolateMember, "isolated"),
@@ -324,9 +325,9 @@ var catalog = []Scenario{
 		Lesson: "A member is killed mid-run and restarted on its own data directory. It comes back with every key it " +
 			"had and catches up; its clients reconnect." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		exec: func(ctx context.Context, e *run.Env, p Plan) error {
+		exec: onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
 			return e.Contend(ctx, 3, faults.Fault{Kind: faults.KillMember, Member: p.Member}, memberFaultPhases)
-		},
+		}),
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{othersGranted(faults.KillMember, "down", false), rejoined(faults.KillMember)},
 	},
@@ -334,9 +335,12 @@ var catalog = []Scenario{
 		Name: "contention",
 		Lesson: "Five clients contend for the lock with no fault at all: the baseline. Every increment must be kept and " +
 			"every token must grow; the run also shows how fast each lock hands over.",
-		Members: 3, TTL: 1, Expect: alwaysPass,
-		exec: func(ctx context.Context, e *run.Env, p Plan) error {
-			return e.Contend(ctx, 5, faults.Fault{}, run.Phases{After: 50})
+		Members: 3, TTL: 1, Expect: alwaysPass, Stores: EtcdAndRedis,
+		exec: func(ctx context.Context, t script.Target, p Plan) error {
+			if e, ok := t.(*run.Env); ok {
+				return e.Contend(ctx, 5, faults.Fault{}, run.Phases{After: 50})
+			}
+			return run.ContendOn(ctx, t, 5, 50)
 		},
 		// Every cycle releases, so the releases that returned ok are as
 		// many as the grants; and a lock that grants only one of five
@@ -356,8 +360,8 @@ var catalog = []Scenario{
 			"renews it (Redis' SET NX PX) loses the lock in the middle of the long section: the next client is " +
 			"granted while the first still works, only a fence keeps the resource safe, and the lock is broken " +
 			"whatever the resource does — the lease-kept check says so on every resource.",
-		Members: 3, TTL: 1, Expect: alwaysPass, opTimeout: slowOpTimeout,
-		exec: func(ctx context.Context, e *run.Env, p Plan) error { return e.SlowHolders(ctx, p.work()) },
+		Members: 3, TTL: 1, Expect: alwaysPass, Stores: EtcdAndRedis, opTimeout: slowOpTimeout,
+		exec: func(ctx context.Context, t script.Target, p Plan) error { return run.SlowHoldersOn(ctx, t, p.work()) },
 		draw: func(s Scenario, seed uint64, p *Plan) {
 			p.Work = slowWork(seed, time.Duration(s.TTL)*time.Second)
 		},
@@ -375,7 +379,7 @@ var catalog = []Scenario{
 			"has healed.",
 		Members: 3, TTL: 1,
 		Expect: unfencedAny,
-		exec:   func(ctx context.Context, e *run.Env, p Plan) error { return script.RunDrawn(ctx, e, p.Steps) },
+		exec:   func(ctx context.Context, e script.Target, p Plan) error { return script.RunDrawn(ctx, e, p.Steps) },
 		draw: func(s Scenario, seed uint64, p *Plan) {
 			// The kinds drawn before crashes could be: every seed's
 			// script stays the one it was.
@@ -539,17 +543,25 @@ func (s Scenario) Script() ([]script.Step, error) {
 // step that did not do what the script says makes the run an ERROR.
 func (s Scenario) Execute(ctx context.Context, e script.Target, p Plan) error {
 	if s.exec != nil {
-		env, ok := e.(*run.Env)
-		if !ok {
-			return fmt.Errorf("%s runs a workload on etcd only", s.Name)
-		}
-		return s.exec(ctx, env, p)
+		return s.exec(ctx, e, p)
 	}
 	steps, err := s.steps()
 	if err != nil {
 		return err
 	}
 	return script.Run(ctx, e, s.script, steps)
+}
+
+// onEtcd makes a workload of etcd's own (its faults are the cluster's) a
+// scenario's.
+func onEtcd(exec func(ctx context.Context, e *run.Env, p Plan) error) func(context.Context, script.Target, Plan) error {
+	return func(ctx context.Context, t script.Target, p Plan) error {
+		e, ok := t.(*run.Env)
+		if !ok {
+			return errors.New("an etcd workload runs on etcd only")
+		}
+		return exec(ctx, e, p)
+	}
 }
 
 // slowClients are the slow-holder scenario's clients.

@@ -52,11 +52,24 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 	t.Log("\n" + log.String())
 	require.NoError(t, err)
 	require.True(t, sum.Complete)
-	require.Len(t, sum.Results, len(scenarios.Catalog())*len(locks)*len(lock.ResourceNames()))
+	// Every lesson for every lock of its store: etcd's for the etcd locks,
+	// a Redis primary's for the locks on one, Redlock's for Redlock.
+	pairs := 0
+	for _, s := range scenarios.Catalog() {
+		for _, l := range locks {
+			redis, masters := slices.Contains(redislock.Names(), l), redislock.Masters(l) > 0
+			switch {
+			case !redis && (s.Stores == scenarios.EtcdOnly || s.Stores == scenarios.EtcdAndRedis),
+				redis && !masters && (s.Stores == scenarios.EtcdAndRedis || s.Stores == scenarios.RedisOnly),
+				masters && s.Stores == scenarios.RedlockOnly:
+				pairs++
+			}
+		}
+	}
+	require.Len(t, sum.Results, pairs*len(lock.ResourceNames()))
 	for _, r := range sum.Results {
-		if r.Skipped != "" && (r.Scenario == "failover" || slices.Contains(redislock.Names(), r.Lock)) {
-			// A Redis lesson for an etcd lock, an etcd lesson (or etcd's
-			// resource) for a Redis lock.
+		if r.Skipped != "" && slices.Contains(redislock.Names(), r.Lock) {
+			// etcd's resource, or a fenced one for Redlock.
 			continue
 		}
 		if r.Skipped != "" {
@@ -535,4 +548,20 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 		left = append(left, string(kv.Key))
 	}
 	assert.Empty(t, left, "keys the runs left on the cluster")
+}
+
+// A lesson for another store is not run for a lock at all; asking for only
+// such pairs is nothing to run, and says why in one line.
+func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
+	for _, c := range []struct{ scenario, lock, why string }{
+		{"failover", "etcd-mutex", "failover is a Redis lesson for etcd-mutex"},
+		{"leader-failover", "redis-setnx", "leader-failover is an etcd lesson (its faults or its workload are etcd's) for redis-setnx"},
+		{"paused-holder", "redlock", "paused-holder is a lesson of one Redis primary"},
+		{"redlock-paused", "redis-watchdog", "redlock-paused is a Redlock lesson for redis-watchdog"},
+	} {
+		_, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{c.scenario}, Locks: []string{c.lock},
+			Resources: lock.ResourceNames(), Seed: 1})
+		require.ErrorIs(t, err, scenarios.ErrNothingToRun)
+		assert.Contains(t, err.Error(), c.why)
+	}
 }

@@ -242,13 +242,24 @@ func (cfg *Config) jobs() ([]job, error) {
 		}
 		cfg.Factories[lk] = f
 	}
-	var jobs []job
+	var (
+		jobs []job
+		not  []string
+	)
 	for _, s := range scens {
 		for _, lk := range cfg.Locks {
+			if why := inapplicable(s, redis[lk] != nil, redislock.Masters(lk)); why != "" {
+				not = append(not, fmt.Sprintf("%s %s for %s", s.Name, why, lk))
+				continue
+			}
 			for i := range cfg.Runs {
 				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], redis: redis[lk], seed: cfg.Seed + uint64(i)})
 			}
 		}
+	}
+	if len(jobs) == 0 && len(not) > 0 {
+		// Only a lesson for another store was asked for.
+		return nil, fmt.Errorf("%w: %s", ErrNothingToRun, strings.Join(not, "; "))
 	}
 	return jobs, nil
 }
@@ -526,9 +537,12 @@ func ScriptFile(dir, scenario string) string { return filepath.Join(dir, scenari
 // on every resource (elsewhere it is not gated), and that ExpectPass
 // expects PASS of everything.
 func expectation(cfg Config, s Scenario, lk, resource string) Expect {
+	_, weak := redislock.Weaknesses(lk)[s.Name]
 	switch r, bad := cfg.regressions[lk]; {
 	case cfg.ExpectPass:
 		return ExpectPass
+	case weak:
+		return ExpectFail
 	case bad && slices.Contains(r.Scenarios, s.Name):
 		return ExpectFail
 	case bad:

@@ -49,6 +49,23 @@ type store interface {
 	open(ctx context.Context, cfg engineConfig) (engine, func() error, error)
 }
 
+// inapplicable says why scenario s is not a lesson for a lock of its kind
+// (an etcd lock, a Redis lock on one primary, or one over masters
+// independent masters), "" when it is: such a pair is not run at all.
+func inapplicable(s Scenario, redis bool, masters int) string {
+	switch {
+	case !redis && (s.Stores == RedisOnly || s.Stores == RedlockOnly):
+		return "is a Redis lesson"
+	case redis && s.Stores == EtcdOnly:
+		return "is an etcd lesson (its faults or its workload are etcd's)"
+	case redis && masters > 0 && s.Stores != RedlockOnly:
+		return "is a lesson of one Redis primary (Redlock gives no token and runs on independent masters)"
+	case redis && masters == 0 && s.Stores == RedlockOnly:
+		return "is a Redlock lesson"
+	}
+	return ""
+}
+
 // etcdStore runs a configuration on an etcd cluster.
 type etcdStore struct {
 	c       *cluster.Cluster
@@ -56,10 +73,7 @@ type etcdStore struct {
 }
 
 func (st etcdStore) skip(s Scenario) string {
-	switch {
-	case s.Stores == RedisOnly || s.Stores == RedlockOnly:
-		return "a Redis lesson: it needs Redis"
-	case s.MemberFaults && st.c.IsExternal():
+	if s.MemberFaults && st.c.IsExternal() {
 		return "needs member faults, not available on an external cluster"
 	}
 	return ""
@@ -89,16 +103,7 @@ type redisStore struct {
 // replicas, as the etcd scenarios' three members.
 const redisMembers = 3
 
-func (st redisStore) skip(s Scenario) string {
-	switch {
-	case s.Stores == EtcdOnly:
-		return "an etcd lesson: its faults or its workload are etcd's, not yet run on Redis"
-	case st.masters > 0 && s.Stores != RedlockOnly:
-		return "a lesson for a lock on one Redis primary: its script reads fencing tokens and fails the primary over; " +
-			"Redlock gives no token and runs on independent masters (see redlock-paused)"
-	case st.masters == 0 && s.Stores == RedlockOnly:
-		return "a Redlock lesson: it needs a lock over independent masters"
-	}
+func (st redisStore) skip(Scenario) string {
 	if _, err := redisd.Find(); err != nil {
 		return fmt.Sprintf("%v: the Redis locks were not run", err)
 	}

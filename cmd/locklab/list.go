@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -68,8 +69,12 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	for _, name := range lock.Names() {
 		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
 	}
+	fmt.Fprintln(w, "locks on real Redis (not in the default matrix; --lock names them; redis-server needed):")
+	for _, name := range redislock.Names() {
+		fmt.Fprintf(w, "  %-21s %s\n", name, redisLockLines[name])
+	}
 	fmt.Fprintln(w, "known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):")
-	for _, r := range lock.Regressions() {
+	for _, r := range append(lock.Regressions(), redislock.Regressions()...) {
 		fmt.Fprintf(w, "  %-21s %s\n  %-21s caught by %s (%s check); %s\n", r.Name, r.Bug, "", strings.Join(r.Scenarios, ", "), r.Check, r.Link)
 	}
 	fmt.Fprintln(w, "resources:")
@@ -98,9 +103,15 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 	if fs.NArg() != 1 {
 		return exitUsage, usagef("explain: want one scenario or lock (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
 	}
-	if line, ok := lockLines[fs.Arg(0)]; ok {
+	line, ok := lockLines[fs.Arg(0)]
+	story := lockStories[fs.Arg(0)]
+	if !ok {
+		line, ok = redisLockLines[fs.Arg(0)]
+		story = redisLockStories[fs.Arg(0)]
+	}
+	if ok {
 		fmt.Fprintf(w, "%s: %s\n", fs.Arg(0), line)
-		for _, para := range strings.Split(lockStories[fs.Arg(0)], "\n\n") {
+		for _, para := range strings.Split(story, "\n\n") {
 			if para != "" {
 				fmt.Fprintf(w, "\n%s\n", wrap(para, 78))
 			}

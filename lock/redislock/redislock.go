@@ -162,3 +162,14 @@ func Regressions() []lock.Regression {
 		Check:     "validity",
 	}}
 }
+
+// Weaknesses are the catalog lessons a Redis lock people use fails by its
+// design, not by a bug — each scenario with the check that says so: the
+// lab documents them as FAIL rather than hide them.
+func Weaknesses(name string) map[string]string { return maps.Clone(weaknesses[name]) }
+
+var weaknesses = map[string]map[string]string{
+	// Nothing renews the key: a holder that works longer than the TTL
+	// loses the lock while it works.
+	"redis-setnx": {"slow-holder": "lease-kept"},
+}
