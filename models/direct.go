@@ -293,6 +293,11 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 					"release answered. A release — above all one retried after an ambiguous failure — must end only the "+
 					"grant it names; one that deletes the lock's key by name deletes the newer grant's.",
 					e.Client, r.Token, e.Client, e.Token)
+			} else if k, ok := killedAt(events, e.Time); ok {
+				v.Explanation = fmt.Sprintf("%s's lock key was gone from the server once %s, the server that held it, was "+
+					"killed: the server that took its place never had the key (its replication had not carried it over), "+
+					"and granted the lock again while %s still held it. A lock is only as safe as the copy of its key "+
+					"that survives a failover.", e.Client, k, e.Client)
 			} else {
 				v.Explanation = fmt.Sprintf("Something other than %s freed %s's lock: its key was gone from the server while %s "+
 					"held it, had not begun to release it, and its lease was still alive. A release must end only the "+
@@ -316,6 +321,16 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("No two of the %d grants were valid at once: each began after the previous holder released or its lease ended on the server.", len(ws))
 	return v
+}
+
+// killedAt names the member a kill-member fault open at t killed.
+func killedAt(events []history.Event, t int64) (string, bool) {
+	for _, w := range history.FaultWindows(events) {
+		if w.Spec.Kind == history.FaultKillMember && w.Start <= t && t <= w.Until() {
+			return w.Spec.Member, true
+		}
+	}
+	return "", false
 }
 
 // olderRelease finds the client's own release of another grant than g,

@@ -421,6 +421,17 @@ func TestValidityFailsAGrantFreedByAnother(t *testing.T) {
 	v = mustCheck(t, retried, time.Second)
 	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
 	assert.Contains(t, explanationOf(v, "validity"), "c1's release of an older grant (token 1) freed the lock c1 held then (token 2)")
+
+	// Gone while the server that held it was killed (a Redis primary
+	// failing over): the failover is named.
+	spec := history.FaultSpec{Kind: history.FaultKillMember, Member: "m1"}
+	killed := append(slices.Clone(clean[:4]),
+		history.Event{Time: 19, Type: history.FaultStart, ID: 1, Fault: spec.String(), Spec: &spec, Target: "m1"},
+		history.Event{Time: 20, Type: history.Observed, What: history.ObservedGrantGone, Client: "c1", Token: 2})
+	killed = append(killed, clean[4:]...)
+	v = mustCheck(t, killed, time.Second)
+	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
+	assert.Contains(t, explanationOf(v, "validity"), "once m1, the server that held it, was killed")
 }
 
 func explanationOf(r models.Report, check string) string {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -23,8 +24,9 @@ func columnsOf(jobs []job) columns {
 }
 
 // progress prints one configuration's results as a line, with its notes
-// under it: a skip's reason, an error, the attempts made again.
-func progress(w io.Writer, cols columns, rs []Result) {
+// under it: a skip's reason (the first time the run meets it: said keeps
+// those given), an error, the attempts made again.
+func progress(w io.Writer, cols columns, rs []Result, said map[string]bool) {
 	if len(rs) == 0 {
 		return
 	}
@@ -35,8 +37,9 @@ func progress(w io.Writer, cols columns, rs []Result) {
 		switch {
 		case r.Skipped != "":
 			mark = "skipped"
-			if !slices.Contains(skips, r.Skipped) {
+			if !slices.Contains(skips, r.Skipped) && !said[r.Skipped] {
 				skips = append(skips, r.Skipped)
+				said[r.Skipped] = true
 			}
 		case !r.Matches:
 			mark = "UNEXPECTED"
@@ -47,7 +50,8 @@ func progress(w io.Writer, cols columns, rs []Result) {
 		}
 		line += fmt.Sprintf("  %s %s (%s)", r.Resource, r.Verdict, mark)
 	}
-	fmt.Fprintf(w, "%s  %.1fs\n", line, rs[len(rs)-1].Seconds)
+	took := slices.MaxFunc(rs, func(a, b Result) int { return cmp.Compare(a.Seconds, b.Seconds) }).Seconds
+	fmt.Fprintf(w, "%s  %.1fs\n", line, took)
 	for _, s := range skips {
 		fmt.Fprintf(w, "    skipped: %s\n", indent(s, "      "))
 	}

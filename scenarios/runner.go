@@ -288,6 +288,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 	results := make([][]Result, len(jobs))
 	finished := make([]bool, len(jobs))
 	cols := columnsOf(jobs)
+	said := map[string]bool{} // the skip reasons printed so far
 	var (
 		mu      sync.Mutex
 		printed int
@@ -306,7 +307,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 				mu.Lock()
 				results[i], finished[i] = rs, true
 				for printed < len(jobs) && finished[printed] {
-					progress(cfg.Progress, cols, results[printed])
+					progress(cfg.Progress, cols, results[printed], said)
 					printed++
 				}
 				mu.Unlock()
