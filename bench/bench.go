@@ -13,14 +13,18 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/cputime"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
 )
 
 // Config is one measurement.
 type Config struct {
 	// Lock is the name the lock is known by, used in results and errors.
 	Lock string
-	// Factory makes one Locker per client.
+	// Factory makes one Locker per client (Run); Redis makes a Redis lock's
+	// instead (RunRedis), over every server as a master if Masters.
 	Factory lock.Factory
+	Redis   redislock.Factory
+	Masters bool
 	// Clients is how many clients contend (at least 1).
 	Clients int
 	// Duration ends the measurement once it has run that long, and Acquires
@@ -130,28 +134,41 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if cfg.Factory == nil {
+		return Result{}, errors.New("bench: no etcd lock factory (a Redis lock is measured by RunRedis)")
+	}
 	workers, err := startWorkers(c, cfg)
-	defer func() {
-		for _, w := range workers {
-			if w.locker != nil {
-				w.locker.Close()
-			}
-			c.CloseClient(w.client.Name())
-		}
-	}()
+	defer closeAll(workers)
 	if err != nil {
 		return Result{}, err
 	}
+	return measure(ctx, cfg, workers, c.Term)
+}
+
+// closeAll closes every contender.
+func closeAll[C contender](cs []C) {
+	for _, w := range cs {
+		w.close()
+	}
+}
+
+// measure runs the measurement on workers, reading the store's election
+// term before and after (term nil: a store without elections).
+func measure[C contender](ctx context.Context, cfg Config, workers []C, term func(context.Context) (uint64, error)) (Result, error) {
 	requests := func() (n int64) {
 		for _, w := range workers {
-			n += w.client.Requests()
+			n += w.requests()
 		}
 		return n
 	}
 	reqs0 := requests()
-	term0, err := c.Term(ctx)
-	if err != nil {
-		return Result{}, fmt.Errorf("bench: %w", err)
+	var term0 uint64
+	if term != nil {
+		t, err := term(ctx)
+		if err != nil {
+			return Result{}, fmt.Errorf("bench: %w", err)
+		}
+		term0 = t
 	}
 	cpu0, err := cpuNow(cfg.ClusterCPU)
 	if err != nil {
@@ -193,8 +210,10 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 			"(a lock whose clients start slowly, such as one run as a process, needs a longer --duration)",
 			ErrNoGrant, elapsed.Round(time.Millisecond), cfg.Clients)
 	}
-	if term, err := c.Term(ctx); err == nil {
-		res.Elections = term - term0
+	if term != nil {
+		if t, err := term(ctx); err == nil {
+			res.Elections = t - term0
+		}
 	}
 	return res, nil
 }
@@ -224,10 +243,49 @@ func (m *measurement) result(elapsed time.Duration, requests int64, cpu0, cpu1 C
 	return res
 }
 
-// worker is one measured client and its Locker.
+// contender is one measured client, whatever its store: its lock as the
+// measurement uses it, and what it counts.
+type contender interface {
+	// acquire takes the lock and returns what releases it.
+	acquire(ctx context.Context) (release func(context.Context) error, err error)
+	// wakeups is how many times so far the client was woken to look at
+	// the lock again (watch events with events, or polls).
+	wakeups() int64
+	// requests is how many requests the client has sent so far.
+	requests() int64
+	close()
+}
+
+// worker is one measured etcd client and its Locker.
 type worker struct {
+	c      *cluster.Cluster
 	client *cluster.Client
 	locker lock.Locker
+}
+
+func (w worker) acquire(ctx context.Context) (func(context.Context) error, error) {
+	g, err := w.locker.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error { return w.locker.Release(ctx, g) }, nil
+}
+
+func (w worker) wakeups() int64 {
+	n := w.client.WatchEvents()
+	if p, ok := w.locker.(lock.Poller); ok {
+		n += p.Polls()
+	}
+	return n
+}
+
+func (w worker) requests() int64 { return w.client.Requests() }
+
+func (w worker) close() {
+	if w.locker != nil {
+		w.locker.Close()
+	}
+	w.c.CloseClient(w.client.Name())
 }
 
 // startWorkers makes cfg.Clients clients, on members in turn, each with a
@@ -245,7 +303,7 @@ func startWorkers(c *cluster.Cluster, cfg Config) ([]worker, error) {
 		if err != nil {
 			return workers, fmt.Errorf("bench: %w", err)
 		}
-		workers = append(workers, worker{client: cl})
+		workers = append(workers, worker{c: c, client: cl})
 		l, err := cfg.Factory(cl.Etcd(), name, lock.Options{TTL: cfg.TTL, Prefix: cfg.Prefix})
 		if err != nil {
 			return workers, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
@@ -292,7 +350,7 @@ func (m *measurement) fail(err error) {
 
 // work is worker i's loop: acquire, the section, release, until the
 // measurement ends.
-func (m *measurement) work(ctx context.Context, i int32, w worker) {
+func (m *measurement) work(ctx context.Context, i int32, w contender) {
 	var acq, hand []time.Duration
 	defer func() {
 		m.mu.Lock()
@@ -300,19 +358,12 @@ func (m *measurement) work(ctx context.Context, i int32, w worker) {
 		m.handoffs = append(m.handoffs, hand...)
 		m.mu.Unlock()
 	}()
-	poller, _ := w.locker.(lock.Poller)
-	woken := func() int64 {
-		n := w.client.WatchEvents()
-		if poller != nil {
-			n += poller.Polls()
-		}
-		return n
-	}
+	woken := w.wakeups
 	cfg := m.cfg
 	for ctx.Err() == nil && (cfg.Acquires == 0 || m.left.Add(-1) >= 0) {
 		t0 := time.Now()
 		w0 := woken()
-		g, err := w.locker.Acquire(ctx)
+		release, err := w.acquire(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
 				m.fail(fmt.Errorf("bench: %s: acquire: %w", cfg.Lock, err))
@@ -341,7 +392,7 @@ func (m *measurement) work(ctx context.Context, i int32, w worker) {
 		m.lastRel.Store(int64(time.Since(m.start)))
 		// Release is not cut short by the end of the measurement: a lock
 		// left held would only slow the cleanup.
-		if err := w.locker.Release(context.WithoutCancel(ctx), g); err != nil {
+		if err := release(context.WithoutCancel(ctx)); err != nil {
 			m.fail(fmt.Errorf("bench: %s: release: %w", cfg.Lock, err))
 			return
 		}
@@ -379,7 +430,7 @@ func (c CPU) per1000(before CPU, n int) CPU {
 
 func (cfg Config) withDefaults() (Config, error) {
 	switch {
-	case cfg.Factory == nil:
+	case cfg.Factory == nil && cfg.Redis == nil:
 		return cfg, errors.New("bench: no lock factory")
 	case cfg.Clients < 1:
 		return cfg, fmt.Errorf("bench: clients: want at least 1, got %d", cfg.Clients)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -294,4 +295,29 @@ func parseInfo(info string) map[string]string {
 		}
 	}
 	return out
+}
+
+// CPU is the CPU time, user and system, the running servers have used so
+// far, as each reports it (INFO cpu).
+func (s *Set) CPU(ctx context.Context) (time.Duration, error) {
+	var sum time.Duration
+	for i, srv := range s.servers {
+		admin := s.Admin(i)
+		if admin == nil {
+			continue
+		}
+		info, err := admin.Info(ctx, "cpu").Result()
+		if err != nil {
+			return 0, fmt.Errorf("redisd: asking %s its CPU time: %w", srv.name, err)
+		}
+		fields := parseInfo(info)
+		for _, k := range []string{"used_cpu_user", "used_cpu_sys"} {
+			v, err := strconv.ParseFloat(fields[k], 64)
+			if err != nil {
+				return 0, fmt.Errorf("redisd: %s's %s: %q", srv.name, k, fields[k])
+			}
+			sum += time.Duration(v * float64(time.Second))
+		}
+	}
+	return sum, nil
 }

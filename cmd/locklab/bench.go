@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
 )
 
@@ -36,8 +37,11 @@ type benchReport struct {
 	ClusterProcess bool `json:"cluster_process"`
 	// Floor is one committed write plus one linearizable read, back to
 	// back: the least a hand-off can cost on this cluster.
-	Floor   bench.Distribution `json:"floor"`
-	Results []benchRow         `json:"results"`
+	Floor bench.Distribution `json:"floor"`
+	// RedisFloor is the hand-off floor on the Redis primary the Redis
+	// locks were measured on (SET then GET), if any was.
+	RedisFloor *bench.Distribution `json:"redis_floor,omitempty"`
+	Results    []benchRow          `json:"results"`
 }
 
 // benchRow is one measurement, or why it failed.
@@ -145,7 +149,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 		return bf, usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if bf.locks, err = pick("lock", *lockFlag, lock.Names()); err != nil {
+	if bf.locks, err = pick("lock", *lockFlag, lock.Names(), redislock.Names()...); err != nil {
 		return bf, err
 	}
 	if bf.clients, err = parseCounts(*clientsFlag); err != nil {
@@ -191,8 +195,20 @@ func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterC
 	failed := 0
 	for _, name := range bf.locks {
 		f, _ := lock.Lookup(name)
+		measure := func(cfg bench.Config) (bench.Result, error) { return bench.Run(ctx, c, cfg) }
+		floor := report.Floor.P50
+		if rf, err := redislock.Lookup(name); err == nil {
+			r, err := openRedisBench(ctx, name, rf, stdout, report)
+			if err != nil {
+				fmt.Fprintf(stdout, "%-17s %7s   not measured: %v\n", name, "-", err)
+				report.Results = append(report.Results, benchRow{Result: bench.Result{Lock: name}, Error: "not measured: " + err.Error()})
+				continue
+			}
+			defer r.close()
+			measure, floor = r.measure, r.floor.P50
+		}
 		for _, n := range bf.clients {
-			res, err := bench.Run(ctx, c, bench.Config{Lock: name, Factory: f, Clients: n, Duration: bf.duration, TTL: bf.ttl,
+			res, err := measure(bench.Config{Lock: name, Factory: f, Clients: n, Duration: bf.duration, TTL: bf.ttl,
 				Section: section, ClusterCPU: clusterCPU})
 			if ctx.Err() != nil {
 				return failed, ctx.Err()
@@ -214,7 +230,7 @@ func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterC
 			if name == "etcd-mutex" {
 				baseline[n] = res.LocksPerSec
 			}
-			printBenchRow(stdout, res, baseline[n], report.Floor.P50)
+			printBenchRow(stdout, res, baseline[n], floor)
 			report.Results = append(report.Results, benchRow{Result: res})
 		}
 	}
@@ -303,7 +319,7 @@ func benchCluster(ctx context.Context, cf clusterFlags, external *cluster.Extern
 const benchLegend = `
 acquire: Acquire's call to return; hand-off: a holder's Release call to the next grant; ×floor: hand-off p50 over the floor's p50;
 same: grants that went back to the client that just released; wake/rel: waiters woken per release (watch events, polls),
-futile: of those, the ones that did not get the lock (the herd); req: unary etcd requests per acquire+release;
+futile: of those, the ones that did not get the lock (the herd); req: unary etcd requests (Redis: commands sent) per acquire+release;
 CPU: per 1000 locks, of the clients (this process: clients, locks, their proxies) and of the cluster (its process);
 elect: leader changes during the measurement (nothing is faulted: a loaded machine)
 `

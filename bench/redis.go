@@ -1,0 +1,144 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock/redislock"
+)
+
+// RunRedis makes one measurement of a Redis lock on s: cfg.Redis makes it
+// (cfg.Factory is not used), over every server as a master if cfg.Masters
+// (Redlock), else on the primary. Each client reaches the servers through
+// links of its own, as in the lab's runs. A polling lock's wake-ups are its
+// tries after the first, counted off its links; there are no elections.
+func RunRedis(ctx context.Context, s *redisd.Set, cfg Config) (Result, error) {
+	if cfg.Redis == nil {
+		return Result{}, errors.New("bench: no Redis lock factory")
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	run := runs.Add(1)
+	name := fmt.Sprintf("%s-%08x-%d", cfg.Lock, rand.Uint32(), run)
+	var workers []*redisWorker
+	for range cfg.Clients {
+		w, err := newRedisWorker(s, cfg, name)
+		if err != nil {
+			closeAll(workers)
+			return Result{}, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
+		}
+		workers = append(workers, w)
+	}
+	defer closeAll(workers)
+	return measure(ctx, cfg, workers, nil)
+}
+
+// redisWorker is one measured Redis client: its links, its clients and
+// its Locker.
+type redisWorker struct {
+	links  []*netproxy.Proxy
+	rcs    []*redis.Client
+	locker redislock.Locker
+	sent   atomic.Int64 // request chunks its links carried
+	tries  atomic.Int64 // an acquire's tries after its first, all acquires
+}
+
+func newRedisWorker(s *redisd.Set, cfg Config, name string) (*redisWorker, error) {
+	w := &redisWorker{}
+	link := func(i int) (*netproxy.Proxy, error) {
+		if cfg.Masters {
+			return s.Link(i)
+		}
+		return s.PrimaryLink()
+	}
+	n := 1
+	if cfg.Masters {
+		n = len(s.Names())
+	}
+	for i := range n {
+		p, err := link(i)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		p.SetTap(func() (func([]byte), func([]byte)) {
+			return func([]byte) { w.sent.Add(1) }, func([]byte) {}
+		})
+		w.links = append(w.links, p)
+		w.rcs = append(w.rcs, redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1}))
+	}
+	l, err := cfg.Redis(w.rcs, name, redislock.Options{TTL: time.Duration(cfg.TTL) * time.Second, Prefix: cfg.Prefix})
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	w.locker = l
+	return w, nil
+}
+
+func (w *redisWorker) acquire(ctx context.Context) (func(context.Context) error, error) {
+	before := w.sent.Load()
+	g, err := w.locker.Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if tries := (w.sent.Load() - before) / int64(len(w.links)); tries > 1 {
+		w.tries.Add(tries - 1)
+	}
+	return func(ctx context.Context) error { return w.locker.Release(ctx, g) }, nil
+}
+
+func (w *redisWorker) wakeups() int64  { return w.tries.Load() }
+func (w *redisWorker) requests() int64 { return w.sent.Load() }
+
+func (w *redisWorker) close() {
+	if w.locker != nil {
+		w.locker.Close()
+	}
+	for _, rc := range w.rcs {
+		rc.Close()
+	}
+	for _, p := range w.links {
+		p.Close()
+	}
+}
+
+// RedisFloor measures the least a hand-off can cost on s's primary (its
+// first master): one SET followed by one GET from one client through a
+// link of its own, samples times (see Floor).
+func RedisFloor(ctx context.Context, s *redisd.Set, samples int) (Distribution, error) {
+	if samples < 1 {
+		return Distribution{}, fmt.Errorf("bench: floor: want at least 1 sample, got %d", samples)
+	}
+	p, err := s.Link(max(s.Primary(), 0))
+	if err != nil {
+		return Distribution{}, fmt.Errorf("bench: floor: %w", err)
+	}
+	defer p.Close()
+	rc := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
+	defer rc.Close()
+	key := fmt.Sprintf("locklab/bench/floor-%08x-%d", rand.Uint32(), runs.Add(1))
+	defer rc.Del(context.WithoutCancel(ctx), key)
+	ds := make([]time.Duration, 0, samples)
+	for i := range samples {
+		t0 := time.Now()
+		if err := rc.Set(ctx, key, i, 0).Err(); err != nil {
+			return Distribution{}, fmt.Errorf("bench: floor: %w", err)
+		}
+		if err := rc.Get(ctx, key).Err(); err != nil {
+			return Distribution{}, fmt.Errorf("bench: floor: %w", err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	return summarise(ds), nil
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/locklab/locklab/bench"
+	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock/redislock"
+)
+
+// redisBench is the Redis a Redis lock is measured on, started for it: a
+// primary and two replicas, or Redlock's five masters.
+type redisBench struct {
+	set   *redisd.Set
+	floor bench.Distribution
+	// measure measures the lock on it, the servers' CPU apart from the
+	// clients'.
+	measure func(bench.Config) (bench.Result, error)
+	close   func()
+}
+
+// openRedisBench starts Redis for the lock called name and measures its
+// hand-off floor, printing it (and recording it in report) the first time.
+func openRedisBench(ctx context.Context, name string, f redislock.Factory, stdout io.Writer, report *benchReport) (*redisBench, error) {
+	masters := redislock.Masters(name)
+	var (
+		s   *redisd.Set
+		err error
+	)
+	if masters > 0 {
+		s, err = redisd.StartIndependent(ctx, masters, redisd.Options{})
+	} else {
+		s, err = redisd.StartReplicated(ctx, 2, redisd.Options{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	floor, err := bench.RedisFloor(ctx, s, floorSamples)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	if report.RedisFloor == nil {
+		report.RedisFloor = &floor
+		fmt.Fprintf(stdout, "hand-off floor on a Redis primary (one SET + one GET, %d samples): p50 %s ms, p90 %s ms, p99 %s ms\n",
+			floorSamples, ms(floor.P50), ms(floor.P90), ms(floor.P99))
+	}
+	cpu := func() (time.Duration, error) { return s.CPU(ctx) }
+	return &redisBench{set: s, floor: floor, close: func() { s.Close() },
+		measure: func(cfg bench.Config) (bench.Result, error) {
+			cfg.Factory, cfg.Redis, cfg.Masters, cfg.ClusterCPU = nil, f, masters > 0, cpu
+			return bench.RunRedis(ctx, s, cfg)
+		}}, nil
+}
