@@ -75,7 +75,9 @@ func newRedisWorker(s *redisd.Set, cfg Config, name string) (*redisWorker, error
 			return func([]byte) { w.sent.Add(1) }, func([]byte) {}
 		})
 		w.links = append(w.links, p)
-		w.rcs = append(w.rcs, redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1}))
+		o := s.ClientOptions(max(i, s.Primary()), p.Addr())
+		o.MaxRetries = -1
+		w.rcs = append(w.rcs, redis.NewClient(o))
 	}
 	l, err := cfg.Redis(w.rcs, name, redislock.Options{TTL: time.Duration(cfg.TTL) * time.Second, Prefix: cfg.Prefix})
 	if err != nil {
@@ -120,12 +122,15 @@ func RedisFloor(ctx context.Context, s *redisd.Set, samples int) (Distribution, 
 	if samples < 1 {
 		return Distribution{}, fmt.Errorf("bench: floor: want at least 1 sample, got %d", samples)
 	}
-	p, err := s.Link(max(s.Primary(), 0))
+	server := max(s.Primary(), 0)
+	p, err := s.Link(server)
 	if err != nil {
 		return Distribution{}, fmt.Errorf("bench: floor: %w", err)
 	}
 	defer p.Close()
-	rc := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: -1})
+	o := s.ClientOptions(server, p.Addr())
+	o.MaxRetries = -1
+	rc := redis.NewClient(o)
 	defer rc.Close()
 	key := fmt.Sprintf("locklab/bench/floor-%08x-%d", rand.Uint32(), runs.Add(1))
 	defer rc.Del(context.WithoutCancel(ctx), key)

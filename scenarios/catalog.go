@@ -269,7 +269,7 @@ var catalog = []Scenario{
 			"store cannot tell their writes apart, and an update is lost on every resource. A lock on one Redis " +
 			"primary is only as safe as its replication (WAIT does not make it synchronous either); this is the case " +
 			"Redlock was written for, and fencing with a token from the store itself needs a store that keeps it.",
-		Members: 3, TTL: 1, script: "failover.txt", Expect: alwaysFail, Stores: RedisOnly,
+		Members: 3, TTL: 1, MemberFaults: true, script: "failover.txt", Expect: alwaysFail, Stores: RedisOnly,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
 		Effects: []Effect{grantedDuring("c2", faults.KillMember, "m1", "the primary m1 was dead")},
 	},

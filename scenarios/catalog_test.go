@@ -565,3 +565,30 @@ func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 		assert.Contains(t, err.Error(), c.why)
 	}
 }
+
+// The Redis locks run on a Redis of the user's own as on one the lab
+// starts, minus the lessons that fault its servers; every key a run wrote
+// is gone afterwards.
+func TestRedisLocksRunOnARedisOfYourOwn(t *testing.T) {
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: not tried (.ci/run installs it)", err)
+	}
+	own, err := redisd.StartIndependent(t.Context(), 1, redisd.Options{})
+	require.NoError(t, err)
+	defer own.Close()
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder", "failover"},
+		Locks: []string{"redis-setnx"}, Resources: []string{"unfenced", "fenced"}, Seed: 1,
+		Redis: []string{own.Admin(0).Options().Addr}})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 4)
+	for _, r := range sum.Results {
+		if r.Scenario == "failover" {
+			assert.Contains(t, r.Skipped, "not available on a Redis of your own")
+			continue
+		}
+		assert.True(t, r.Matches, "%s: %s, expected %s: %s", r.Resource, r.Verdict, r.Expected, r.Error)
+	}
+	n, err := own.Admin(0).DBSize(t.Context()).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the runs' keys are removed")
+}

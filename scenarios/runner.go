@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
@@ -37,6 +38,11 @@ type Config struct {
 	// External, if set, runs on that cluster instead of an embedded one;
 	// scenarios that need member faults are skipped.
 	External *cluster.External
+	// Redis, if set, runs the Redis locks on that Redis of the user's own
+	// (addresses or redis:// URLs: one primary, or Redlock's independent
+	// masters) instead of one started for each run; scenarios that need
+	// faults of its servers are skipped.
+	Redis []string
 	// ExpectPass treats every configuration as expected to pass (CI gate).
 	ExpectPass bool
 	// Out is the directory for results; empty writes nothing.
@@ -69,6 +75,8 @@ type Config struct {
 	wrapSink func(history.Sink) history.Sink
 	// regressions are the known-bad locks among the factories.
 	regressions map[string]lock.Regression
+	// redisSet is the user's Redis (Redis), connected once for every run.
+	redisSet *redisd.Set
 }
 
 // Result is one scenario × lock × resource × run.
@@ -158,6 +166,12 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 			}
 		}
 	}()
+	if len(cfg.Redis) > 0 {
+		if cfg.redisSet, err = redisd.Connect(ctx, cfg.Redis); err != nil {
+			return sum, err
+		}
+		defer cfg.redisSet.Close()
+	}
 	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
 	sum.Complete = ctx.Err() == nil
 	sum.Seconds = time.Since(began).Seconds()
@@ -388,7 +402,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	}
 	var st store = etcdStore{c: c, factory: j.factory}
 	if j.redis != nil {
-		st = redisStore{factory: j.redis, masters: redislock.Masters(j.lock)}
+		st = redisStore{factory: j.redis, masters: redislock.Masters(j.lock), own: cfg.redisSet}
 	}
 	if why := st.skip(s); why != "" {
 		return each(func(x *Result) { x.Skipped = why })

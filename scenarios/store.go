@@ -97,20 +97,38 @@ func (st etcdStore) open(ctx context.Context, cfg engineConfig) (engine, func() 
 type redisStore struct {
 	factory redislock.Factory
 	masters int
+	// own, if set, is the user's Redis, shared by every run.
+	own *redisd.Set
 }
 
 // redisMembers is the size of the Redis a run starts: a primary and two
 // replicas, as the etcd scenarios' three members.
 const redisMembers = 3
 
-func (st redisStore) skip(Scenario) string {
+func (st redisStore) skip(s Scenario) string {
+	if st.own != nil {
+		switch n := len(st.own.Names()); {
+		case s.MemberFaults:
+			return "needs faults of the Redis servers, not available on a Redis of your own"
+		case st.masters > 0 && n < 3:
+			return fmt.Sprintf("Redlock needs independent masters: --redis gave %d address(es)", n)
+		case st.masters == 0 && n != 1:
+			return fmt.Sprintf("a lock on one primary needs one address: --redis gave %d", n)
+		}
+		return ""
+	}
 	if _, err := redisd.Find(); err != nil {
 		return fmt.Sprintf("%v: the Redis locks were not run", err)
 	}
 	return ""
 }
 
-func (st redisStore) members() int { return max(st.masters, redisMembers) }
+func (st redisStore) members() int {
+	if st.own != nil {
+		return max(len(st.own.Names()), redisMembers) // a script's member names where clients say they are
+	}
+	return max(st.masters, redisMembers)
+}
 
 func (st redisStore) resources(asked []string) ([]string, map[string]string) {
 	var ran []string
@@ -134,19 +152,26 @@ func (st redisStore) open(ctx context.Context, cfg engineConfig) (engine, func()
 		set *redisd.Set
 		err error
 	)
-	if st.masters > 0 {
+	switch {
+	case st.own != nil:
+		set = st.own
+	case st.masters > 0:
 		set, err = redisd.StartIndependent(ctx, st.masters, redisd.Options{})
-	} else {
+	default:
 		set, err = redisd.StartReplicated(ctx, redisMembers-1, redisd.Options{})
 	}
 	if err != nil {
 		return nil, nil, err
 	}
+	closeSet := set.Close
+	if st.own != nil {
+		closeSet = func() error { return nil } // the user's, shared: closed once, by Run
+	}
 	env, err := redisrun.New(redisrun.Config{Set: set, Masters: st.masters > 0, Factory: st.factory, TTL: cfg.TTL,
 		RunID: cfg.RunID, Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
 	if err != nil {
-		set.Close()
+		closeSet()
 		return nil, nil, err
 	}
-	return env, func() error { return errors.Join(env.Close(), set.Close()) }, nil
+	return env, func() error { return errors.Join(env.Close(), closeSet()) }, nil
 }

@@ -132,3 +132,37 @@ func TestWithoutRedisStartingSaysHowToInstall(t *testing.T) {
 	require.ErrorIs(t, err, redisd.ErrNotInstalled)
 	assert.Contains(t, err.Error(), "apt-get install redis-server")
 }
+
+// A Redis of the user's own is reached through the lab's links like one
+// the lab started, its password kept; the lab neither kills nor promotes
+// it, and closing the Set leaves it running.
+func TestConnectUsesARedisOfYourOwn(t *testing.T) {
+	needRedis(t)
+	ctx := t.Context()
+	own, err := redisd.StartIndependent(ctx, 1, redisd.Options{})
+	require.NoError(t, err)
+	defer own.Close()
+	require.NoError(t, own.Admin(0).ConfigSet(ctx, "requirepass", "s3cret").Err())
+	addr := own.Admin(0).Options().Addr
+
+	_, err = redisd.Connect(ctx, []string{addr})
+	require.Error(t, err, "no password: refused")
+	_, err = redisd.Connect(ctx, []string{"127.0.0.1"})
+	require.ErrorContains(t, err, "want host:port or a redis:// URL")
+
+	s, err := redisd.Connect(ctx, []string{"redis://:s3cret@" + addr})
+	require.NoError(t, err)
+	assert.True(t, s.External())
+	assert.Equal(t, 0, s.Primary())
+	p, err := s.PrimaryLink()
+	require.NoError(t, err)
+	c := redis.NewClient(s.ClientOptions(0, p.Addr()))
+	defer c.Close()
+	require.NoError(t, c.Set(ctx, "k", "v", 0).Err())
+	assert.Equal(t, "v", s.Admin(0).Get(ctx, "k").Val())
+	s.Kill(0)
+	require.Error(t, s.Promote(ctx, 0))
+	require.NoError(t, s.Close())
+	own.Admin(0).Do(ctx, "AUTH", "s3cret")
+	assert.Equal(t, "v", own.Admin(0).Get(ctx, "k").Val(), "the user's Redis still runs, its data kept")
+}

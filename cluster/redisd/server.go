@@ -55,6 +55,20 @@ type server struct {
 	cmd    *exec.Cmd
 	exited chan struct{}
 	admin  *redis.Client // direct, not through any proxy: the lab's own view
+	// opts, for a server of the user's own, are its clients' options
+	// (password, database, TLS); nil for one the lab started.
+	opts *redis.Options
+}
+
+// clientOptions are the options of a client that reaches the server at
+// addr.
+func (s *server) clientOptions(addr string) *redis.Options {
+	if s.opts == nil {
+		return &redis.Options{Addr: addr}
+	}
+	o := *s.opts
+	o.Addr = addr
+	return &o
 }
 
 // start runs the server on a free loopback port and waits until it answers
@@ -149,6 +163,9 @@ func (s *server) kill() {
 	s.addr, s.cmd, s.admin = "", nil, nil
 	s.mu.Unlock()
 	if cmd == nil {
+		if admin != nil {
+			admin.Close() // a server of the user's own: only the lab's connection ends
+		}
 		return
 	}
 	admin.Close()

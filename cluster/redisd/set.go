@@ -40,6 +40,8 @@ type Set struct {
 	repl    map[int]*netproxy.Proxy
 	proxies []*netproxy.Proxy
 	closed  bool
+	// external: the user's own Redis (Connect), not started by the lab.
+	external bool
 }
 
 // StartIndependent starts n primaries that know nothing of each other,
@@ -186,13 +188,22 @@ func (s *Set) Replication(i int) *netproxy.Proxy {
 }
 
 // Kill ends server i at once (SIGKILL): what it had not replicated is lost.
-func (s *Set) Kill(i int) { s.servers[i].kill() }
+// A server of the user's own (External) is not the lab's to kill: nothing
+// happens.
+func (s *Set) Kill(i int) {
+	if !s.external {
+		s.servers[i].kill()
+	}
+}
 
 // Promote makes replica i the primary, as Sentinel's failover does: REPLICAOF
 // NO ONE on it, then every other running replica follows it (its
 // replication link is severed, and it reconnects through its proxy to the
 // new primary). The old primary, if it still runs, is left as it is.
 func (s *Set) Promote(ctx context.Context, i int) error {
+	if s.external {
+		return errors.New("redisd: a Redis of your own is not the lab's to fail over")
+	}
 	if s.Primary() < 0 {
 		return errors.New("redisd: independent primaries have no replica to promote")
 	}
@@ -283,6 +294,9 @@ func (s *Set) Close() error {
 	for _, p := range proxies {
 		p.Close()
 	}
+	if s.root == "" {
+		return nil // a Redis of the user's own: no directory of the lab's
+	}
 	return os.RemoveAll(s.root)
 }
 
@@ -320,4 +334,64 @@ func (s *Set) CPU(ctx context.Context) (time.Duration, error) {
 		}
 	}
 	return sum, nil
+}
+
+// Connect makes a Set of a Redis of the user's own, given as addresses
+// (host:port) or redis:// and rediss:// URLs (with a password, a database):
+// one server is a primary (its replicas, if any, are the user's, out of the
+// lab's reach), several are independent masters (Redlock's). Nothing is
+// started: Kill and Promote refuse (External says so), and Close closes
+// only the lab's own connections. Every server must answer PING.
+func Connect(ctx context.Context, urls []string) (*Set, error) {
+	if len(urls) == 0 {
+		return nil, errors.New("redisd: no Redis address given")
+	}
+	s := &Set{primary: 0, repl: map[int]*netproxy.Proxy{}, external: true}
+	if len(urls) > 1 {
+		s.primary = -1
+	}
+	for i, u := range urls {
+		opts, err := clientOptions(u)
+		if err != nil {
+			return nil, err
+		}
+		srv := &server{name: fmt.Sprintf("r%d", i+1), addr: opts.Addr, opts: opts}
+		admin := redis.NewClient(srv.clientOptions(opts.Addr))
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = admin.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			admin.Close()
+			s.Close()
+			return nil, fmt.Errorf("redisd: the Redis at %s does not answer: %w", u, err)
+		}
+		srv.admin = admin
+		s.servers = append(s.servers, srv)
+	}
+	return s, nil
+}
+
+// clientOptions reads an address or a redis:// URL.
+func clientOptions(u string) (*redis.Options, error) {
+	if !strings.Contains(u, "://") {
+		if _, _, err := net.SplitHostPort(u); err != nil {
+			return nil, fmt.Errorf("redisd: %q: want host:port or a redis:// URL", u)
+		}
+		return &redis.Options{Addr: u}, nil
+	}
+	opts, err := redis.ParseURL(u)
+	if err != nil {
+		return nil, fmt.Errorf("redisd: %q: %w", u, err)
+	}
+	return opts, nil
+}
+
+// External reports whether the Set is a Redis of the user's own (Connect):
+// the lab can neither kill nor promote its servers.
+func (s *Set) External() bool { return s.external }
+
+// ClientOptions are the options of a client of server i that reaches it
+// at addr (a proxy's): its password, database and TLS, if it has them.
+func (s *Set) ClientOptions(i int, addr string) *redis.Options {
+	return s.servers[i].clientOptions(addr)
 }

@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/lock/etcdctl"
@@ -33,7 +36,7 @@ const usage = `locklab — distributed locks on etcd, under faults, checked.
 Usage:
   locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K]
                   [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
-                  [--expect pass] [--shard K/N] [--out DIR] [--verbose]
+                  [--redis host:port|redis://…[,…]] [--expect pass] [--shard K/N] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline (--out: its report)
   locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
@@ -54,11 +57,20 @@ input; 3 a checker could not decide, or the run was interrupted.
 func main() {
 	clusterproc.Serve() // the child process of an embedded cluster (bench) never returns
 	etcdctl.Serve()     // the etcdctl of a lock run as a process (the etcdctl lock) never returns
+	if !slices.ContainsFunc(os.Args[1:], func(a string) bool { return a == "--verbose" || a == "-verbose" }) {
+		// go-redis logs every failed dial; a cut link is the lab's doing.
+		redis.SetLogger(silent{})
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
+
+// silent is a go-redis logger that says nothing (see --verbose).
+type silent struct{}
+
+func (silent) Printf(context.Context, string, ...any) {}
 
 // run dispatches a command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -68,6 +68,7 @@ type runFlags struct {
 	runs, parallel, ttl      int
 	expect, out, script      string
 	shard                    string
+	redis                    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -83,6 +84,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
+	fs.StringVar(&f.redis, "redis", "", "your own Redis for the Redis locks (host:port or redis:// URL; a comma list of masters for redlock) instead of one started per run")
 	f.clusterFlags.register(fs)
 }
 
@@ -250,6 +252,9 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	cfg.External, cfg.Logger, err = f.clusterFlags.check()
 	if err != nil {
 		return cfg, err
+	}
+	if f.redis != "" {
+		cfg.Redis = strings.Split(f.redis, ",")
 	}
 	return cfg, nil
 }

@@ -104,8 +104,12 @@ func (e *Env) AddClient(_ context.Context, name, member string) error {
 // again makes its lock anew.
 func (e *Env) renew(c *client) error {
 	var rcs []*redis.Client
-	for _, p := range c.links {
-		rcs = append(rcs, newRedis(p.Addr(), e.opTimeout))
+	for i, p := range c.links {
+		server := e.set.Primary()
+		if e.masters {
+			server = i
+		}
+		rcs = append(rcs, e.newRedis(server, p.Addr()))
 	}
 	l, err := e.factory(rcs, "lock", e.opts)
 	if err != nil {

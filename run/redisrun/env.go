@@ -33,6 +33,9 @@ import (
 	"github.com/locklab/locklab/run"
 )
 
+// scriptMembers is how many members the catalog's scripts name.
+const scriptMembers = 3
+
 // Resources are the resources a Redis run protects: the lab's own
 // counters. etcd-guarded is etcd's: a write guarded by a Redis lock's key
 // would need the resource to live in the same Redis.
@@ -151,9 +154,12 @@ func (e *Env) background(step context.Context) context.Context {
 	return step
 }
 
-// Members names the servers as a script does, m1…mN (the set's r1…rN).
+// Members names the servers as a script does, m1…mN (the set's r1…rN),
+// and at least m1…m3: a client's member is only where a script says it
+// lives (every client talks to the primary, or to every master), so the
+// catalog's scripts, written for three members, run on a Redis of one.
 func (e *Env) Members() []string {
-	out := make([]string, len(e.set.Names()))
+	out := make([]string, max(len(e.set.Names()), scriptMembers))
 	for i := range out {
 		out[i] = fmt.Sprintf("m%d", i+1)
 	}
@@ -240,7 +246,8 @@ func (e *Env) Close() error {
 }
 
 // removeKeys deletes every key under the run's prefix on every running
-// server that takes writes.
+// server that takes writes (by SCAN: a Redis of the user's own may hold
+// many keys, and KEYS would block it).
 func (e *Env) removeKeys(ctx context.Context) error {
 	var errs []error
 	for _, i := range e.servers() {
@@ -248,7 +255,12 @@ func (e *Env) removeKeys(ctx context.Context) error {
 		if admin == nil {
 			continue
 		}
-		keys, err := admin.Keys(ctx, e.opts.Prefix+"*").Result()
+		iter := admin.Scan(ctx, 0, e.opts.Prefix+"*", 100).Iterator()
+		var keys []string
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		err := iter.Err()
 		if err == nil && len(keys) > 0 {
 			err = admin.Del(ctx, keys...).Err()
 		}
@@ -271,9 +283,11 @@ func (e *Env) servers() []int {
 	return []int{e.set.Primary()}
 }
 
-// newRedis is a client of the server behind addr (a proxy of the lab's):
+// newRedis is a client of server i behind addr (a proxy of the lab's):
 // no retries of its own, so a lost answer is the operation's.
-func newRedis(addr string, timeout time.Duration) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: timeout, ReadTimeout: timeout,
-		WriteTimeout: timeout, ContextTimeoutEnabled: true, PoolSize: 4})
+func (e *Env) newRedis(i int, addr string) *redis.Client {
+	o := e.set.ClientOptions(i, addr)
+	o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = -1, e.opTimeout, e.opTimeout, e.opTimeout
+	o.ContextTimeoutEnabled, o.PoolSize = true, 4
+	return redis.NewClient(o)
 }

@@ -194,8 +194,11 @@ func (e *Env) Isolate(_ context.Context, member string) (run.Outcome, error) {
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	if e.masters {
+	switch {
+	case e.masters:
 		return run.Outcome{}, errors.New("isolate: independent masters replicate nothing: there is nothing to cut them off from")
+	case e.set.External():
+		return run.Outcome{}, errors.New("isolate: the replication of a Redis of your own is out of the lab's reach")
 	}
 	var links []interface {
 		Cut()
@@ -245,8 +248,11 @@ func (e *Env) ReleaseAnswerLost(context.Context, string) (run.Outcome, error) {
 // lock keys the promoted replica lacked: what asynchronous replication had
 // not carried over is gone, and their locks with it.
 func (e *Env) Failover(ctx context.Context) (run.Outcome, error) {
-	if e.masters {
+	switch {
+	case e.masters:
 		return run.Outcome{}, errors.New("failover: independent masters have no replicas to fail over to")
+	case e.set.External():
+		return run.Outcome{}, errors.New("failover: a Redis of your own is not the lab's to fail over")
 	}
 	old := e.set.Primary()
 	next := -1
