@@ -131,7 +131,14 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 	if err != nil || steps == nil {
 		return exitOK, nil
 	}
-	fmt.Fprintln(w, "\nStep by step (the scenario's script; each step's output is what the queue lock shows):")
+	shows := "the queue lock"
+	switch s.Stores {
+	case scenarios.RedisOnly:
+		shows = "redis-setnx"
+	case scenarios.RedlockOnly:
+		shows = "redlock"
+	}
+	fmt.Fprintf(w, "\nStep by step (the scenario's script; each step's output is what %s shows):\n", shows)
 	for _, st := range steps {
 		if len(st.Narration) > 0 {
 			fmt.Fprintf(w, "\n%s\n", wrap(strings.Join(st.Narration, " "), 78))
