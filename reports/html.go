@@ -238,3 +238,10 @@ func class(r Run) string {
 	}
 	return "ok"
 }
+
+// WriteRunPage writes run r as a page of its own, as a report's run pages
+// show one — its timeline, checks, effects and story — titled title: the
+// live lab serves it for the run as it grows.
+func WriteRunPage(w io.Writer, r Run, title string) error {
+	return page.ExecuteTemplate(w, "runpage", runPage{htmlRun: detail(r, 0, nil, "."), Title: title, Complete: true})
+}

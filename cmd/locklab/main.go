@@ -45,6 +45,8 @@ Usage:
                   [--shard K/N] [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
   locklab merge   --out DIR RUN_DIR…          one report of the shards of a campaign (run --shard K/N)
                   (or the .results.json files of an exploration's shards: explore --shard K/N)
+  locklab lab     [--lock L] [--ttl 1] [--open] [--members 3 | --endpoints …]
+                                              the live lab: drive a real cluster from a web page
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO|LOCK               the lesson, step by step; a lock's story
 
@@ -93,6 +95,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code, err = cmdExplore(ctx, args[1:], stdout, stderr)
 	case "merge":
 		code, err = cmdMerge(args[1:], stdout)
+	case "lab":
+		code, err = cmdLab(ctx, args[1:], stdout)
 	case "list":
 		code, err = cmdList(args[1:], stdout)
 	case "explain":
@@ -101,7 +105,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	default:
-		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, merge, list, explain)", args[0])
+		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, merge, lab, list, explain)", args[0])
 	}
 	var help helpError
 	if errors.As(err, &help) {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/lock"
+)
+
+// cmdLab serves the live lab until ctx ends (Ctrl-C).
+func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	var cf clusterFlags
+	fs := newFlagSet("lab")
+	lk := fs.String("lock", "etcd-mutex", "the lock the lab starts with (the page switches)")
+	ttl := fs.Int("ttl", live.DefaultTTL, "lease TTL in seconds")
+	open := fs.Bool("open", false, "open the page in the system's browser")
+	cf.register(fs)
+	if err := parse(fs, args); err != nil {
+		return exitUsage, err
+	}
+	if fs.NArg() > 0 {
+		return exitUsage, usagef("lab: unexpected argument %q", fs.Arg(0))
+	}
+	if *ttl < 1 {
+		return exitUsage, usagef("--ttl: want at least 1 second, got %d", *ttl)
+	}
+	locks := lock.Builtin()
+	for _, r := range lock.Regressions() {
+		locks[r.Name] = r.Factory
+	}
+	if _, ok := locks[*lk]; !ok {
+		return exitUsage, usagef("--lock: unknown lock %q (locks: %s)", *lk, strings.Join(live.Names(locks), ", "))
+	}
+	external, logger, err := cf.check()
+	if err != nil {
+		return exitUsage, err
+	}
+	var c *cluster.Cluster
+	if external != nil {
+		external.Logger = logger
+		c, err = cluster.Connect(ctx, *external)
+	} else {
+		c, err = cluster.Start(ctx, cluster.Config{Members: cf.members, Logger: logger})
+	}
+	if err != nil {
+		return exitUsage, err
+	}
+	defer c.Close()
+	lab, err := live.New(live.Config{Cluster: c, Locks: locks, Lock: *lk, TTL: *ttl})
+	if err != nil {
+		return exitUsage, err
+	}
+	defer lab.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return exitUsage, err
+	}
+	srv := &http.Server{Handler: lab.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	url := "http://" + ln.Addr().String() + "/"
+	fmt.Fprintf(stdout, "locklab live lab on %s (%s lock, %d s leases): open %s — Ctrl-C ends it\n", where(c, cf), *lk, *ttl, url)
+	if *open {
+		openBrowser(url)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return exitUsage, err
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx) //nolint:errcheck // the pages' streams end with the server
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return exitUsage, err
+	}
+	fmt.Fprintln(stdout, "locklab live lab: ended")
+	return exitOK, nil
+}
+
+// where says which cluster the lab drives.
+func where(c *cluster.Cluster, cf clusterFlags) string {
+	if cf.endpoints != "" {
+		return "the cluster at " + cf.endpoints
+	}
+	return fmt.Sprintf("an embedded %d-member cluster", len(c.Members()))
+}
+
+// openBrowser asks the system to open url; where it cannot, the printed
+// address is there to open by hand.
+func openBrowser(url string) {
+	name := "xdg-open"
+	switch runtime.GOOS {
+	case "darwin":
+		name = "open"
+	case "windows":
+		name = "explorer"
+	}
+	cmd := exec.Command(name, url)
+	if cmd.Start() == nil {
+		go cmd.Wait() //nolint:errcheck // the browser is the user's
+	}
+}

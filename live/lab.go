@@ -1,0 +1,340 @@
+// Package live is the live lab: a real etcd cluster driven from a web
+// page. A student acts with buttons and with the scenario-file language
+// (the same reader, the same errors); every step runs on a real run
+// (run.Env), and the page shows, as the history grows, the report's
+// timeline and checks and, at each moment, whether two clients believe
+// they hold the lock and whether each resource is still correct. What
+// was done saves as a scenario file that `locklab run --script` runs
+// again; a catalog scenario loads to be stepped through with its
+// narration.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
+)
+
+// DefaultTTL is the lease TTL, in seconds, of the lab's locks: long
+// enough for a student to click before a lease lapses by itself.
+const DefaultTTL = 1
+
+// Config describes a lab.
+type Config struct {
+	Cluster *cluster.Cluster
+	// Locks are the locks the page offers, by name; Lock the one it starts
+	// with.
+	Locks map[string]lock.Factory
+	Lock  string
+	// TTL is the lease TTL in seconds (zero: DefaultTTL).
+	TTL int
+}
+
+// Step is one command the student ran and what it printed.
+type Step struct {
+	Line string `json:"line"`
+	Out  string `json:"out"`
+	// Narration is the loaded lesson's words before the step, if any.
+	Narration []string `json:"narration,omitempty"`
+}
+
+// Lab is one live lab: the run the student acts on, what was done, and
+// the lesson loaded, if any. Its methods are safe for concurrent use:
+// every browser on the lab sees and drives the same run.
+type Lab struct {
+	cfg Config
+	ctx context.Context // the lab's: background steps outlive the request
+	end context.CancelFunc
+
+	mu      sync.Mutex
+	env     *run.Env
+	lock    string
+	steps   []Step
+	lesson  *lesson
+	version int           // bumped at every change the page shows
+	changed chan struct{} // closed and replaced at every change
+	runs    int
+}
+
+// lesson is a catalog scenario being stepped through.
+type lesson struct {
+	name  string
+	steps []script.Step
+	next  int
+}
+
+// New starts a lab on cfg.Cluster with cfg.Lock.
+func New(cfg Config) (*Lab, error) {
+	if cfg.Cluster == nil {
+		return nil, errors.New("live: a lab needs a cluster")
+	}
+	if _, ok := cfg.Locks[cfg.Lock]; !ok {
+		return nil, fmt.Errorf("live: unknown lock %q (locks: %s)", cfg.Lock, strings.Join(Names(cfg.Locks), ", "))
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	ctx, end := context.WithCancel(context.Background())
+	l := &Lab{cfg: cfg, ctx: ctx, end: end, changed: make(chan struct{})}
+	if err := l.Reset(cfg.Lock); err != nil {
+		end()
+		return nil, err
+	}
+	go l.watch()
+	return l, nil
+}
+
+// Names lists the locks' names, sorted.
+func Names(locks map[string]lock.Factory) []string {
+	var out []string
+	for n := range locks {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Reset starts again with the lock called name: a fresh run, nothing done.
+func (l *Lab) Reset(name string) error {
+	f, ok := l.cfg.Locks[name]
+	if !ok {
+		return fmt.Errorf("unknown lock %q (locks: %s)", name, strings.Join(Names(l.cfg.Locks), ", "))
+	}
+	l.mu.Lock()
+	l.runs++
+	env, err := run.New(run.Config{Cluster: l.cfg.Cluster, Factory: f, TTL: l.cfg.TTL,
+		RunID: fmt.Sprintf("lab-%d-%d", time.Now().UnixNano(), l.runs)})
+	if err != nil {
+		l.mu.Unlock()
+		return err
+	}
+	env.Bind(l.ctx)
+	old := l.env
+	l.env, l.lock, l.steps, l.lesson = env, name, nil, nil
+	l.bump()
+	l.mu.Unlock()
+	if old != nil {
+		// The run the student left: its faults undone, its clients closed.
+		return old.Close()
+	}
+	return nil
+}
+
+// bump marks a change the page shows; l.mu is held.
+func (l *Lab) bump() {
+	l.version++
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// Do runs one command line on the run. A line that does not parse is the
+// reader's one-line error, and nothing runs.
+func (l *Lab) Do(ctx context.Context, line string) (string, error) {
+	c, err := script.ParseLine(strings.TrimSpace(line))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", strings.TrimSpace(line), err)
+	}
+	return l.do(ctx, c, nil), nil
+}
+
+// do runs c on the run and records it as a step.
+func (l *Lab) do(ctx context.Context, c script.Cmd, narration []string) string {
+	l.mu.Lock()
+	env := l.env
+	l.mu.Unlock()
+	out := script.Do(ctx, env, c).String()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.env == env {
+		l.steps = append(l.steps, Step{Line: c.String(), Out: out, Narration: narration})
+		l.bump()
+	}
+	return out
+}
+
+// Load starts again with the catalog scenario called name to step through
+// (Next), on the lock in use.
+func (l *Lab) Load(name string) error {
+	s, err := scenarios.Lookup(name)
+	if err != nil {
+		return err
+	}
+	steps, err := s.Script()
+	switch {
+	case err != nil:
+		return err
+	case steps == nil:
+		return fmt.Errorf("%s is driven by a workload, not steps: run it with locklab run --scenario %s", name, name)
+	}
+	l.mu.Lock()
+	lk := l.lock
+	l.mu.Unlock()
+	if err := l.Reset(lk); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lesson = &lesson{name: name, steps: steps}
+	l.bump()
+	return nil
+}
+
+// Next runs the loaded lesson's next step and returns it; false when
+// there is none left.
+func (l *Lab) Next(ctx context.Context) (Step, bool) {
+	l.mu.Lock()
+	ls := l.lesson
+	if ls == nil || ls.next >= len(ls.steps) {
+		l.mu.Unlock()
+		return Step{}, false
+	}
+	st := ls.steps[ls.next]
+	ls.next++
+	l.mu.Unlock()
+	out := l.do(ctx, st.Cmd, st.Narration)
+	return Step{Line: st.Cmd.String(), Out: out, Narration: st.Narration}, true
+}
+
+// Save is what was done as a scenario file: every step with its output,
+// which `locklab run --script` runs again, comparing each step's output.
+func (l *Lab) Save() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Saved from the live lab: the %s lock, %d s leases.\n", l.lock, l.cfg.TTL)
+	fmt.Fprintf(&b, "setup members=%d ttl=%d\n----\nready\n\n", len(l.cfg.Cluster.Members()), l.cfg.TTL)
+	for _, st := range l.steps {
+		if strings.HasPrefix(st.Line, "check") {
+			continue
+		}
+		b.WriteString(script.Render(st.Narration, []string{st.Line}, []string{st.Out}))
+	}
+	// The verdicts as they stand close the file: what a run of it must
+	// give again.
+	if out, err := l.env.Check(); err == nil {
+		b.WriteString(script.Render([]string{"The verdicts when the lab saved this file."}, []string{"check"}, []string{out.String()}))
+	}
+	return b.String()
+}
+
+// watch bumps the version whenever the history grows by itself (a lease
+// the server ended, a background step's end), so every page follows.
+func (l *Lab) watch() {
+	t := time.NewTicker(200 * time.Millisecond)
+	defer t.Stop()
+	seen := -1
+	for {
+		select {
+		case <-l.ctx.Done():
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		n := len(l.env.Events(0))
+		if n != seen {
+			seen = n
+			l.bump()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// Close ends the lab: the run's faults undone, its keys gone.
+func (l *Lab) Close() error {
+	l.end()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.env.Close()
+}
+
+// State is what the page shows at one moment.
+type State struct {
+	Version int      `json:"version"`
+	Lock    string   `json:"lock"`
+	Locks   []string `json:"locks"`
+	Steps   []Step   `json:"steps"`
+	// Belief says whether two clients believed they held the lock at once.
+	Belief string `json:"belief"`
+	// Resources are each resource's verdict so far and why.
+	Resources []ResourceState `json:"resources"`
+	// Lesson is the loaded scenario (""), its next step's narration and
+	// line, and how many steps are left.
+	Lesson     string   `json:"lesson,omitempty"`
+	NextLine   string   `json:"next_line,omitempty"`
+	NextWords  []string `json:"next_words,omitempty"`
+	LessonLeft int      `json:"lesson_left"`
+}
+
+// ResourceState is one resource's verdict so far.
+type ResourceState struct {
+	Name   string `json:"name"`
+	Result string `json:"result"`
+	// Failed are the checks that failed, each with its explanation.
+	Failed []string `json:"failed,omitempty"`
+}
+
+// State is the lab now, checked: every history judged as it stands.
+func (l *Lab) State() State {
+	l.mu.Lock()
+	st := State{Version: l.version, Lock: l.lock, Locks: Names(l.cfg.Locks), Steps: slices.Clone(l.steps)}
+	env := l.env
+	if ls := l.lesson; ls != nil {
+		st.Lesson, st.LessonLeft = ls.name, len(ls.steps)-ls.next
+		if ls.next < len(ls.steps) {
+			st.NextLine, st.NextWords = ls.steps[ls.next].Cmd.String(), ls.steps[ls.next].Narration
+		}
+	}
+	l.mu.Unlock()
+	out, err := env.Check()
+	if err != nil {
+		st.Belief = "the history cannot be checked yet: " + err.Error()
+		return st
+	}
+	st.Belief = "one holder at a time"
+	for _, rc := range out.Checks {
+		if rc.Report.Belief.Result == models.Fail {
+			st.Belief = "two clients believed they held the lock at once"
+		}
+		rs := ResourceState{Name: rc.Resource, Result: string(rc.Report.Result())}
+		for _, v := range rc.Report.Safety {
+			if v.Result == models.Fail || v.Result == models.Unknown {
+				rs.Failed = append(rs.Failed, fmt.Sprintf("%s %s: %s", v.Check, v.Result, v.Explanation))
+			}
+		}
+		st.Resources = append(st.Resources, rs)
+	}
+	return st
+}
+
+// events are resource i's history now, and the report's view of it.
+func (l *Lab) events(resource string) (string, []history.Event, models.Report, error) {
+	l.mu.Lock()
+	env, lk := l.env, l.lock
+	l.mu.Unlock()
+	i := slices.Index(env.Resources(), resource)
+	if i < 0 {
+		return "", nil, models.Report{}, fmt.Errorf("unknown resource %q (resources: %s)", resource, strings.Join(env.Resources(), ", "))
+	}
+	events := env.Events(i)
+	rep, err := models.Check(history.Header{}, events, models.DefaultTimeout)
+	return lk, events, rep, err
+}
+
+// changes returns a channel closed at the next change, and the version now.
+func (l *Lab) changes() (<-chan struct{}, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed, l.version
+}

@@ -1,0 +1,140 @@
+package live
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenarios"
+)
+
+//go:embed page.html
+var pageHTML []byte
+
+// Handler serves the lab's page and what it asks for:
+//
+//	GET  /               the page (everything embedded: it needs no network)
+//	GET  /events         server-sent events: the State, at every change
+//	GET  /state          the State now, as JSON
+//	GET  /view?resource= the report's page of one resource's run so far
+//	POST /do   line=     run a command line (400: the reader's one-line error)
+//	POST /reset lock=    start again, with that lock
+//	POST /load scenario= start again, stepping through a catalog scenario
+//	POST /next           run the loaded scenario's next step
+//	GET  /save           what was done, as a scenario file
+func (l *Lab) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(pageHTML) //nolint:errcheck // the browser went away
+	})
+	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, l.State()) })
+	mux.HandleFunc("GET /events", l.serveEvents)
+	mux.HandleFunc("GET /view", l.serveView)
+	mux.HandleFunc("GET /scenarios", func(w http.ResponseWriter, _ *http.Request) {
+		var names []string
+		for _, s := range scenarios.Catalog() {
+			if steps, err := s.Script(); err == nil && steps != nil && s.Stores != scenarios.RedisOnly && s.Stores != scenarios.RedlockOnly {
+				names = append(names, s.Name)
+			}
+		}
+		writeJSON(w, names)
+	})
+	mux.HandleFunc("POST /do", func(w http.ResponseWriter, r *http.Request) {
+		out, err := l.Do(r.Context(), r.FormValue("line"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprint(w, out)
+	})
+	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, r *http.Request) {
+		if err := l.Reset(r.FormValue("lock")); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	})
+	mux.HandleFunc("POST /load", func(w http.ResponseWriter, r *http.Request) {
+		if err := l.Load(r.FormValue("scenario")); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	})
+	mux.HandleFunc("POST /next", func(w http.ResponseWriter, r *http.Request) {
+		st, ok := l.Next(r.Context())
+		if !ok {
+			http.Error(w, "no lesson step left: load a scenario", http.StatusBadRequest)
+			return
+		}
+		writeJSON(w, st)
+	})
+	mux.HandleFunc("GET /save", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="lab.txt"`)
+		fmt.Fprint(w, l.Save())
+	})
+	return mux
+}
+
+// serveEvents streams the State at every change until the page goes.
+func (l *Lab) serveEvents(w http.ResponseWriter, r *http.Request) {
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming is not supported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	last := -1
+	for {
+		changed, version := l.changes()
+		if version != last {
+			last = version
+			b, err := json.Marshal(l.State())
+			if err != nil {
+				return
+			}
+			fmt.Fprintf(w, "event: state\ndata: %s\n\n", b)
+			flusher.Flush()
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-l.ctx.Done():
+			return
+		case <-changed:
+		case <-time.After(15 * time.Second):
+			fmt.Fprint(w, ": keep-alive\n\n")
+			flusher.Flush()
+		}
+	}
+}
+
+// serveView writes the report's page of one resource's run so far.
+func (l *Lab) serveView(w http.ResponseWriter, r *http.Request) {
+	resource := r.URL.Query().Get("resource")
+	if resource == "" {
+		resource = "unfenced"
+	}
+	lk, events, rep, err := l.events(resource)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	run := reports.Run{Scenario: "live lab", Lock: lk, Resource: resource, Expected: "-", Verdict: rep.Result(),
+		Matches: true, Checks: rep.Verdicts(), Events: events}
+	var page bytes.Buffer
+	if err := reports.WriteRunPage(&page, run, "the live lab"); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(page.Bytes()) //nolint:errcheck // the page was reloaded meanwhile
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v) //nolint:errcheck // the browser went away
+}
