@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/models"
@@ -24,8 +25,8 @@ type Summary struct {
 // checker could not decide or the run is incomplete.
 func (s Summary) ExitCode() int {
 	code := 0
-	if !s.Complete {
-		code = 3
+	if !s.Complete || s.NothingRan() {
+		code = 3 // nothing decided: a gate that tested nothing does not pass
 	}
 	for _, r := range s.Results {
 		switch {
@@ -37,6 +38,12 @@ func (s Summary) ExitCode() int {
 		}
 	}
 	return code
+}
+
+// NothingRan reports whether every result was skipped: the run tested
+// nothing (say, only Redis locks where redis-server is missing).
+func (s Summary) NothingRan() bool {
+	return len(s.Results) > 0 && !slices.ContainsFunc(s.Results, func(r Result) bool { return r.Skipped == "" })
 }
 
 // WriteSummary writes s as results.json in dir (atomically); an empty dir

@@ -52,7 +52,8 @@ Usage:
 
 Exit status: 0 every verdict as expected; 1 one is not (a FAIL where a pass
 was documented or the reverse, an ERROR, too little progress); 2 bad usage or
-input; 3 a checker could not decide, or the run was interrupted.
+input; 3 a checker could not decide, the run was interrupted, or every
+configuration was skipped (nothing was tested).
 "locklab COMMAND --help" prints a command's flags.
 `
 

@@ -477,6 +477,9 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 	}
 	fmt.Fprintf(w, "\n%d configuration(s) in %.1fs: %d as expected, %d not, %d skipped\n",
 		len(sum.Results), sum.Seconds, expected, unexpected, skipped)
+	if sum.NothingRan() {
+		fmt.Fprintln(w, "  every configuration was skipped: nothing was tested (exit status 3)")
+	}
 	for _, r := range sum.Results {
 		if r.Skipped == "" && !r.Matches {
 			fmt.Fprintf(w, "  UNEXPECTED %s × %s × %s: %s, expected %s\n", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected)
