@@ -234,7 +234,13 @@ const (
 // pause): its clients and the embedded cluster stood still with it, so a
 // lease that lapsed then is no finding against the lock (see
 // history.ObservedStalled).
-func (e *Env) watchStalls(ctx context.Context) {
+func (e *Env) watchStalls(ctx context.Context) { WatchStalls(ctx, e.runs.stall) }
+
+// WatchStalls notes, until ctx ends, every stretch in which the lab's own
+// process ran nothing (a tick that came late by a stall's length), calling
+// stalled with its start: every client stood still then, and a lease that
+// lapsed meanwhile says nothing about the lock (history.ObservedStalled).
+func WatchStalls(ctx context.Context, stalled func(from time.Time)) {
 	t := time.NewTicker(stallTick)
 	defer t.Stop()
 	last := time.Now()
@@ -246,7 +252,7 @@ func (e *Env) watchStalls(ctx context.Context) {
 		}
 		now := time.Now()
 		if now.Sub(last) >= stallGap {
-			e.runs.stall(last)
+			stalled(last)
 		}
 		last = now
 	}

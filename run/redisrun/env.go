@@ -125,7 +125,14 @@ func New(cfg Config) (*Env, error) {
 	e.stopMonitor, e.monitorDone = cancel, make(chan struct{})
 	go func() {
 		defer close(e.monitorDone)
-		e.monitor(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { e.monitor(ctx) })
+		// The lab standing still is the environment's, not the lock's: the
+		// servers' clocks run on while every client stands.
+		wg.Go(func() {
+			run.WatchStalls(ctx, func(from time.Time) { e.each(func(r *history.Recorder) { r.ObserveStall(from) }) })
+		})
+		wg.Wait()
 	}()
 	return e, nil
 }
