@@ -247,6 +247,13 @@ func TestALessonStepsThroughItsScript(t *testing.T) {
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	assert.Contains(t, string(body), `grab c1: unknown command "grab"`)
 
+	out, err := lab.Do(t.Context(), "kill member=m2")
+	require.NoError(t, err)
+	assert.Equal(t, "m2: killed (heal restarts it)", out)
+	out, err = lab.Do(t.Context(), "heal")
+	require.NoError(t, err)
+	assert.Equal(t, "all faults undone", out)
+
 	require.Error(t, lab.Reset("zookeeper"))
 	require.NoError(t, lab.Reset("queue"))
 	s = lab.State()

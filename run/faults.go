@@ -120,6 +120,16 @@ func (e *Env) Isolate(ctx context.Context, member string) (Outcome, error) {
 	return Outcome{Kind: Isolated, Member: member}, nil
 }
 
+// Kill kills member as a crash of its machine does (its process ends,
+// its data stays) until the faults are healed, which restarts it on its
+// data directory. The others elect a leader without it, if it led.
+func (e *Env) Kill(ctx context.Context, member string) (Outcome, error) {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Killed, Member: member}, nil
+}
+
 // Blip cuts client's link both ways for d, then heals it: a link that
 // fails for a moment. The fault is on the timeline, from the cut to the
 // heal.

@@ -51,6 +51,7 @@ const (
 	Delayed            // the client's link delays every message: For, each way
 	Isolated           // Member is cut off from the other members (its clients still reach it)
 	FailedOver         // the primary From was killed and Member promoted; Lacked: whose lock keys it lacked
+	Killed             // Member was killed, until heal restarts it
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -183,6 +184,8 @@ func (o Outcome) String() string {
 		return fmt.Sprintf("%s: link delayed %v each way", c, o.For)
 	case Isolated:
 		return o.Member + ": cut off from the other members"
+	case Killed:
+		return o.Member + ": killed (heal restarts it)"
 	case Crashed:
 		return c + ": crashed, and started again holding nothing"
 	case Healed:

@@ -114,6 +114,7 @@ var specs = map[string]spec{
 	"cut":             {client: true, keys: []string{"for"}},
 	"delay":           {client: true, keys: []string{"by"}},
 	"isolate":         {keys: []string{"member"}},
+	"kill":            {keys: []string{"member"}},
 	"crash":           {client: true},
 	"heal":            {},
 	"expire":          {client: true, keys: []string{"mode"}},
@@ -125,7 +126,8 @@ var specs = map[string]spec{
 }
 
 // required are the keys a command cannot do without.
-var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"}}
+var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
+	"kill": {"member"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {

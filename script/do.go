@@ -83,6 +83,8 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		return e.Delay(ctx, c.Client, c.By)
 	case "isolate":
 		return e.Isolate(ctx, c.Member)
+	case "kill":
+		return e.Kill(ctx, c.Member)
 	case "crash":
 		return e.Crash(ctx, c.Client)
 	case "heal":
@@ -216,6 +218,8 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 		o.Kind, o.For = run.Delayed, c.By
 	case "isolate":
 		o.Kind, o.Member = run.Isolated, c.Member
+	case "kill":
+		o.Kind, o.Member = run.Killed, c.Member
 	case "crash":
 		o.Kind = run.Crashed
 	case "heal":

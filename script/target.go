@@ -58,6 +58,8 @@ type Faults interface {
 	Crash(ctx context.Context, client string) (run.Outcome, error)
 	Heal(ctx context.Context) (run.Outcome, error)
 	Isolate(ctx context.Context, member string) (run.Outcome, error)
+	// Kill kills member (SIGKILL) until heal restarts it on its data.
+	Kill(ctx context.Context, member string) (run.Outcome, error)
 	Expire(ctx context.Context, client, mode string) (run.Outcome, error)
 	AcquireAnswerLost(ctx context.Context, client string) (run.Outcome, error)
 	ReleaseAnswerLost(ctx context.Context, client string) (run.Outcome, error)

@@ -226,6 +226,12 @@ func errNotOnRedis(what string) error {
 	return fmt.Errorf("%s: not available on Redis (an etcd fault)", what)
 }
 
+// Kill is not available on Redis: the failover command kills the primary
+// and promotes a replica, as Sentinel would.
+func (e *Env) Kill(context.Context, string) (run.Outcome, error) {
+	return run.Outcome{}, errors.New("kill: not available on Redis (failover kills the primary and promotes a replica)")
+}
+
 // Expire is etcd's: a Redis key's expiry is the lock's to set.
 func (e *Env) Expire(context.Context, string, string) (run.Outcome, error) {
 	return run.Outcome{}, errNotOnRedis("expire")
