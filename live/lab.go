@@ -58,11 +58,13 @@ type Lab struct {
 	ctx context.Context // the lab's: background steps outlive the request
 	end context.CancelFunc
 
-	mu      sync.Mutex
-	env     *run.Env
-	lock    string
-	steps   []Step
-	lesson  *lesson
+	mu     sync.Mutex
+	env    *run.Env
+	lock   string
+	steps  []Step
+	lesson *lesson
+	// task is the exercise the student works on, if any.
+	task    *Exercise
 	version int           // bumped at every change the page shows
 	changed chan struct{} // closed and replaced at every change
 	runs    int
@@ -275,6 +277,9 @@ type State struct {
 	NextLine   string   `json:"next_line,omitempty"`
 	NextWords  []string `json:"next_words,omitempty"`
 	LessonLeft int      `json:"lesson_left"`
+	// Exercise is the one being worked on, and whether the run reached it.
+	Exercise *Exercise `json:"exercise,omitempty"`
+	Reached  bool      `json:"reached"`
 }
 
 // ResourceState is one resource's verdict so far.
@@ -290,6 +295,7 @@ func (l *Lab) State() State {
 	l.mu.Lock()
 	st := State{Version: l.version, Lock: l.lock, Locks: Names(l.cfg.Locks), Steps: slices.Clone(l.steps)}
 	env := l.env
+	task := l.task
 	if ls := l.lesson; ls != nil {
 		st.Lesson, st.LessonLeft = ls.name, len(ls.steps)-ls.next
 		if ls.next < len(ls.steps) {
@@ -315,7 +321,33 @@ func (l *Lab) State() State {
 		}
 		st.Resources = append(st.Resources, rs)
 	}
+	if task != nil {
+		st.Exercise = task
+		r := outcome{reports: map[string]models.Report{}, events: map[string][]history.Event{}}
+		for i, rc := range out.Checks {
+			r.reports[rc.Resource], r.events[rc.Resource] = rc.Report, env.Events(i)
+		}
+		st.Reached = task.reached(r)
+	}
 	return st
+}
+
+// Work sets the exercise the student works on ("" for none); the run goes
+// on as it is, so one exercise can follow another on the same run.
+func (l *Lab) Work(name string) error {
+	var task *Exercise
+	if name != "" {
+		x, err := exercise(name)
+		if err != nil {
+			return err
+		}
+		task = &x
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.task = task
+	l.bump()
+	return nil
 }
 
 // events are resource i's history now, and the report's view of it.

@@ -180,6 +180,10 @@ func TestThePausedHolderLessonOnThePage(t *testing.T) {
 	p.until("the fenced timeline names the rejected write",
 		`(((document.getElementById("view").contentDocument || {}).body || {}).textContent || "").includes("rejected: token t1 < t2")`)
 
+	p.run(chromedp.SetValue("#exercise", "fenced-refuses"))
+	eval[bool](p, `document.getElementById("exercise").dispatchEvent(new Event("change"))`)
+	p.waitFor("task-state", "✔ reached")
+
 	other := open(t, browser(t, bin), srv.URL+"/") // another browser, a profile of its own
 	other.waitFor("steps", "fenced read 0 rejected: stale token")
 	assert.Contains(t, other.text("verdict-unfenced"), "FAIL", "a second browser sees the same lab")
@@ -260,4 +264,38 @@ func TestALessonStepsThroughItsScript(t *testing.T) {
 	assert.Equal(t, "queue", s.Lock)
 	assert.Empty(t, s.Steps)
 	assert.Empty(t, s.Lesson)
+}
+
+// An exercise is reached by what the run shows, not by the buttons
+// pressed: not before the paused holder writes, and then each in turn.
+func TestExercisesAreJudgedFromTheRun(t *testing.T) {
+	lab, _ := startLab(t)
+	require.Error(t, lab.Work("fly"))
+	reached := func(name string) bool {
+		require.NoError(t, lab.Work(name))
+		return lab.State().Reached
+	}
+	for _, line := range []string{"client c1 member=m1", "client c2 member=m2", "acquire c1", "pause c1 at=before-write",
+		"cs c1 async", "wait-paused c1", "wait-lease-gone c1"} {
+		_, err := lab.Do(t.Context(), line)
+		require.NoError(t, err)
+	}
+	for _, x := range live.Exercises() {
+		assert.False(t, reached(x.Name), "%s: nobody else holds yet", x.Name)
+	}
+	for _, line := range []string{"acquire c2", "cs c2"} {
+		_, err := lab.Do(t.Context(), line)
+		require.NoError(t, err)
+	}
+	assert.False(t, reached("two-holders"), "c1 has not acted on its grant since: its belief is not shown")
+	assert.False(t, reached("lost-update"), "c1 has not written yet")
+	for _, line := range []string{"resume c1", "await c1"} {
+		_, err := lab.Do(t.Context(), line)
+		require.NoError(t, err)
+	}
+	for _, x := range live.Exercises() {
+		assert.True(t, reached(x.Name), x.Name)
+	}
+	require.NoError(t, lab.Work(""))
+	assert.Nil(t, lab.State().Exercise)
 }

@@ -25,6 +25,7 @@ var pageHTML []byte
 //	POST /reset lock=    start again, with that lock
 //	POST /load scenario= start again, stepping through a catalog scenario
 //	POST /next           run the loaded scenario's next step
+//	GET  /exercises      the guided exercises; POST /exercise name= works on one
 //	GET  /save           what was done, as a scenario file
 func (l *Lab) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -59,6 +60,12 @@ func (l *Lab) Handler() http.Handler {
 	})
 	mux.HandleFunc("POST /load", func(w http.ResponseWriter, r *http.Request) {
 		if err := l.Load(r.FormValue("scenario")); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+		}
+	})
+	mux.HandleFunc("GET /exercises", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, Exercises()) })
+	mux.HandleFunc("POST /exercise", func(w http.ResponseWriter, r *http.Request) {
+		if err := l.Work(r.FormValue("name")); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 		}
 	})
