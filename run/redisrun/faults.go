@@ -272,7 +272,9 @@ func (e *Env) Failover(ctx context.Context) (run.Outcome, error) {
 		return run.Outcome{}, errors.New("failover: no replica is running")
 	}
 	from, to := e.Members()[old], e.Members()[next]
-	e.open(history.FaultSpec{Kind: history.FaultKillMember, Member: from}, from, nil)
+	// The old primary never comes back in a run: its window stays open to
+	// the end of the history (heal does not end it).
+	e.faultStart(history.FaultSpec{Kind: history.FaultKillMember, Member: from}, from)
 	e.set.Kill(old)
 	// What replication had not carried over is gone: hold every
 	// replication link still cut (isolate) as it is until the promotion,
