@@ -182,102 +182,6 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 	return sum, err
 }
 
-// jobs checks what cfg asks to run, fills in its defaults and the locks'
-// factories (the built-in ones, the known-bad ones, the caller's), and
-// lists every scenario × lock × seed.
-func (cfg *Config) jobs() ([]job, error) {
-	switch {
-	case len(cfg.Scenarios) == 0:
-		return nil, fmt.Errorf("%w: no scenario", ErrNothingToRun)
-	case len(cfg.Locks) == 0:
-		return nil, fmt.Errorf("%w: no lock", ErrNothingToRun)
-	case len(cfg.Resources) == 0:
-		return nil, fmt.Errorf("%w: no resource", ErrNothingToRun)
-	}
-	for _, r := range cfg.Resources {
-		if !slices.Contains(lock.ResourceNames(), r) {
-			return nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
-		}
-	}
-	// The built-in locks, and the known-bad ones, which are expected to
-	// FAIL the scenario that catches them (see lock.Regression); the
-	// caller's own besides.
-	factories := lock.Builtin()
-	cfg.regressions = map[string]lock.Regression{}
-	for _, r := range lock.Regressions() {
-		factories[r.Name] = r.Factory
-		cfg.regressions[r.Name] = r
-	}
-	for _, r := range redislock.Regressions() {
-		cfg.regressions[r.Name] = r
-	}
-	for name, f := range cfg.Factories {
-		factories[name] = f
-		delete(cfg.regressions, name) // the caller's lock, whatever its name
-	}
-	cfg.Factories = factories
-	if cfg.Runs <= 0 {
-		cfg.Runs = 1
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = zap.NewNop()
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
-	var scens []Scenario
-	for _, name := range cfg.Scenarios {
-		i := slices.IndexFunc(cfg.Extra, func(s Scenario) bool { return s.Name == name })
-		if i >= 0 {
-			scens = append(scens, cfg.Extra[i])
-			continue
-		}
-		s, err := Lookup(name)
-		if err != nil {
-			return nil, err
-		}
-		scens = append(scens, s)
-	}
-	redis := map[string]redislock.Factory{}
-	for _, lk := range cfg.Locks {
-		if _, ok := cfg.Factories[lk]; ok {
-			continue
-		}
-		if f, err := redislock.Lookup(lk); err == nil {
-			redis[lk] = f
-			continue
-		}
-		if !strings.HasPrefix(lk, lock.ExecPrefix) {
-			return nil, fmt.Errorf("unknown lock %q", lk)
-		}
-		f, err := lock.Lookup(lk) // a lock run as a process
-		if err != nil {
-			return nil, err
-		}
-		cfg.Factories[lk] = f
-	}
-	var (
-		jobs []job
-		not  []string
-	)
-	for _, s := range scens {
-		for _, lk := range cfg.Locks {
-			if why := inapplicable(s, redis[lk] != nil, redislock.Masters(lk)); why != "" {
-				not = append(not, fmt.Sprintf("%s %s for %s", s.Name, why, lk))
-				continue
-			}
-			for i := range cfg.Runs {
-				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], redis: redis[lk], seed: cfg.Seed + uint64(i)})
-			}
-		}
-	}
-	if len(jobs) == 0 && len(not) > 0 {
-		// Only a lesson for another store was asked for.
-		return nil, fmt.Errorf("%w: %s", ErrNothingToRun, strings.Join(not, "; "))
-	}
-	return jobs, nil
-}
-
 // DefaultParallel is how many configurations run at once unless told: a
 // run mostly waits — for leases to lapse, faults to hold, elections — so
 // twice the CPUs, at most 8.
@@ -444,10 +348,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	if err != nil {
 		return fail(errors.Join(execErr, err).Error())
 	}
-	runErr := ""
-	if execErr != nil {
-		runErr = execErr.Error()
-	}
+	runErr := errorText(execErr)
 	out := each(func(x *Result) {})
 	for i := range out {
 		x := &out[i]
@@ -457,12 +358,25 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 			continue
 		}
 		judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j.lock, x.Resource))
-		if rec.dir != "" {
-			x.History = filepath.Join(rec.dir, x.Resource+".history.jsonl")
-		}
-		x.Seconds = time.Since(began).Seconds()
+		x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
 	}
 	return out
+}
+
+// historyOf is where resource's history file is ("" when none is kept).
+func (rec *recording) historyOf(resource string) string {
+	if rec.dir == "" {
+		return ""
+	}
+	return filepath.Join(rec.dir, resource+".history.jsonl")
+}
+
+// errorText is err's text, or "" for none.
+func errorText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 // judge fills in x's verdict from its history's report and effects, the

@@ -1,0 +1,128 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
+)
+
+// jobs checks what cfg asks to run, fills in its defaults and the locks'
+// factories (the built-in ones, the known-bad ones, the caller's), and
+// lists every scenario × lock × seed whose lesson is one for the lock's
+// store.
+func (cfg *Config) jobs() ([]job, error) {
+	switch {
+	case len(cfg.Scenarios) == 0:
+		return nil, fmt.Errorf("%w: no scenario", ErrNothingToRun)
+	case len(cfg.Locks) == 0:
+		return nil, fmt.Errorf("%w: no lock", ErrNothingToRun)
+	case len(cfg.Resources) == 0:
+		return nil, fmt.Errorf("%w: no resource", ErrNothingToRun)
+	}
+	for _, r := range cfg.Resources {
+		if !slices.Contains(lock.ResourceNames(), r) {
+			return nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
+		}
+	}
+	if cfg.Runs <= 0 {
+		cfg.Runs = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = zap.NewNop()
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	scens, err := cfg.scenarios()
+	if err != nil {
+		return nil, err
+	}
+	redis, err := cfg.locks()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		jobs []job
+		not  []string
+	)
+	for _, s := range scens {
+		for _, lk := range cfg.Locks {
+			if why := inapplicable(s, redis[lk] != nil, redislock.Masters(lk)); why != "" {
+				not = append(not, fmt.Sprintf("%s %s for %s", s.Name, why, lk))
+				continue
+			}
+			for i := range cfg.Runs {
+				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], redis: redis[lk], seed: cfg.Seed + uint64(i)})
+			}
+		}
+	}
+	if len(jobs) == 0 && len(not) > 0 {
+		// Only a lesson for another store was asked for.
+		return nil, fmt.Errorf("%w: %s", ErrNothingToRun, strings.Join(not, "; "))
+	}
+	return jobs, nil
+}
+
+// scenarios are the scenarios cfg names: its own (Extra) or the catalog's.
+func (cfg *Config) scenarios() ([]Scenario, error) {
+	var scens []Scenario
+	for _, name := range cfg.Scenarios {
+		i := slices.IndexFunc(cfg.Extra, func(s Scenario) bool { return s.Name == name })
+		if i >= 0 {
+			scens = append(scens, cfg.Extra[i])
+			continue
+		}
+		s, err := Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		scens = append(scens, s)
+	}
+	return scens, nil
+}
+
+// locks fills in cfg.Factories and cfg.regressions — the built-in locks,
+// the known-bad ones, which are expected to FAIL the scenario that catches
+// them (see lock.Regression), the caller's own, and the locks run as
+// processes cfg names — and returns the Redis locks cfg names.
+func (cfg *Config) locks() (map[string]redislock.Factory, error) {
+	factories := lock.Builtin()
+	cfg.regressions = map[string]lock.Regression{}
+	for _, r := range lock.Regressions() {
+		factories[r.Name] = r.Factory
+		cfg.regressions[r.Name] = r
+	}
+	for _, r := range redislock.Regressions() {
+		cfg.regressions[r.Name] = r
+	}
+	for name, f := range cfg.Factories {
+		factories[name] = f
+		delete(cfg.regressions, name) // the caller's lock, whatever its name
+	}
+	cfg.Factories = factories
+	redis := map[string]redislock.Factory{}
+	for _, lk := range cfg.Locks {
+		if _, ok := cfg.Factories[lk]; ok {
+			continue
+		}
+		if f, err := redislock.Lookup(lk); err == nil {
+			redis[lk] = f
+			continue
+		}
+		if !strings.HasPrefix(lk, lock.ExecPrefix) {
+			return nil, fmt.Errorf("unknown lock %q", lk)
+		}
+		f, err := lock.Lookup(lk) // a lock run as a process
+		if err != nil {
+			return nil, err
+		}
+		cfg.Factories[lk] = f
+	}
+	return redis, nil
+}
