@@ -336,12 +336,7 @@ var catalog = []Scenario{
 		Lesson: "Five clients contend for the lock with no fault at all: the baseline. Every increment must be kept and " +
 			"every token must grow; the run also shows how fast each lock hands over.",
 		Members: 3, TTL: 1, Expect: alwaysPass, Stores: EtcdAndRedis,
-		exec: func(ctx context.Context, t script.Target, p Plan) error {
-			if e, ok := t.(*run.Env); ok {
-				return e.Contend(ctx, 5, faults.Fault{}, run.Phases{After: 50})
-			}
-			return run.ContendOn(ctx, t, 5, 50)
-		},
+		exec: func(ctx context.Context, t script.Target, p Plan) error { return run.ContendOn(ctx, t, 5, 50) },
 		// Every cycle releases, so the releases that returned ok are as
 		// many as the grants; and a lock that grants only one of five
 		// contending clients has not been tested as a lock. (At least two,

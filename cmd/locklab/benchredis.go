@@ -14,7 +14,6 @@ import (
 // redisBench is the Redis a Redis lock is measured on, started for it: a
 // primary and two replicas, or Redlock's five masters.
 type redisBench struct {
-	set   *redisd.Set
 	floor bench.Distribution
 	// measure measures the lock on it, the servers' CPU apart from the
 	// clients'.
@@ -49,7 +48,7 @@ func openRedisBench(ctx context.Context, name string, f redislock.Factory, stdou
 			floorSamples, ms(floor.P50), ms(floor.P90), ms(floor.P99))
 	}
 	cpu := func() (time.Duration, error) { return s.CPU(ctx) }
-	return &redisBench{set: s, floor: floor, close: func() { s.Close() },
+	return &redisBench{floor: floor, close: func() { s.Close() },
 		measure: func(cfg bench.Config) (bench.Result, error) {
 			cfg.Factory, cfg.Redis, cfg.Masters, cfg.ClusterCPU = nil, f, masters > 0, cpu
 			return bench.RunRedis(ctx, s, cfg)
