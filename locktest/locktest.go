@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
@@ -123,10 +123,15 @@ func Cases(n int) Option {
 
 // Run runs the scenarios against the lock factory makes. Each scenario is
 // a subtest (so -run selects them) and each result under it a subtest
-// named lock/resource/seed. A result that is not its documented verdict
-// fails its subtest with the explanation, the seed, the replay command and
-// the report (written under the scenario subtest's ArtifactDir: keep it
-// with go test -artifacts).
+// named lock/resource/seed. The selected scenarios run together, their
+// configurations side by side (Parallel), before their subtests report. A
+// result that is not its documented verdict fails its subtest with the
+// explanation and what to change, once per finding (the same finding on
+// another seed or resource is one line), the seed and the command that runs
+// the same schedule again; a failed gate ends with one summary table. The
+// report is written under the test's ArtifactDir: go test -artifacts keeps
+// it. Lessons of another store are left out, in one logged line; a gate in
+// which nothing ran fails.
 func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	t.Helper()
 	cfg := config{resources: []string{string(Fenced), string(EtcdGuarded)}, seed: 1, seeds: 1, cases: 10}
@@ -142,37 +147,73 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	if factory == nil {
 		t.Fatal("locktest: no lock factory")
 	}
-	locks := append([]string{Name}, cfg.compare...)
+	var leftOut []string
+	cfg.scenarios, leftOut = lessonsFor(cfg)
+	if len(leftOut) > 0 {
+		t.Logf("locktest: left out, not lessons for a lock on etcd: %s", strings.Join(leftOut, "; "))
+	}
+	g := newGate()
 	ran := 0
+	t.Cleanup(func() {
+		if s := g.summary(); s != "" {
+			t.Log(s)
+		} else if g.judged > 0 {
+			t.Logf("locktest: %d results as documented", g.judged)
+		}
+		if ran == 0 && !t.Failed() {
+			// Every configuration skipped (or none selected): nothing
+			// was tested, and that is never a pass.
+			t.Errorf("locktest: nothing ran against the lock: every configuration of %s was skipped or not selected",
+				strings.Join(cfg.scenarios, ", "))
+		}
+	})
+	// Each selected scenario's subtest says so, then waits (Parallel) until
+	// this function has run them all at once and judged every result.
+	var (
+		selected []string
+		judged   = map[string][]judgement{}
+		runErr   error
+	)
 	for _, name := range cfg.scenarios {
 		t.Run(name, func(t *testing.T) {
-			ran += runScenario(t, cfg, name, factory, locks)
+			selected = append(selected, name)
+			t.Parallel()
+			if runErr != nil {
+				t.Skip("locktest: the scenarios did not run (the error is above)")
+			}
+			for _, j := range judged[name] {
+				t.Run(j.name, j.report)
+			}
 		})
 	}
 	if cfg.cases > 0 && len(guardedOf(cfg.resources)) > 0 {
 		t.Run("explore", func(t *testing.T) {
-			ran += runExplore(t, cfg, factory)
+			t.Parallel()
+			ran += runExplore(t, g, cfg, factory)
 		})
 	}
-	if ran == 0 {
-		// Every configuration skipped (or none selected): nothing was
-		// tested, and that is never a pass.
-		t.Errorf("locktest: nothing ran against the lock: every configuration of %s was skipped or not selected",
-			strings.Join(cfg.scenarios, ", "))
+	if len(selected) > 0 {
+		ran, runErr = runCatalog(t, g, cfg, selected, factory, judged)
+		if runErr != nil {
+			t.Errorf("locktest: %v", runErr)
+		}
 	}
 }
 
-// runScenario runs one scenario and judges each result in a subtest of its
-// own; it returns how many configurations of the lock under test ran.
-func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, locks []string) (ran int) {
+// runCatalog runs the selected scenarios against the lock and the locks it
+// is compared with, writes the report and judges every result into judged,
+// by scenario; it returns how many configurations of the lock under test
+// ran.
+func runCatalog(t *testing.T, g *gate, cfg config, selected []string, factory lock.Factory,
+	judged map[string][]judgement) (ran int, err error) {
 	dir := t.ArtifactDir()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{name}, Locks: locks, Resources: cfg.resources,
+		Scenarios: selected, Locks: append([]string{Name}, cfg.compare...), Resources: cfg.resources,
 		Seed: cfg.seed, Runs: cfg.seeds, External: cfg.external, Out: dir,
 		Factories: map[string]lock.Factory{Name: factory}, Extra: cfg.extra, Parallel: cfg.parallel, TTL: cfg.ttl,
 	})
 	if err != nil {
-		t.Fatalf("locktest: %s: %v", name, err)
+		return 0, err
 	}
 	report := filepath.Join(dir, reports.IndexFile)
 	rerun := []string{"go", "test", "-run", fmt.Sprintf("'^%s$'", regexpQuote(t.Name()))}
@@ -188,11 +229,29 @@ func runScenario(t *testing.T, cfg config, name string, factory lock.Factory, lo
 		if r.Lock == Name && r.Skipped == "" {
 			ran++
 		}
-		t.Run(fmt.Sprintf("%s/%s/%d", r.Lock, r.Resource, r.Seed), func(t *testing.T) {
-			judge(t, r, strings.Join(rerun, " "), report)
-		})
+		again := fmt.Sprintf("go test -run '^%s$'", regexpQuote(t.Name()+"/"+r.Scenario))
+		judged[r.Scenario] = append(judged[r.Scenario], g.judge(r, again, report))
 	}
-	return ran
+	return ran, nil
+}
+
+// lessonsFor splits the scenarios cfg names into those that are lessons
+// for the lock under test, a lock on etcd, and why each other one is not
+// (another store's lesson). A name the catalog does not know is kept: its
+// subtest says so.
+func lessonsFor(cfg config) (kept, leftOut []string) {
+	for _, name := range cfg.scenarios {
+		s, err := scenarios.Lookup(name)
+		if i := slices.IndexFunc(cfg.extra, func(s scenarios.Scenario) bool { return s.Name == name }); i >= 0 {
+			s, err = cfg.extra[i], nil
+		}
+		if why := s.NotFor(scenarios.EtcdLock); err == nil && why != "" {
+			leftOut = append(leftOut, why)
+			continue
+		}
+		kept = append(kept, name)
+	}
+	return kept, leftOut
 }
 
 // guardedOf are the resources a correct lock must keep safe.
@@ -216,7 +275,7 @@ var gateFaults = []string{script.WalkPause, script.WalkCut, script.WalkExpire, s
 	script.WalkBlip}
 
 // runExplore runs the bounded exploration; it returns 1 if cases ran.
-func runExplore(t *testing.T, cfg config, factory lock.Factory) int {
+func runExplore(t *testing.T, g *gate, cfg config, factory lock.Factory) int {
 	var (
 		c   *cluster.Cluster
 		err error
@@ -244,52 +303,16 @@ func runExplore(t *testing.T, cfg config, factory lock.Factory) int {
 	if err := os.WriteFile(path, []byte(res.Failed.Script), 0o644); err != nil {
 		t.Errorf("locktest: %v", err)
 	}
-	t.Errorf("a drawn script broke %s at case %d: %s\nshrunk to %d actions: %s\nthe same cases again: go test -run '^%s$' (the seed is fixed by the options)\nthe script (%s, kept with go test -artifacts):\n%s",
+	g.explored = fmt.Sprintf("broke %s at case %d, shrunk to %d actions: %s", p.Name, res.Cases,
+		len(res.Failed.Actions), strings.Join(res.Failed.Actions, "; "))
+	kept := "go test -artifacts keeps it as a file"
+	if artifactsKept() {
+		kept = "kept as " + path
+	}
+	t.Errorf("a drawn script broke %s at case %d: %s\nshrunk to %d actions: %s\nthe same cases again: go test -run '^%s$' (the seed is fixed by the options)\nthe script (%s):\n%s",
 		p.Name, res.Cases, res.Message, len(res.Failed.Actions), strings.Join(res.Failed.Actions, "; "),
-		regexpQuote(t.Name()), path, res.Failed.Script)
+		regexpQuote(t.Name()), kept, res.Failed.Script)
 	return 1
-}
-
-// judge passes, logs, skips or fails one result.
-func judge(t *testing.T, r scenarios.Result, rerun, report string) {
-	switch {
-	case r.Skipped != "":
-		t.Skipf("skipped: %s", r.Skipped)
-	case r.Matches && r.Verdict == models.Fail:
-		t.Logf("finding (documented %s for %s × %s): %s", r.Expected, r.Scenario, r.Resource, explain(r))
-	case r.Matches:
-		if r.Belief == models.Fail {
-			t.Logf("finding: two clients believed they held the lock at once (the resource stayed safe)")
-		}
-	default:
-		t.Errorf("%s × %s × %s, seed %d: %s, documented %s\n%s\nthe same schedule again: %s (the seed is fixed by the options)\nreport: %s (kept with go test -artifacts)",
-			r.Scenario, r.Lock, r.Resource, r.Seed, r.Verdict, r.Expected, explain(r), rerun, report)
-	}
-}
-
-// explain is why a result is what it is: its error, or its failed checks.
-func explain(r scenarios.Result) string {
-	var lines []string
-	if r.Error != "" {
-		lines = append(lines, r.Error)
-	}
-	for _, v := range r.Checks {
-		if v.Result == models.Fail || v.Result == models.Unknown || v.Result == models.Error {
-			lines = append(lines, fmt.Sprintf("%s %s: %s", v.Check, v.Result, v.Explanation))
-			for _, e := range v.Evidence {
-				lines = append(lines, "    "+e)
-			}
-		}
-	}
-	for _, ef := range r.Effects {
-		if !ef.Happened {
-			lines = append(lines, "did not happen: "+ef.Name+": "+ef.Missing)
-		}
-	}
-	if len(lines) == 0 {
-		return "no check failed"
-	}
-	return strings.Join(lines, "\n")
 }
 
 // regexpQuote quotes a test name for -run, level by level (subtests are

@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
+	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis locks
 )
 
 // Every catalog scenario holds its expectation for every built-in lock and
@@ -554,10 +555,10 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 // such pairs is nothing to run, and says why in one line.
 func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 	for _, c := range []struct{ scenario, lock, why string }{
-		{"failover", "etcd-mutex", "failover is a Redis lesson for etcd-mutex"},
-		{"leader-failover", "redis-setnx", "leader-failover is an etcd lesson (its faults or its workload are etcd's) for redis-setnx"},
+		{"failover", "etcd-mutex", "failover is a Redis lesson, not run for etcd-mutex"},
+		{"leader-failover", "redis-setnx", "leader-failover is an etcd lesson (its faults or its workload are etcd's), not run for redis-setnx"},
 		{"paused-holder", "redlock", "paused-holder is a lesson of one Redis primary"},
-		{"redlock-paused", "redis-watchdog", "redlock-paused is a Redlock lesson for redis-watchdog"},
+		{"redlock-paused", "redis-watchdog", "redlock-paused is a Redlock lesson, not run for redis-watchdog"},
 	} {
 		_, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{c.scenario}, Locks: []string{c.lock},
 			Resources: lock.ResourceNames(), Seed: 1})

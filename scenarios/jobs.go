@@ -9,25 +9,24 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/redislock"
 )
 
 // jobs checks what cfg asks to run, fills in its defaults and the locks'
 // factories (the built-in ones, the known-bad ones, the caller's), and
 // lists every scenario × lock × seed whose lesson is one for the lock's
 // store.
-func (cfg *Config) jobs() ([]job, error) {
+func (cfg *Config) jobs() ([]job, []string, error) {
 	switch {
 	case len(cfg.Scenarios) == 0:
-		return nil, fmt.Errorf("%w: no scenario", ErrNothingToRun)
+		return nil, nil, fmt.Errorf("%w: no scenario", ErrNothingToRun)
 	case len(cfg.Locks) == 0:
-		return nil, fmt.Errorf("%w: no lock", ErrNothingToRun)
+		return nil, nil, fmt.Errorf("%w: no lock", ErrNothingToRun)
 	case len(cfg.Resources) == 0:
-		return nil, fmt.Errorf("%w: no resource", ErrNothingToRun)
+		return nil, nil, fmt.Errorf("%w: no resource", ErrNothingToRun)
 	}
 	for _, r := range cfg.Resources {
 		if !slices.Contains(lock.ResourceNames(), r) {
-			return nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
+			return nil, nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
 		}
 	}
 	if cfg.Runs <= 0 {
@@ -41,32 +40,46 @@ func (cfg *Config) jobs() ([]job, error) {
 	}
 	scens, err := cfg.scenarios()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	redis, err := cfg.locks()
+	others, err := cfg.locks()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var (
-		jobs []job
-		not  []string
+		jobs    []job
+		leftOut []string
 	)
 	for _, s := range scens {
+		var why string
+		var not []string
 		for _, lk := range cfg.Locks {
-			if why := inapplicable(s, redis[lk] != nil, redislock.Masters(lk)); why != "" {
-				not = append(not, fmt.Sprintf("%s %s for %s", s.Name, why, lk))
+			other, ok := others[lk]
+			kind := EtcdLock
+			if ok {
+				kind = other.Kind
+			}
+			if w := s.NotFor(kind); w != "" {
+				why, not = w, append(not, lk)
 				continue
 			}
 			for i := range cfg.Runs {
-				jobs = append(jobs, job{s: s, lock: lk, factory: cfg.Factories[lk], redis: redis[lk], seed: cfg.Seed + uint64(i)})
+				j := job{s: s, lock: lk, factory: cfg.Factories[lk], seed: cfg.Seed + uint64(i)}
+				if ok {
+					j.other = &other
+				}
+				jobs = append(jobs, j)
 			}
 		}
+		if len(not) > 0 {
+			leftOut = append(leftOut, fmt.Sprintf("%s, not run for %s", why, strings.Join(not, ", ")))
+		}
 	}
-	if len(jobs) == 0 && len(not) > 0 {
+	if len(jobs) == 0 && len(leftOut) > 0 {
 		// Only a lesson for another store was asked for.
-		return nil, fmt.Errorf("%w: %s", ErrNothingToRun, strings.Join(not, "; "))
+		return nil, nil, fmt.Errorf("%w: %s", ErrNothingToRun, strings.Join(leftOut, "; "))
 	}
-	return jobs, nil
+	return jobs, leftOut, nil
 }
 
 // scenarios are the scenarios cfg names: its own (Extra) or the catalog's.
@@ -90,29 +103,32 @@ func (cfg *Config) scenarios() ([]Scenario, error) {
 // locks fills in cfg.Factories and cfg.regressions — the built-in locks,
 // the known-bad ones, which are expected to FAIL the scenario that catches
 // them (see lock.Regression), the caller's own, and the locks run as
-// processes cfg names — and returns the Redis locks cfg names.
-func (cfg *Config) locks() (map[string]redislock.Factory, error) {
+// processes cfg names — and returns the locks of other stores cfg names
+// (see Backend).
+func (cfg *Config) locks() (map[string]BackendLock, error) {
 	factories := lock.Builtin()
 	cfg.regressions = map[string]lock.Regression{}
 	for _, r := range lock.Regressions() {
 		factories[r.Name] = r.Factory
 		cfg.regressions[r.Name] = r
 	}
-	for _, r := range redislock.Regressions() {
-		cfg.regressions[r.Name] = r
+	for _, b := range Backends() {
+		for _, r := range b.Regressions() {
+			cfg.regressions[r.Name] = r
+		}
 	}
 	for name, f := range cfg.Factories {
 		factories[name] = f
 		delete(cfg.regressions, name) // the caller's lock, whatever its name
 	}
 	cfg.Factories = factories
-	redis := map[string]redislock.Factory{}
+	others := map[string]BackendLock{}
 	for _, lk := range cfg.Locks {
 		if _, ok := cfg.Factories[lk]; ok {
 			continue
 		}
-		if f, err := redislock.Lookup(lk); err == nil {
-			redis[lk] = f
+		if l, ok := backendLock(lk); ok {
+			others[lk] = l
 			continue
 		}
 		if !strings.HasPrefix(lk, lock.ExecPrefix) {
@@ -124,5 +140,5 @@ func (cfg *Config) locks() (map[string]redislock.Factory, error) {
 		}
 		cfg.Factories[lk] = f
 	}
-	return redis, nil
+	return others, nil
 }

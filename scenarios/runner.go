@@ -17,10 +17,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
 )
 
@@ -75,8 +73,8 @@ type Config struct {
 	wrapSink func(history.Sink) history.Sink
 	// regressions are the known-bad locks among the factories.
 	regressions map[string]lock.Regression
-	// redisSet is the user's Redis (Redis), connected once for every run.
-	redisSet *redisd.Set
+	// own are the user's servers (Redis), connected once for every run.
+	own Servers
 }
 
 // Result is one scenario × lock × resource × run.
@@ -130,13 +128,13 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 	cfg := &config
 	began := time.Now()
 	sum := Summary{Version: Version}
-	jobs, err := cfg.jobs()
+	jobs, leftOut, err := cfg.jobs()
 	if err != nil {
 		return sum, err
 	}
 	sum.Campaign = &Campaign{Scenarios: cfg.Scenarios, Locks: cfg.Locks, Resources: cfg.Resources, Seed: cfg.Seed,
 		Runs: cfg.Runs, Members: cfg.Members, TTL: max(cfg.TTL, 1), ExpectPass: cfg.ExpectPass,
-		External: cfg.External != nil, Jobs: len(jobs), Shard: cfg.Shard}
+		External: cfg.External != nil, Jobs: len(jobs), Shard: cfg.Shard, LeftOut: leftOut}
 	if cfg.Shard.Count > 1 {
 		var kept []job
 		for i, j := range jobs {
@@ -167,10 +165,10 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 		}
 	}()
 	if len(cfg.Redis) > 0 {
-		if cfg.redisSet, err = redisd.Connect(ctx, cfg.Redis); err != nil {
+		if cfg.own, err = connectOwn(ctx, cfg.Redis); err != nil {
 			return sum, err
 		}
-		defer cfg.redisSet.Close()
+		defer cfg.own.Close()
 	}
 	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
 	sum.Complete = ctx.Err() == nil
@@ -192,8 +190,9 @@ type job struct {
 	s       Scenario
 	lock    string
 	factory lock.Factory
-	// redis, for a Redis lock, makes it (factory is nil then).
-	redis redislock.Factory
+	// other, for a lock of another store (Redis), runs it (factory is nil
+	// then).
+	other *BackendLock
 	seed  uint64
 }
 
@@ -304,15 +303,15 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, j.lock, x.Resource)
 		})
 	}
-	var st store = etcdStore{c: c, factory: j.factory}
-	if j.redis != nil {
-		st = redisStore{factory: j.redis, masters: redislock.Masters(j.lock), own: cfg.redisSet}
+	var st Store = etcdStore{c: c, factory: j.factory}
+	if j.other != nil {
+		st = j.other.Store(cfg.own)
 	}
-	if why := st.skip(s); why != "" {
+	if why := st.Skip(s); why != "" {
 		return each(func(x *Result) { x.Skipped = why })
 	}
-	if s.Members > st.members() {
-		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, st.members()))
+	if s.Members > st.Members() {
+		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, st.Members()))
 	}
 	plan, err := s.Plan(j.seed)
 	if cfg.Replay != nil {
@@ -325,13 +324,13 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		plan.TTL = cfg.TTL
 	}
 	// The resources the store can give: the others are skipped, saying why.
-	ran, skipped := st.resources(resources)
-	rec, err := record(cfg, ran, st.members(), s, j.lock, j.seed, plan)
+	ran, skipped := st.Resources(resources)
+	rec, err := record(cfg, ran, st.Members(), s, j.lock, j.seed, plan)
 	if err != nil {
 		return fail(err.Error())
 	}
 	minimum := s.Minimum
-	env, closeEnv, err := st.open(ctx, engineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout, Sinks: rec.sinks,
+	env, closeEnv, err := st.Open(ctx, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout, Sinks: rec.sinks,
 		Resources: ran, RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(j.lock), j.seed, time.Now().UnixNano())})
 	if err != nil {
 		rec.abort()
@@ -466,7 +465,8 @@ func ScriptFile(dir, scenario string) string { return filepath.Join(dir, scenari
 // on every resource (elsewhere it is not gated), and that ExpectPass
 // expects PASS of everything.
 func expectation(cfg Config, s Scenario, lk, resource string) Expect {
-	_, weak := redislock.Weaknesses(lk)[s.Name]
+	other, _ := backendLock(lk)
+	weak := slices.Contains(other.Weak, s.Name)
 	switch r, bad := cfg.regressions[lk]; {
 	case cfg.ExpectPass:
 		return ExpectPass

@@ -138,3 +138,37 @@ func TestAttemptsRunAgainOnlyWhatTheEnvironmentSpoiled(t *testing.T) {
 		})
 	}
 }
+
+// Another store's lessons are left out of a run of the whole catalog, a
+// line per lesson naming the locks; the rest runs.
+func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
+	cfg := Config{Scenarios: Names(), Locks: []string{"etcd-mutex", "queue"}, Resources: []string{"fenced"}, Seed: 1}
+	jobs, leftOut, err := cfg.jobs()
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"failover is a Redis lesson, not run for etcd-mutex, queue",
+		"redlock-paused is a Redis lesson, not run for etcd-mutex, queue",
+	}, leftOut)
+	for _, j := range jobs {
+		assert.Empty(t, j.s.NotFor(EtcdLock), "%s ran for %s", j.s.Name, j.lock)
+	}
+	assert.Len(t, jobs, 2*(len(Names())-2))
+}
+
+// Which lessons are for which kind of lock: every lesson is one for some
+// kind, and a lesson of both stores for etcd and one Redis primary.
+func TestEveryLessonIsForSomeKindOfLock(t *testing.T) {
+	for _, s := range Catalog() {
+		n := 0
+		for _, k := range []LockKind{EtcdLock, RedisLock, RedlockLock} {
+			if s.NotFor(k) == "" {
+				n++
+			}
+		}
+		assert.Positive(t, n, "%s is a lesson for no lock", s.Name)
+		if s.Stores == EtcdAndRedis {
+			assert.Empty(t, s.NotFor(EtcdLock)+s.NotFor(RedisLock), s.Name)
+			assert.NotEmpty(t, s.NotFor(RedlockLock), s.Name)
+		}
+	}
+}

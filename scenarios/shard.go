@@ -89,6 +89,9 @@ type Campaign struct {
 	// Jobs is how many jobs the whole campaign has, all shards together.
 	Jobs  int   `json:"jobs"`
 	Shard Shard `json:"shard,omitzero"`
+	// LeftOut says, a line per lesson, which lessons were not run for
+	// which locks and why: another store's lessons (see Scenario.NotFor).
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // same reports whether c and o are shards of one campaign.

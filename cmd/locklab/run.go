@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
+	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis locks in runs
 )
 
 // clusterFlags choose the cluster: an embedded one, or the user's own.
@@ -479,6 +480,11 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 		len(sum.Results), sum.Seconds, expected, unexpected, skipped)
 	if sum.NothingRan() {
 		fmt.Fprintln(w, "  every configuration was skipped: nothing was tested (exit status 3)")
+	}
+	if sum.Campaign != nil {
+		for _, l := range sum.Campaign.LeftOut {
+			fmt.Fprintf(w, "  left out (another store's lesson): %s\n", l)
+		}
 	}
 	for _, r := range sum.Results {
 		if r.Skipped == "" && !r.Matches {

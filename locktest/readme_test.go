@@ -1,0 +1,128 @@
+package locktest_test
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gateSection is the README's section that shows how to gate a lock.
+const gateSection = "### Gate your own lock in CI"
+
+// readmeGate is the README's gate section, taken apart: the user's lock,
+// their test, and the commands they type.
+type readmeGate struct {
+	lock, test string
+	commands   [][]string
+}
+
+// readReadmeGate reads the gate section of the README: its Go blocks
+// (package mylock and package mylock_test) and the block of go commands.
+func readReadmeGate(t *testing.T) readmeGate {
+	b, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(b), gateSection+"\n")
+	require.True(t, ok, "README.md has no %q section", gateSection)
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	var g readmeGate
+	for _, m := range regexp.MustCompile("(?s)```(\\w*)\n(.*?)```").FindAllStringSubmatch(sec, -1) {
+		lang, body := m[1], m[2]
+		switch {
+		case lang == "go" && strings.Contains(body, "\npackage mylock\n"):
+			g.lock = body
+		case lang == "go" && strings.HasPrefix(body, "package mylock_test\n"):
+			g.test = body
+		case lang == "" && strings.HasPrefix(body, "go "):
+			sc := bufio.NewScanner(strings.NewReader(body))
+			for sc.Scan() {
+				line, _, _ := strings.Cut(sc.Text(), "#")
+				if f := strings.Fields(line); len(f) > 0 {
+					g.commands = append(g.commands, f)
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, g.lock, "the gate section shows no package mylock")
+	require.NotEmpty(t, g.test, "the gate section shows no package mylock_test")
+	require.NotEmpty(t, g.commands, "the gate section shows no go commands")
+	last := g.commands[len(g.commands)-1]
+	require.Equal(t, []string{"go", "test"}, last[:2], "the gate section's commands end in go test")
+	return g
+}
+
+// module writes the README's lock (changed by edit) and test into a new
+// module beside a link to this repository, as the README lays them out
+// (../locklab), and runs every command but the last, go test, there. It
+// returns the module's directory and go test's arguments.
+func (g readmeGate) module(t *testing.T, goCmd string, edit func(string) string) (string, []string) {
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(root, filepath.Join(dir, "locklab")))
+	mod := filepath.Join(dir, "mylock")
+	require.NoError(t, os.Mkdir(mod, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "mylock.go"), []byte(edit(g.lock)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(mod, "mylock_test.go"), []byte(g.test), 0o644))
+	for _, c := range g.commands[:len(g.commands)-1] {
+		out, err := goIn(t, mod, goCmd, c[1:]...).CombinedOutput()
+		require.NoError(t, err, "%s:\n%s", strings.Join(c, " "), out)
+	}
+	return mod, g.commands[len(g.commands)-1][1:]
+}
+
+// goIn is the go command run in dir, outside any workspace.
+func goIn(t *testing.T, dir, goCmd string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(t.Context(), goCmd, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	return cmd
+}
+
+// The README's gate, taken literally: its lock (etcd's Mutex with the fix
+// the contract asks for) and its test, in a module of their own outside
+// this repository, pointed at it with the README's commands, pass the whole
+// gate; the same lock with a constant token fails it, naming the tokens
+// check and what to change, and ends in the summary. The README cannot
+// drift from what works.
+func TestTheReadmeGateAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and gates a module outside the repository (minutes): not with -short")
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH: the README's commands cannot be run")
+	}
+	g := readReadmeGate(t)
+
+	t.Run("correct", func(t *testing.T) {
+		mod, args := g.module(t, goCmd, func(s string) string { return s })
+		out, err := goIn(t, mod, goCmd, append(args, "-count=1")...).CombinedOutput()
+		require.NoError(t, err, "the README's gate fails its own lock:\n%s", out)
+		assert.Contains(t, string(out), "ok")
+		gomod, err := os.ReadFile(filepath.Join(mod, "go.mod"))
+		require.NoError(t, err)
+		assert.NotContains(t, string(gomod), "redis", "an etcd lock's gate pulls Redis modules into the user's go.mod")
+	})
+
+	t.Run("constant-token", func(t *testing.T) {
+		const grant = "Token: l.token, Key: l.m.Key()"
+		require.Contains(t, g.lock, grant, "the README's lock no longer returns its token as the test expects")
+		mod, args := g.module(t, goCmd, func(s string) string { return strings.Replace(s, grant, "Token: 1", 1) })
+		args = append(args[:len(args)-1], "^TestMyLock$/^paused-holder$", "-count=1") // one lesson is enough to fail it
+		out, err := goIn(t, mod, goCmd, args...).CombinedOutput()
+		require.Error(t, err, "a lock with a constant token passes the README's gate:\n%s", out)
+		s := string(out)
+		assert.Contains(t, s, "tokens FAIL")
+		assert.Contains(t, s, "what to change (tokens): Grant.Token must be")
+		assert.Contains(t, s, "the same finding as fenced seed 1")
+		assert.Regexp(t, `locktest summary: \d+ of \d+ results not as documented`, s)
+		assert.NotContains(t, s, "kept with go test -artifacts", "a report path that is gone when the test ends")
+	})
+}

@@ -1,0 +1,124 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/script"
+)
+
+// A Backend is a store beside etcd whose locks a run can name: it says
+// which locks are its and runs their configurations on servers of its own.
+// Package scenarios/redisstore is Redis's and registers itself when a
+// program imports it, so that a program of etcd locks alone (a team's
+// locktest gate) links no Redis client.
+type Backend interface {
+	// Lock returns the backend's lock called name; false if it has none.
+	Lock(name string) (BackendLock, bool)
+	// Regressions are the backend's known-bad locks (see lock.Regression).
+	Regressions() []lock.Regression
+	// Connect reaches servers of the user's own (Config.Redis), shared by
+	// every configuration of the backend's locks until it is closed.
+	Connect(ctx context.Context, addrs []string) (Servers, error)
+}
+
+// Servers are a backend's servers of the user's own, connected once for a
+// run (see Backend.Connect).
+type Servers interface {
+	Close() error
+}
+
+// BackendLock is one lock of a Backend.
+type BackendLock struct {
+	// Kind says which lessons are for it (see Scenario.NotFor).
+	Kind LockKind
+	// Weak are the lessons it is documented to fail (a FAIL expected).
+	Weak []string
+	// Store is where one configuration of it runs: on servers started for
+	// the run, or on own (nil unless Config.Redis named servers).
+	Store func(own Servers) Store
+}
+
+// A Store is where one configuration runs: etcd's cluster, or a backend's
+// servers.
+type Store interface {
+	// Skip says why s does not run on this store ("" when it does).
+	Skip(s Scenario) string
+	// Members is how many members (servers) a script may name.
+	Members() int
+	// Resources splits the asked-for resources into those the store's
+	// runs protect and, by resource, why the others are skipped.
+	Resources(asked []string) (ran []string, skipped map[string]string)
+	// Open starts a run; closing it also restores the store for the next.
+	Open(ctx context.Context, cfg EngineConfig) (Engine, func() error, error)
+}
+
+// Engine is one run, on any store: what a scenario executes on, and what
+// the runner reads back from it.
+type Engine interface {
+	script.Target
+	// Err is the first error of the run's own (a fault that failed, a
+	// recording lost), nil if none.
+	Err() error
+	// Reports judges every resource's history.
+	Reports() ([]models.Report, error)
+	// Events are the i-th resource's history so far.
+	Events(i int) []history.Event
+}
+
+// EngineConfig is what a run is made with, whatever the store.
+type EngineConfig struct {
+	TTL       int
+	Minimum   *history.Minimum
+	OpTimeout time.Duration
+	Sinks     []history.Sink
+	Resources []string
+	RunID     string
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   []Backend
+)
+
+// Register adds a backend whose locks runs can name from then on. A
+// backend package calls it from its init function.
+func Register(b Backend) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends = append(backends, b)
+}
+
+// Backends are the registered backends, in the order registered.
+func Backends() []Backend {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	return slices.Clone(backends)
+}
+
+// backendLock is the registered lock called name, false if none is.
+func backendLock(name string) (BackendLock, bool) {
+	for _, b := range Backends() {
+		if l, ok := b.Lock(name); ok {
+			return l, true
+		}
+	}
+	return BackendLock{}, false
+}
+
+// connectOwn connects the backend that takes servers of the user's own to
+// addrs (Config.Redis): the first registered backend, Redis's.
+func connectOwn(ctx context.Context, addrs []string) (Servers, error) {
+	bs := Backends()
+	if len(bs) == 0 {
+		return nil, errors.New("no store but etcd is linked into this program: import " +
+			"github.com/locklab/locklab/scenarios/redisstore to run the Redis locks")
+	}
+	return bs[0].Connect(ctx, addrs)
+}

@@ -1,0 +1,133 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/run/redisrun"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func init() { scenarios.Register(backend{}) }
+
+// backend is Redis as a scenarios.Backend: the locks of package redislock,
+// run on redis-server started for each configuration or on the user's own.
+type backend struct{}
+
+func (backend) Lock(name string) (scenarios.BackendLock, bool) {
+	f, err := redislock.Lookup(name)
+	if err != nil {
+		return scenarios.BackendLock{}, false
+	}
+	masters := redislock.Masters(name)
+	kind := scenarios.RedisLock
+	if masters > 0 {
+		kind = scenarios.RedlockLock
+	}
+	var weak []string
+	for s := range redislock.Weaknesses(name) {
+		weak = append(weak, s)
+	}
+	sort.Strings(weak)
+	return scenarios.BackendLock{Kind: kind, Weak: weak, Store: func(own scenarios.Servers) scenarios.Store {
+		st := redisStore{factory: f, masters: masters}
+		st.own, _ = own.(*redisd.Set)
+		return st
+	}}, true
+}
+
+func (backend) Regressions() []lock.Regression { return redislock.Regressions() }
+
+func (backend) Connect(ctx context.Context, addrs []string) (scenarios.Servers, error) {
+	return redisd.Connect(ctx, addrs)
+}
+
+// redisStore runs a configuration on Redis started for it: a primary and
+// two replicas, or five independent masters for a lock that takes them.
+type redisStore struct {
+	factory redislock.Factory
+	masters int
+	// own, if set, is the user's Redis, shared by every run.
+	own *redisd.Set
+}
+
+// redisMembers is the size of the Redis a run starts: a primary and two
+// replicas, as the etcd scenarios' three members.
+const redisMembers = 3
+
+func (st redisStore) Skip(s scenarios.Scenario) string {
+	if st.own != nil {
+		switch n := len(st.own.Names()); {
+		case s.MemberFaults:
+			return "needs faults of the Redis servers, not available on a Redis of your own"
+		case st.masters > 0 && n < 3:
+			return fmt.Sprintf("Redlock needs independent masters: --redis gave %d address(es)", n)
+		case st.masters == 0 && n != 1:
+			return fmt.Sprintf("a lock on one primary needs one address: --redis gave %d", n)
+		}
+		return ""
+	}
+	if _, err := redisd.Find(); err != nil {
+		return fmt.Sprintf("%v: the Redis locks were not run", err)
+	}
+	return ""
+}
+
+func (st redisStore) Members() int {
+	if st.own != nil {
+		return max(len(st.own.Names()), redisMembers) // a script's member names where clients say they are
+	}
+	return max(st.masters, redisMembers)
+}
+
+func (st redisStore) Resources(asked []string) ([]string, map[string]string) {
+	var ran []string
+	skipped := map[string]string{}
+	for _, r := range asked {
+		switch {
+		case !slices.Contains(redisrun.Resources(), r):
+			skipped[r] = r + " guards a write with the lock's key in etcd: a Redis lock keeps none there"
+		case r == "fenced" && st.masters > 0:
+			skipped[r] = "Redlock gives no fencing token, so a fenced store refuses every write of its holders: " +
+				"the store cannot fence what it is not given"
+		default:
+			ran = append(ran, r)
+		}
+	}
+	return ran, skipped
+}
+
+func (st redisStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenarios.Engine, func() error, error) {
+	var (
+		set *redisd.Set
+		err error
+	)
+	switch {
+	case st.own != nil:
+		set = st.own
+	case st.masters > 0:
+		set, err = redisd.StartIndependent(ctx, st.masters, redisd.Options{})
+	default:
+		set, err = redisd.StartReplicated(ctx, redisMembers-1, redisd.Options{})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	closeSet := set.Close
+	if st.own != nil {
+		closeSet = func() error { return nil } // the user's, shared: closed once, by Run
+	}
+	env, err := redisrun.New(redisrun.Config{Set: set, Masters: st.masters > 0, Factory: st.factory, TTL: cfg.TTL,
+		RunID: cfg.RunID, Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
+	if err != nil {
+		closeSet()
+		return nil, nil, err
+	}
+	return env, func() error { return errors.Join(env.Close(), closeSet()) }, nil
+}
