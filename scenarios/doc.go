@@ -14,5 +14,9 @@
 //   - effects.go: each scenario's claimed effects, as data (package models
 //     judges them), and their counts over a run
 //   - runner.go: Run — configurations in parallel, histories and results
-//     written, each judged by models.Judge against its expectation
+//     written, each judged by models.Judge against its expectation;
+//     jobs.go: what a run's configurations are (another store's lessons
+//     left out, Campaign.LeftOut)
+//   - backend.go: a store beside etcd (Backend, Store, Engine; Redis's is
+//     package redisstore, registered when imported); store.go: etcd's
 package scenarios
