@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 	"go.uber.org/zap"
@@ -199,6 +200,10 @@ func lookupAnyLock(lk string) (lock.Factory, error) {
 	}
 	if r, ok := lock.LookupRegression(lk); ok {
 		return r.Factory, nil
+	}
+	if _, err := redislock.Lookup(lk); err == nil {
+		return nil, usagef("--lock: %s is a Redis lock: explore draws its scripts on etcd, for the etcd locks "+
+			"(locklab run --lock %s runs its lessons)", lk, lk)
 	}
 	return nil, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(append(lock.Names(), lock.RegressionNames()...), ", "))
 }

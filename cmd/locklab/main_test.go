@@ -69,6 +69,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--scenario", "nope"}, []string{`--scenario: unknown scenario "nope"`, "paused-holder", "random"}},
 		{[]string{"run", "--lock", "zookeeper"}, []string{`unknown lock "zookeeper"`, "etcd-mutex", "redis-setnx"}},
 		{[]string{"run", "--resource", "paper"}, []string{`unknown resource "paper"`, "fenced"}},
+		{[]string{"explore", "--lock", "redis-setnx"}, []string{"redis-setnx is a Redis lock: explore draws its scripts on etcd"}},
 		{[]string{"run", "--resource", ""}, []string{"--resource: empty: nothing to run"}},
 		{[]string{"run", "--scenario", " "}, []string{"--scenario: empty: nothing to run"}},
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
