@@ -83,7 +83,7 @@ func TestNothingRanFailsTheGate(t *testing.T) {
 		return
 	}
 	assert.Contains(t, out, "--- SKIP: TestNothingRanFailsTheGate/member-restart/lock-under-test/fenced/1")
-	assert.Contains(t, out, "locktest: nothing ran against the lock")
+	assert.Contains(t, out, "locktest: nothing tested: every configuration of member-restart was skipped")
 }
 
 // The gate's exploration catches a broken lock by itself (the catalog's
@@ -102,4 +102,18 @@ func TestExplorationCatchesABrokenLock(t *testing.T) {
 	assert.Contains(t, out, "expired-waiter FAIL")
 	assert.Contains(t, out, "shrunk to")
 	assert.Contains(t, out, "the same cases again: go test -run '^TestExplorationCatchesABrokenLock$/^explore$'")
+}
+
+// Another store's lessons are left out of the gate in one line, never
+// failed; a gate of nothing but such lessons tested nothing, and fails.
+func TestOnlyAnotherStoresLessonsTestNothing(t *testing.T) {
+	out := mustFailInChild(t, func(t *testing.T) {
+		locktest.Run(t, lock.NewQueue, locktest.Scenarios("failover", "redlock-paused"), locktest.Cases(0))
+	})
+	if out == "" {
+		return
+	}
+	assert.Contains(t, out, "locktest: left out, not lessons for a lock on etcd: failover is a Redis lesson; redlock-paused is a Redis lesson")
+	assert.Contains(t, out, "locktest: nothing tested: no lesson asked for is one for a lock on etcd")
+	assert.NotContains(t, out, "--- FAIL: TestOnlyAnotherStoresLessonsTestNothing/failover")
 }
