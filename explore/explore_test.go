@@ -52,6 +52,7 @@ func startCluster(t *testing.T) *cluster.Cluster {
 // kind, one cluster for the test: no case may break it.
 func holds(t *testing.T, lockName string, p explore.Property, seed uint64) {
 	t.Helper()
+	t.Parallel() // each on its own cluster, mostly waiting for leases
 	f, err := lock.Lookup(lockName)
 	require.NoError(t, err)
 	res, err := explore.Run(t.Context(), explore.Config{Cluster: startCluster(t), Lock: lockName, Factory: f,
@@ -91,6 +92,7 @@ func TestExploreProgressAfterHeal(t *testing.T) { holds(t, "etcd-mutex", explore
 // case; it fails the test if the exploration finds nothing.
 func mustFind(t *testing.T, cfg explore.Config) *explore.Case {
 	t.Helper()
+	t.Parallel() // each on its own cluster, mostly waiting for leases
 	cfg.Cluster, cfg.Progress = startCluster(t), testWriter{t}
 	res, err := explore.Run(t.Context(), cfg)
 	require.NoError(t, err)
@@ -177,6 +179,7 @@ func TestExploreCatchesALateRenewal(t *testing.T) {
 // A shrunk script runs again as a scenario file with the verdicts it
 // recorded: the run is deterministic.
 func TestShrunkScriptReproduces(t *testing.T) {
+	t.Parallel()
 	text, err := os.ReadFile("testdata/paused-double-holder.txt")
 	require.NoError(t, err)
 	s, err := scenarios.FromScript("paused-double-holder", "testdata/paused-double-holder.txt", string(text))
@@ -196,6 +199,7 @@ func TestShrunkScriptReproduces(t *testing.T) {
 // in its setup, its case runs to its closing grant, and it runs again as a
 // scenario file with the verdicts it recorded.
 func TestExploreWithLongerLeases(t *testing.T) {
+	t.Parallel()
 	cfg := explore.Config{Cluster: startCluster(t), Lock: "queue", Factory: lock.NewQueue, Property: explore.Safe("fenced"),
 		Walk: script.WalkOptions{TTL: 2, Faults: []string{script.WalkExpire}}}
 	c, err := explore.RunCase(t.Context(), cfg, []int{0, 4, 27, 7, 10}) // acquire c1, wait c2, expire c1, await c2, cs c2

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -66,7 +67,8 @@ func keys(t *testing.T, c *cluster.Cluster, name string) int64 {
 }
 
 func TestMutualExclusionWithoutFaults(t *testing.T) {
-	const clients, sections = 8, 50
+	clients := testsize.Pick(t, 4, 8, "clients")
+	sections := testsize.Pick(t, 10, 50, "critical sections per client")
 	for _, kind := range lock.Names() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
@@ -113,9 +115,9 @@ func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
 	for _, kind := range lock.Names() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
-			rounds := 200
+			rounds := testsize.Pick(t, 50, 200, "rounds")
 			if kind == "etcd-mutex" {
-				rounds = 30 // ~100 ms a hand-off
+				rounds = testsize.Pick(t, 10, 30, "rounds") // ~100 ms a hand-off
 			}
 			var wg sync.WaitGroup
 			for i := range 2 {

@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
@@ -157,17 +158,18 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 }
 
 // Every known-bad lock is caught by its scenario on every resource, by the
-// check it names, over 20 seeds: a change that lets one pass has cost the
-// lab its power to detect.
+// check it names, on every seed (3 here, 20 with LOCKLAB_LONG=1): a change
+// that lets one pass has cost the lab its power to detect.
 func TestRegressionsAreCaught(t *testing.T) {
+	seeds := testsize.Pick(t, 3, 20, "seeds of each known-bad lock")
 	for _, reg := range lock.Regressions() {
 		t.Run(reg.Name, func(t *testing.T) {
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{
 				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
-				Seed: 1, Runs: 20,
+				Seed: 1, Runs: seeds,
 			})
 			require.NoError(t, err)
-			require.Len(t, sum.Results, 20*len(reg.Scenarios)*len(lock.ResourceNames()))
+			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(lock.ResourceNames()))
 			for _, r := range sum.Results {
 				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", r.Scenario, r.Resource, r.Seed, r.Error)
 				assert.True(t, r.Matches, "%s × %s seed %d", r.Scenario, r.Resource, r.Seed)
