@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/script"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
@@ -27,13 +28,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// casesPerProperty is each property test's budget: small by default, so
-// go test ./... stays quick; LOCKLAB_EXPLORE_CASES raises it (see README).
+// casesPerProperty is each property test's budget: small by default (5),
+// so go test ./... stays quick; LOCKLAB_LONG=1 makes it 30, and
+// LOCKLAB_EXPLORE_CASES sets it (see README).
 func casesPerProperty(t *testing.T) int {
 	t.Helper()
 	v := os.Getenv("LOCKLAB_EXPLORE_CASES")
 	if v == "" {
-		return 10
+		return testsize.Pick(t, 5, 30, "cases")
 	}
 	n, err := strconv.Atoi(v)
 	require.NoError(t, err, "LOCKLAB_EXPLORE_CASES")
@@ -171,7 +173,8 @@ func TestExploreCatchesALateRenewal(t *testing.T) {
 	bad, ok := lock.LookupRegression("renew-late")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
-		Walk: script.WalkOptions{Faults: []string{script.WalkSlow}, TTL: 3}, Cases: 10, Seed: 1, ShrinkTime: 30 * time.Second})
+		Walk: script.WalkOptions{Faults: []string{script.WalkSlow}, TTL: 3}, Cases: 10, Seed: 1,
+		ShrinkTime: time.Duration(testsize.Pick(t, 10, 30, "seconds of shrinking")) * time.Second})
 	assert.Contains(t, c.Script, "delay c")
 	assert.Contains(t, c.Script, " by=400ms")
 }

@@ -174,15 +174,19 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 }
 
 // Every known-bad lock is caught by its scenario on every resource, by the
-// check it names, on every seed (3 here, 20 with LOCKLAB_LONG=1): a change
+// check it names, on every seed (2 here, 20 with LOCKLAB_LONG=1): a change
 // that lets one pass has cost the lab its power to detect.
 func TestRegressionsAreCaught(t *testing.T) {
-	seeds := testsize.Pick(t, 3, 20, "seeds of each known-bad lock")
+	seeds := testsize.Pick(t, 2, 20, "seeds of each known-bad lock")
 	for _, reg := range lock.Regressions() {
 		t.Run(reg.Name, func(t *testing.T) {
+			// Side by side (go test's -parallel, 2 on 2 cores), each with
+			// at most two configurations at once: four in all, as one
+			// run's default.
+			t.Parallel()
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{
 				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
-				Seed: 1, Runs: seeds,
+				Seed: 1, Runs: seeds, Parallel: 2,
 			})
 			require.NoError(t, err)
 			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(lock.ResourceNames()))
