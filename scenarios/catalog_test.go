@@ -117,6 +117,7 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 
 // The same seed gives the same schedule, byte for byte, and the same verdicts.
 func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	for _, s := range scenarios.Catalog() {
 		first, err := s.Plan(7)
 		require.NoError(t, err)
@@ -155,6 +156,7 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 // verdicts, belief included: every step waits for what it needs, so timing
 // decides nothing.
 func TestRandomScriptsRunTheSameTwice(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	run := func() map[string]string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
 			Scenarios: []string{"random"}, Locks: []string{"queue", "etcd-mutex"}, Resources: lock.ResourceNames(),
@@ -221,6 +223,7 @@ func (d deleteByName) Release(ctx context.Context, g lock.Grant) error {
 // (A user's lock, through Config.Factories: the catalog expects PASS of it,
 // and the run says it did not.)
 func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	byName := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 		l, err := lock.NewTTLPoll(cli, name, opts)
 		return deleteByName{l, cli}, err
@@ -275,6 +278,7 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 // `locklab check` does — gives every result's verdict, expectation and
 // match, documented FAILs and known-bad locks included.
 func TestCheckJudgesAsTheRunDid(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	out := t.TempDir()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "expire-while-waiting", "crashed-holder"},
@@ -316,6 +320,7 @@ func (silent) Close() error                              { return nil }
 // their critical sections, nothing is caught, and the run matches no
 // expectation.
 func TestASilentLockMatchesNothing(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
 		Factories: map[string]lock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
@@ -354,6 +359,7 @@ func (c constantToken) Acquire(ctx context.Context) (lock.Grant, error) {
 // nothing to order (N/A, never "tokens grow"), and the progress check says
 // what the run lacked.
 func TestAConstantTokenIsNoPass(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention"}, Locks: []string{"constant"}, Resources: []string{"fenced"},
 		Factories: map[string]lock.Factory{"constant": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
@@ -397,6 +403,7 @@ func (a aheadToken) Release(ctx context.Context, g lock.Grant) error {
 // such by the tokens check — in the run and in an offline check of its
 // history — and not mistaken for something else freeing the lock.
 func TestATokenThatIsNoRevisionIsNamed(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	dir := t.TempDir()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention"}, Locks: []string{"ahead"}, Resources: []string{"etcd-guarded"},
@@ -454,6 +461,7 @@ func (w wordy) Release(ctx context.Context, g lock.Grant) error {
 // release, an unknown outcome, ended its window before the waiter's grant
 // was recorded, and the run was only an ERROR of the script.
 func TestOneBugOneVerdictWhateverTheWords(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	bad, ok := lock.LookupRegression("etcd-22082")
 	require.True(t, ok)
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
@@ -535,6 +543,7 @@ func (z *lazy) Close() error {
 // A correct lock whose session starts lazily holds every expectation of the
 // lessons that expire and cut its lease.
 func TestALazySessionLockPasses(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "expire-while-waiting", "isolated-holder"}, Locks: []string{"lazy"},
 		Resources: lock.ResourceNames(),
@@ -552,6 +561,7 @@ func TestALazySessionLockPasses(t *testing.T) {
 // A run on a user's own cluster leaves it as it found it: no key of the
 // run's is left (its counter, its lock keys), whatever the scenario.
 func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
 	defer c.Close()

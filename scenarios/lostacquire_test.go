@@ -50,6 +50,7 @@ func (r *rawMutex) Close() error                                    { return r.s
 // for as long as c2's session lives. Liveness FAILs it, on every resource;
 // the catalog expects PASS of a user's lock, so the run is not as expected.
 func TestLostAcquireCatchesALeftKey(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"lost-acquire"}, Locks: []string{"raw-mutex"}, Resources: lock.ResourceNames(),
 		Seed: 1, Runs: 2, Factories: map[string]lock.Factory{"raw-mutex": newRawMutex},
@@ -75,6 +76,7 @@ func TestLostAcquireCatchesALeftKey(t *testing.T) {
 // bug. Both expire lessons hold for it. (renew-gives-up is such a lock; its
 // own bug needs a keep-alive that fails, which nothing here makes.)
 func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Locks: []string{"lease-per-attempt"},
 		Resources: lock.ResourceNames(), Seed: 1, Runs: 2, Factories: map[string]lock.Factory{"lease-per-attempt": lock.NewRenewGivesUp},

@@ -165,6 +165,7 @@ func TestFromScript(t *testing.T) {
 // the 2 s an acquire may take), on paused-holder: as expected on every
 // resource. (Before the allowance, every acquire timed out: ERROR.)
 func TestASlowStartingProcessLockIsJudgedAsALock(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	script, err := filepath.Abs("../lock/etcdctl-lock.sh")
 	require.NoError(t, err)
 	slow := filepath.Join(t.TempDir(), "slow-start.sh")
