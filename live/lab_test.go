@@ -104,10 +104,16 @@ func (tb *tab) text(id string) string {
 	return eval[string](tb, `(document.getElementById(`+strconv.Quote(id)+`) || {}).textContent || ""`)
 }
 
+// pageWait bounds every wait for the page: a step normally shows in well
+// under a second, but a resumed client's first write waits for its etcd
+// client to reconnect, which on a loaded runner (go test ./... runs other
+// packages' clusters beside this one) took over 20 s once.
+const pageWait = 60 * time.Second
+
 // until waits until script is true on the page.
 func (tb *tab) until(what, script string) {
 	tb.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(pageWait)
 	for !eval[bool](tb, script) {
 		if time.Now().After(deadline) {
 			tb.t.Fatalf("never: %s", what)
@@ -119,7 +125,7 @@ func (tb *tab) until(what, script string) {
 // waitFor waits until the text of the element with id id holds want.
 func (tb *tab) waitFor(id, want string) {
 	tb.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(pageWait)
 	for !strings.Contains(tb.text(id), want) {
 		if time.Now().After(deadline) {
 			tb.t.Fatalf("#%s never showed %q; it shows %q", id, want, tb.text(id))

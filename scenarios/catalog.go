@@ -73,6 +73,10 @@ type Scenario struct {
 	// Stores says which stores the scenario runs on: etcd (the zero
 	// value), Redis too, or Redis only.
 	Stores Stores
+	// seconds is about how long one configuration of it takes on 2 cores
+	// (0: a few seconds at most). A run starts the longest first, so that
+	// the last to finish are short ones; nothing else depends on it.
+	seconds int
 }
 
 // Stores says which stores a scenario runs on.
@@ -226,7 +230,8 @@ var catalog = []Scenario{
 		Effects: []Effect{acquireTookEffectUnanswered("c2"), acquireTookEffectUnanswered("c1")},
 	},
 	{
-		Name: "link-blip",
+		Name:    "link-blip",
+		seconds: 5,
 		Lesson: "c1's link fails for 400 ms — well under its lease's TTL — while it holds the lock and works for two " +
 			"TTLs, and again later while it waits in the queue. The lease was alive when the link came back, so a " +
 			"correct lock goes on renewing it and rides through: c1 keeps the lock, and later its place in the queue. " +
@@ -239,7 +244,8 @@ var catalog = []Scenario{
 		Effects: []Effect{blippedHolding("c1", time.Second), blippedWaiting("c1", time.Second)},
 	},
 	{
-		Name: "slow-link",
+		Name:    "slow-link",
+		seconds: 15,
 		Lesson: "c1's link turns slow — every message delayed 400 ms each way, about a seventh of its lease's 3 s TTL — " +
 			"just after it is granted the lock; it works for two TTLs, then waits in the queue and is granted over " +
 			"the slow link. Keep-alives reach the server late and their answers later still, but a lock that sends " +
@@ -252,7 +258,8 @@ var catalog = []Scenario{
 		Effects: []Effect{slowHolding("c1", 3*time.Second), slowGranted("c1")},
 	},
 	{
-		Name: "isolated-asks",
+		Name:    "isolated-asks",
+		seconds: 7,
 		Lesson: "c1 holds the lock when its member, m1, is cut off from the other two; c1 still reaches m1. The " +
 			"majority ends c1's lease and grants the lock to c2, while m1 keeps the state it had. c1 asks again " +
 			"through m1: a correct lock cannot grant it, since a new lease needs the quorum. A lock that decides " +
@@ -317,7 +324,8 @@ var catalog = []Scenario{
 		},
 	},
 	{
-		Name: "leader-failover",
+		Name:    "leader-failover",
+		seconds: 4,
 		Lesson: "Three clients contend while the etcd leader is killed. A new leader is elected in about an election " +
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +
 			"writes keep every fenced or guarded resource safe." + holderCutOff,
@@ -349,7 +357,8 @@ var catalog = []Scenario{
 		},
 	},
 	{
-		Name: "member-restart",
+		Name:    "member-restart",
+		seconds: 8,
 		Lesson: "A member is killed mid-run and restarted on its own data directory. It comes back with every key it " +
 			"had and catches up; its clients reconnect." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
@@ -375,7 +384,8 @@ var catalog = []Scenario{
 		Effects: []Effect{contended()},
 	},
 	{
-		Name: "slow-holder",
+		Name:    "slow-holder",
+		seconds: 5,
 		Lesson: "No fault at all: three clients contend, and each works inside its critical section for a time drawn " +
 			"from the seed around the lease TTL — one of them for two and a half TTLs (Jepsen's lock workload works " +
 			"0–2 s under a 2 s TTL). A real client keeps its lease alive while it works (etcd's session renews it " +

@@ -212,13 +212,15 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 		next    atomic.Int64
 		wg      sync.WaitGroup
 	)
+	order := longestFirst(jobs)
 	for _, c := range clusters {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
+				k := int(next.Add(1)) - 1
+				if k >= len(jobs) {
 					return
 				}
+				i := order[k]
 				j := jobs[i]
 				rs := attempts(ctx, func() []Result { return runOne(ctx, cfg, c, j) })
 				mu.Lock()
@@ -239,6 +241,19 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 		}
 	}
 	return out
+}
+
+// longestFirst is the order a run starts its jobs in: the longest
+// scenarios first (Scenario.seconds), the rest in their order, so that the
+// last to finish are short. Results and progress keep the jobs' order, and
+// each job's schedule is its seed's: only when a job starts depends on it.
+func longestFirst(jobs []job) []int {
+	order := make([]int, len(jobs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return jobs[b].s.seconds - jobs[a].s.seconds })
+	return order
 }
 
 // openClusters starts n embedded clusters at once (or connects to the
