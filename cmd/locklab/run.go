@@ -469,7 +469,7 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 // lapse, faults to hold, elections — and a run is the only work of its
 // process, so it packs more than the library's default
 // (scenarios.DefaultParallel, which a go test shares with other
-// packages): on 2 cores the default run took 93 s at 4 and 60 s at 8,
+// packages): on 2 cores the default run took 93 s at 4 and 56 s at 8,
 // with the same verdicts. A busy machine's lapses are the environment's,
 // and run again (see the README's Busy machines).
 func runParallel() int { return min(4*runtime.NumCPU(), 8) }
