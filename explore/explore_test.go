@@ -17,8 +17,8 @@ import (
 	"github.com/locklab/locklab/script"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
