@@ -116,8 +116,11 @@ func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
 			rounds := testsize.Pick(t, 50, 200, "rounds")
-			if kind == "etcd-mutex" {
-				rounds = testsize.Pick(t, 10, 30, "rounds") // ~100 ms a hand-off
+			switch kind {
+			case "etcd-mutex": // ~100 ms a hand-off
+				rounds = testsize.Pick(t, 10, 30, "rounds")
+			case "etcdctl": // a process started per grant (a race-built one under -race)
+				rounds = testsize.Pick(t, 10, 50, "rounds")
 			}
 			var wg sync.WaitGroup
 			for i := range 2 {
@@ -392,9 +395,12 @@ func TestClientsOnEveryMember(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
 			const clients = 4
-			rounds := 50
-			if kind == "etcd-mutex" {
-				rounds = 5 // ~100 ms a hand-off
+			rounds := testsize.Pick(t, 10, 50, "rounds")
+			switch kind {
+			case "etcd-mutex": // ~100 ms a hand-off
+				rounds = 5
+			case "etcdctl": // a process started per grant (a race-built one under -race)
+				rounds = testsize.Pick(t, 3, 50, "rounds")
 			}
 			f, err := lock.Lookup(kind)
 			require.NoError(t, err)
