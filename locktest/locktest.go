@@ -131,7 +131,9 @@ func Cases(n int) Option {
 // the same schedule again; a failed gate ends with one summary table. The
 // report is written under the test's ArtifactDir: go test -artifacts keeps
 // it. Lessons of another store are left out, in one logged line; a gate in
-// which nothing ran fails.
+// which nothing ran fails. The scenario subtests are parallel subtests, so
+// the test that calls Run must not call t.Setenv (set the environment in
+// TestMain instead).
 func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	t.Helper()
 	cfg := config{resources: []string{string(Fenced), string(EtcdGuarded)}, seed: 1, seeds: 1, cases: 10}
