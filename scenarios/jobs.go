@@ -51,16 +51,19 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 		leftOut []string
 	)
 	for _, s := range scens {
-		var why string
-		var not []string
+		var whys []string            // why s is no lesson for some of the locks, in order
+		not := map[string][]string{} // the locks, by why
 		for _, lk := range cfg.Locks {
 			other, ok := others[lk]
 			kind := EtcdLock
 			if ok {
 				kind = other.Kind
 			}
-			if w := s.NotFor(kind); w != "" {
-				why, not = w, append(not, lk)
+			if why := s.NotFor(kind); why != "" {
+				if not[why] == nil {
+					whys = append(whys, why)
+				}
+				not[why] = append(not[why], lk)
 				continue
 			}
 			for i := range cfg.Runs {
@@ -71,8 +74,8 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 				jobs = append(jobs, j)
 			}
 		}
-		if len(not) > 0 {
-			leftOut = append(leftOut, fmt.Sprintf("%s, not run for %s", why, strings.Join(not, ", ")))
+		for _, why := range whys {
+			leftOut = append(leftOut, fmt.Sprintf("%s, not run for %s", why, strings.Join(not[why], ", ")))
 		}
 	}
 	if len(jobs) == 0 && len(leftOut) > 0 {

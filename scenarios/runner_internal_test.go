@@ -172,3 +172,38 @@ func TestEveryLessonIsForSomeKindOfLock(t *testing.T) {
 		}
 	}
 }
+
+// A lesson left out for locks of two kinds says each kind's reason.
+func TestALessonLeftOutForTwoKindsSaysBoth(t *testing.T) {
+	Register(testBackend{})
+	defer func() {
+		backendsMu.Lock()
+		defer backendsMu.Unlock()
+		backends = backends[:len(backends)-1]
+	}()
+	cfg := Config{Scenarios: []string{"failover"}, Locks: []string{"queue", "test-redlock", "test-setnx"}, Resources: []string{"fenced"}, Seed: 1}
+	jobs, leftOut, err := cfg.jobs()
+	require.NoError(t, err)
+	assert.Len(t, jobs, 1, "failover runs for the lock on one Redis primary")
+	assert.Equal(t, []string{
+		"failover is a Redis lesson, not run for queue",
+		"failover is a lesson of one Redis primary (Redlock gives no token and runs on independent masters), not run for test-redlock",
+	}, leftOut)
+}
+
+// testBackend is a store with a lock of each Redis kind, for jobs alone.
+type testBackend struct{}
+
+func (testBackend) Lock(name string) (BackendLock, bool) {
+	switch name {
+	case "test-redlock":
+		return BackendLock{Kind: RedlockLock}, true
+	case "test-setnx":
+		return BackendLock{Kind: RedisLock}, true
+	}
+	return BackendLock{}, false
+}
+func (testBackend) Regressions() []lock.Regression { return nil }
+func (testBackend) Connect(context.Context, []string) (Servers, error) {
+	return nil, errors.New("no servers")
+}
