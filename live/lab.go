@@ -1,12 +1,3 @@
-// Package live is the live lab: a real etcd cluster driven from a web
-// page. A student acts with buttons and with the scenario-file language
-// (the same reader, the same errors); every step runs on a real run
-// (run.Env), and the page shows, as the history grows, the report's
-// timeline and checks and, at each moment, whether two clients believe
-// they hold the lock and whether each resource is still correct. What
-// was done saves as a scenario file that `locklab run --script` runs
-// again; a catalog scenario loads to be stepped through with its
-// narration.
 package live
 
 import (

@@ -10,6 +10,8 @@
 //
 // Where things are:
 //   - catalog.go: the catalog as data (Scenario, Lookup, Plan, Execute);
+//     kinds.go: which stores a lesson runs on and which kind of lock it is
+//     a lesson for (Stores, LockKind, Scenario.NotFor);
 //     userscript.go: a scenario from a user's file (FromScript)
 //   - effects.go: each scenario's claimed effects, as data (package models
 //     judges them), and their counts over a run

@@ -1,8 +1,3 @@
-// Package pausegate is where a lab client's worker can be frozen, the way a
-// long GC pause or SIGSTOP freezes a process: the worker passes named pause
-// points, a pause arms the gate at one, and the worker stops there until it
-// is resumed. The etcd clients (cluster) and the Redis clients (redisrun)
-// share it.
 package pausegate
 
 import (

@@ -1,5 +1,3 @@
-// Package shards checks that the parts of a split piece of work, gathered
-// again, are each there once.
 package shards
 
 import "fmt"

@@ -1,5 +1,3 @@
-// Package tailbuf keeps the last few KiB a process wrote, for the one line
-// of an error that says what it said before it failed.
 package tailbuf
 
 import (

@@ -1,0 +1,18 @@
+// Package live is the live lab: a real etcd cluster driven from a web
+// page. A student acts with buttons and with the scenario-file language
+// (the same reader, the same errors); every step runs on a real run
+// (run.Env), and the page shows, as the history grows, the report's
+// timeline and checks and, at each moment, whether two clients believe
+// they hold the lock and whether each resource is still correct. What
+// was done saves as a scenario file that `locklab run --script` runs
+// again; a catalog scenario loads to be stepped through with its
+// narration.
+//
+// Where things are:
+//   - lab.go: the Lab — one run at a time, its steps, Reset, Do, Load, Next,
+//     Save and the checks as they stand
+//   - server.go: the HTTP server — the page, commands, server-sent events
+//   - exercise.go: the guided exercises, each judged from the run's checks
+//     and histories
+//   - page.html: the page, embedded
+package live
