@@ -315,7 +315,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	}
 	fail := func(msg string) []Result {
 		return each(func(x *Result) {
-			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, j.lock, x.Resource)
+			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, j, x.Resource)
 		})
 	}
 	var st Store = etcdStore{c: c, factory: j.factory}
@@ -340,7 +340,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	}
 	// The resources the store can give: the others are skipped, saying why.
 	ran, skipped := st.Resources(resources)
-	rec, err := record(cfg, ran, st.Members(), s, j.lock, j.seed, plan)
+	rec, err := record(cfg, ran, st.Members(), s, j, plan)
 	if err != nil {
 		return fail(err.Error())
 	}
@@ -355,7 +355,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	execErr = errors.Join(execErr, closeEnv(), env.Err())
 	if ctx.Err() != nil { // a cut-short history proves nothing either way
 		rec.abort() // and none is left that looks complete
-		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, j.lock, x.Resource) })
+		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, j, x.Resource) })
 	}
 	execErr = errors.Join(execErr, rec.commit())
 	reports, err := env.Reports()
@@ -371,7 +371,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 			x.Skipped = skipped[x.Resource]
 			continue
 		}
-		judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j.lock, x.Resource))
+		judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j, x.Resource))
 		x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
 	}
 	return out
@@ -419,7 +419,8 @@ type recording struct {
 // record writes the run's schedule (and a scenario file beside it) and
 // opens one history file per resource, its header saying what the run is
 // and how it is to be judged.
-func record(cfg Config, resources []string, members int, s Scenario, lk string, seed uint64, plan Plan) (*recording, error) {
+func record(cfg Config, resources []string, members int, s Scenario, j job, plan Plan) (*recording, error) {
+	lk, seed := j.lock, j.seed
 	rec := &recording{sinks: make([]history.Sink, len(resources))}
 	if cfg.Out == "" {
 		return rec, nil
@@ -439,7 +440,7 @@ func record(cfg Config, resources []string, members int, s Scenario, lk string, 
 	for i, r := range resources {
 		w, err := history.Create(filepath.Join(rec.dir, r+".history.jsonl"), history.Header{
 			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: members, Version: Version,
-			Minimum: &minimum, Expect: string(expectation(cfg, s, lk, r)), Effects: s.Effects})
+			Minimum: &minimum, Expect: string(expectation(cfg, s, j, r)), Effects: s.Effects})
 		if err != nil {
 			rec.abort()
 			return nil, err
@@ -479,10 +480,9 @@ func ScriptFile(dir, scenario string) string { return filepath.Join(dir, scenari
 // word, except that a known-bad lock must FAIL the scenario that catches it,
 // on every resource (elsewhere it is not gated), and that ExpectPass
 // expects PASS of everything.
-func expectation(cfg Config, s Scenario, lk, resource string) Expect {
-	other, _ := backendLock(lk)
-	weak := slices.Contains(other.Weak, s.Name)
-	switch r, bad := cfg.regressions[lk]; {
+func expectation(cfg Config, s Scenario, j job, resource string) Expect {
+	weak := j.other != nil && slices.Contains(j.other.Weak, s.Name)
+	switch r, bad := cfg.regressions[j.lock]; {
 	case cfg.ExpectPass:
 		return ExpectPass
 	case weak:
