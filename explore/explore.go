@@ -4,14 +4,11 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"pgregory.net/rapid"
@@ -92,10 +89,6 @@ type Result struct {
 	Elapsed time.Duration
 }
 
-// rapidMu serializes explorations: rapid's budget is set through its
-// package flags.
-var rapidMu sync.Mutex
-
 // Run explores until a case breaks the property, then shrinks it; or until
 // Cases cases have held. An error is a failure of the lab (a case that
 // could not run), never a verdict.
@@ -116,15 +109,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		if len(cfg.Walk.Faults) == 0 {
 			return Result{}, errors.New("explore: isolate cuts members off from each other, which the lab cannot do to an external cluster")
 		}
-	}
-	rapidMu.Lock()
-	defer rapidMu.Unlock()
-	// rapid asks testing.Short(): outside a test binary that needs the
-	// testing flags registered and the command line parsed (with nothing:
-	// a program parses its own arguments with its own flag sets).
-	testing.Init()
-	if !flag.Parsed() {
-		_ = flag.CommandLine.Parse(nil)
 	}
 	began := time.Now()
 	x := &exploration{ctx: ctx, cfg: cfg, seen: map[string]*Case{}, runCase: RunCase}
@@ -149,51 +133,53 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 }
 
 // explore draws the cases (a shard's, or all) under rapid, shrinking the
-// first that fails; rapidMu must be held. What rapid said is in the
-// recorder it returns.
+// first that fails. What rapid said is in the recorder it returns.
 func (x *exploration) explore() (*recorder, error) {
 	cfg := x.cfg
-	restore, err := setRapid(map[string]string{
-		"rapid.checks":     strconv.Itoa(cfg.Cases),
-		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
-		"rapid.shrinktime": cfg.ShrinkTime.String(),
-		"rapid.nofailfile": "true",
-		"rapid.v":          "false",
-		"rapid.log":        "false",
-	})
-	if err != nil {
+	if err := sharedRapid.enter(); err != nil {
 		return nil, err
 	}
-	defer restore()
+	defer sharedRapid.leave()
 	tb := &recorder{}
 	if cfg.Shards <= 1 {
-		check(tb, x.prop)
-		return tb, nil
+		return tb, x.check(tb, cfg.Cases, cfg.Seed)
 	}
 	if cfg.Shard < 1 || cfg.Shard > cfg.Shards {
 		return nil, fmt.Errorf("explore: shard %d of %d does not exist", cfg.Shard, cfg.Shards)
 	}
 	for i := cfg.Shard - 1; i < cfg.Cases && x.failing == nil && x.labErr == nil && x.ctx.Err() == nil && !tb.failed; i += cfg.Shards {
 		x.number = i + 1
-		restoreCase, err := setRapid(map[string]string{"rapid.checks": "1", "rapid.seed": strconv.FormatUint(caseSeed(cfg.Seed, i), 10)})
-		if err != nil {
+		if err := x.check(tb, 1, caseSeed(cfg.Seed, i)); err != nil {
 			return nil, err
 		}
-		check(tb, x.prop)
-		restoreCase()
 	}
 	return tb, nil
 }
 
-// check runs rapid over prop, as far as a failure's errStop.
-func check(tb *recorder, prop func(*rapid.T)) {
+// check runs rapid over the property for checks cases drawn from seed,
+// as far as a failure's errStop.
+func (x *exploration) check(tb *recorder, checks int, seed uint64) error {
+	began, err := sharedRapid.beginCheck(checks, seed)
+	if err != nil {
+		return err
+	}
+	x.began = began
+	defer began()
+	if beforeCheck != nil {
+		beforeCheck()
+	}
 	defer func() {
 		if r := recover(); r != nil && r != errStop {
 			panic(r)
 		}
 	}()
-	rapid.Check(tb, prop)
+	rapid.Check(tb, x.prop)
+	return nil
 }
+
+// beforeCheck, if set (by a test), runs between setting rapid's flags
+// for a check and the check.
+var beforeCheck func()
 
 // caseSeed is the seed rapid draws case i (from 0) of an exploration from:
 // it starts at seed and adds each case's index before drawing it, so case
@@ -212,6 +198,11 @@ type exploration struct {
 	shrinking bool
 	// runCase runs a drawn case (RunCase; a test's stand-in).
 	runCase func(context.Context, Config, []int) (*Case, error)
+	// began tells the shared flags that rapid has begun the check (it has
+	// read its seed and budget); the property calls it as it runs.
+	began func()
+	// shrinkEnd is when shrinking stops running new scripts.
+	shrinkEnd time.Time
 	// number is the case drawn now, counted in the whole exploration, for
 	// a shard (zero: count the cases drawn).
 	number int
@@ -225,6 +216,7 @@ type exploration struct {
 // holds the configured property.
 func (x *exploration) prop(t *rapid.T) {
 	ctx, cfg := x.ctx, x.cfg
+	x.began()
 	if x.labErr != nil || ctx.Err() != nil {
 		t.Skip("exploration stopped")
 	}
@@ -233,6 +225,9 @@ func (x *exploration) prop(t *rapid.T) {
 		x.res.Cases++
 	}
 	c, ok := x.seen[key]
+	if !ok && x.shrinking && time.Now().After(x.shrinkEnd) {
+		return // shrinking's time is spent: a script not run yet is taken to hold
+	}
 	if !ok {
 		x.res.Runs++
 		var err error
@@ -253,7 +248,9 @@ func (x *exploration) prop(t *rapid.T) {
 		x.res.Faulted++
 	}
 	if c.broken != nil {
-		x.shrinking = true
+		if !x.shrinking {
+			x.shrinking, x.shrinkEnd = true, time.Now().Add(cfg.ShrinkTime)
+		}
 		// One place and the same words for every failing case: rapid
 		// keeps a shrunk case only if it fails where and as the first one
 		// did (the checks' explanations name revisions, which differ run
@@ -300,26 +297,6 @@ func draw(t *rapid.T, cfg Config) (picks []int, key string) {
 		picks, names = append(picks, u), append(names, a.Name)
 	}
 	return picks, strings.Join(names, "; ")
-}
-
-// setRapid sets rapid's flags and returns what puts them back.
-func setRapid(values map[string]string) (func(), error) {
-	old := map[string]string{}
-	for name, v := range values {
-		f := flag.Lookup(name)
-		if f == nil {
-			return nil, fmt.Errorf("explore: rapid has no flag %s", name)
-		}
-		old[name] = f.Value.String()
-		if err := f.Value.Set(v); err != nil {
-			return nil, err
-		}
-	}
-	return func() {
-		for name, v := range old {
-			flag.Lookup(name).Value.Set(v)
-		}
-	}, nil
 }
 
 func firstLine(s string) string {

@@ -24,7 +24,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	etcdctl.Serve()       // the etcdctl lock's etcdctl is this binary
+	testsize.WaitBound(4) // each exploration on its own cluster, mostly waiting
 	goleak.VerifyTestMain(m)
 }
 

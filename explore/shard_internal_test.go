@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +38,6 @@ func drawn(t *testing.T, cfg Config, failOn string) (map[int]string, *exploratio
 		}
 		return &Case{Script: fmt.Sprint(picks)}, nil
 	}
-	rapidMu.Lock()
-	defer rapidMu.Unlock()
 	_, err := x.explore()
 	require.NoError(t, err)
 	return got, x
@@ -72,4 +72,41 @@ func TestShardsDrawTheUnshardedCases(t *testing.T) {
 	assert.Equal(t, 23, slices.Max(slices.Collect(maps.Keys(part))), "no case after the failing one")
 	_, x = drawn(t, Config{Cases: 40, Seed: 7, Shard: 2, Shards: 4}, all[23])
 	assert.Nil(t, x.failing, "the other shards do not draw it")
+}
+
+// Explorations running at once (rapid's flags are its package's) each
+// draw the cases they draw alone, and shrink their own failure.
+func TestExplorationsAtOnceDrawTheirOwnCases(t *testing.T) {
+	// Shards check one case at a time: each sets the flags anew.
+	cfgs := []Config{{Cases: 30, Seed: 3}, {Cases: 40, Seed: 11, Shard: 1, Shards: 2}, {Cases: 40, Seed: 7, Shard: 2, Shards: 2},
+		{Cases: 40, Seed: 9, Shard: 1, Shards: 2}, {Cases: 25, Seed: 5}}
+	alone := make([]map[int]string, len(cfgs))
+	for i, cfg := range cfgs {
+		alone[i], _ = drawn(t, cfg, "")
+	}
+	// Another goroutine's turn between setting the flags and the check.
+	beforeCheck = func() {
+		for range 50 {
+			runtime.Gosched()
+		}
+	}
+	defer func() { beforeCheck = nil }()
+	failOn := alone[4][9] // the last one fails at its ninth case
+	together := make([]map[int]string, len(cfgs))
+	xs := make([]*exploration, len(cfgs))
+	var wg sync.WaitGroup
+	for i, cfg := range cfgs {
+		wg.Go(func() { together[i], xs[i] = drawn(t, cfg, failOn) })
+	}
+	wg.Wait()
+	for i := range cfgs[:4] {
+		assert.Equal(t, alone[i], together[i], "exploration %d drew other cases beside others", i)
+	}
+	require.NotNil(t, xs[4].failing, "the failing case was not drawn")
+	assert.Equal(t, 9, slices.Max(slices.Collect(maps.Keys(together[4]))), "no case after the failing one")
+	for k, v := range alone[4] {
+		if k <= 9 {
+			assert.Equal(t, v, together[4][k], "case %d", k)
+		}
+	}
 }

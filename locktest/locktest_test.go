@@ -12,12 +12,16 @@ import (
 	"github.com/locklab/locklab/lock/etcdctl"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/locktest"
 )
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	// Gates in child processes and in a module outside the repository,
+	// each mostly waiting: four at once.
+	testsize.WaitBound(4)
 	goleak.VerifyTestMain(m)
 }
 
@@ -42,6 +46,7 @@ func mustFailInChild(t *testing.T, gate func(t *testing.T)) string {
 // mustFailInChildRun is mustFailInChild with a -run pattern for the
 // gate's subtests ("/^explore$").
 func mustFailInChildRun(t *testing.T, sub string, gate func(t *testing.T)) string {
+	t.Parallel() // a child process of its own
 	if os.Getenv(mustFail) != "" {
 		gate(t)
 		return ""

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/internal/testsize"
 )
 
 // gateSection is the README's section that shows how to gate a lock.
@@ -102,7 +104,15 @@ func TestTheReadmeGateAsWritten(t *testing.T) {
 	g := readReadmeGate(t)
 
 	t.Run("correct", func(t *testing.T) {
+		t.Parallel()
 		mod, args := g.module(t, goCmd, func(s string) string { return s })
+		if !testsize.Long() {
+			// The lessons the lock's fix is for, on the README's seeds: a
+			// lock without it fails lost-acquire. The whole gate is CI's
+			// (LOCKLAB_LONG=1).
+			args = append(args[:len(args)-1], "^TestMyLock$/^(lost-acquire|paused-holder)$")
+			t.Logf("the README's gate on lost-acquire and paused-holder here; %s=1 runs all of it, as written", testsize.Env)
+		}
 		out, err := goIn(t, mod, goCmd, append(args, "-count=1")...).CombinedOutput()
 		require.NoError(t, err, "the README's gate fails its own lock:\n%s", out)
 		assert.Contains(t, string(out), "ok")
@@ -112,6 +122,7 @@ func TestTheReadmeGateAsWritten(t *testing.T) {
 	})
 
 	t.Run("constant-token", func(t *testing.T) {
+		t.Parallel()
 		const grant = "Token: l.token, Key: l.m.Key()"
 		require.Contains(t, g.lock, grant, "the README's lock no longer returns its token as the test expects")
 		mod, args := g.module(t, goCmd, func(s string) string { return strings.Replace(s, grant, "Token: 1", 1) })

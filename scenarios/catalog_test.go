@@ -40,6 +40,7 @@ var familyOf = []string{"queue", "ttl-poll", "single-key-watch", "etcdctl", "red
 // of each family by default) and resource: unsafe configurations are
 // caught, safe ones never flagged.
 func TestCatalogHoldsItsExpectations(t *testing.T) {
+	t.Parallel() // the longest: it starts first, beside the others
 	out := t.TempDir()
 	var log strings.Builder
 	locks := lock.Names()
@@ -179,12 +180,11 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 // check it names, on every seed (2 here, 20 with LOCKLAB_LONG=1): a change
 // that lets one pass has cost the lab its power to detect.
 func TestRegressionsAreCaught(t *testing.T) {
+	t.Parallel()
 	seeds := testsize.Pick(t, 2, 20, "seeds of each known-bad lock")
 	for _, reg := range lock.Regressions() {
 		t.Run(reg.Name, func(t *testing.T) {
-			// Side by side (go test's -parallel, 2 on 2 cores), each with
-			// at most two configurations at once: four in all, as one
-			// run's default.
+			// Side by side, each with at most two configurations at once.
 			t.Parallel()
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{
 				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
@@ -252,6 +252,7 @@ func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
 // restarted member's holder may or may not lose its lease mid-section): it
 // is compared as what it is, reported and never gated, not by its value.
 func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
+	t.Parallel()
 	verdicts := func(parallel int) []string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
 			Scenarios: []string{"paused-holder", "expire-while-waiting", "member-restart", "slow-holder"},

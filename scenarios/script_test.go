@@ -22,12 +22,17 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	// The tests run configurations on embedded clusters and mostly wait:
+	// four at once, the long ones (the catalog, the scripts, the
+	// regressions) side by side.
+	testsize.WaitBound(4)
 	goleak.VerifyTestMain(m)
 }
 
@@ -35,6 +40,7 @@ func TestMain(m *testing.M) {
 // (slow-link and lost-acquire are written for 3 s ones), and compares each step's
 // output with the file. Regenerate with: go test ./scenarios -run Scripts -rewrite
 func TestScripts(t *testing.T) {
+	t.Parallel() // one cluster, one script at a time: side by side with the others
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
 	defer c.Close()

@@ -5,5 +5,6 @@
 // tests had before (20 seeds of every known-bad lock, every lock through
 // every lesson's workload): what a long CI step or a release runs.
 //
-// Where things are: testsize.go, Long and Pick.
+// Where things are: testsize.go, Long and Pick, and WaitBound (how many
+// parallel tests of a waiting package run at once).
 package testsize

@@ -1,7 +1,10 @@
 package testsize
 
 import (
+	"flag"
 	"os"
+	"runtime"
+	"strconv"
 	"testing"
 )
 
@@ -25,4 +28,21 @@ func Pick(t testing.TB, short, long int, what string) int {
 		t.Logf("%d %s here; %s=1 runs %d", short, what, Env, long)
 	}
 	return short
+}
+
+// WaitBound lets a test package run n of its parallel tests at once (at
+// least GOMAXPROCS, go test's default), unless -test.parallel was given.
+// For a package whose tests mostly wait — for leases to lapse, faults to
+// hold, members to elect — and use a fraction of a core each: two at a
+// time on two cores leaves the cores idle and the package last to finish.
+// Call it from TestMain, before m.Run; it parses the command line.
+func WaitBound(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
+	}
 }
