@@ -28,6 +28,7 @@ func groupAlive(pg int) bool { return lock.GroupLive(pg) }
 // at all; the server ends the lease and grants the lock to the next client;
 // after SIGCONT, the frozen holder finds its lock lost.
 func TestExecPauseIsSIGSTOP(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	_, l1 := locker(t, c, "etcdctl", "c1", "stop")
 	_, l2 := locker(t, c, "etcdctl", "c2", "stop")
@@ -74,6 +75,7 @@ func procState(t *testing.T, pid int) string {
 // Closing a lock run as a process leaves no process behind: not the holder,
 // not a waiter, not a stopped one; nor one whose acquire was abandoned.
 func TestExecLeavesNoProcess(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	_, l1 := locker(t, c, "etcdctl", "c1", "leave")
 	_, l2 := locker(t, c, "etcdctl", "c2", "leave")
@@ -110,6 +112,7 @@ func TestExecLeavesNoProcess(t *testing.T) {
 // A program that is not there, or answers nonsense, is an error that says
 // so — never a grant.
 func TestExecBadProgram(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	dir := t.TempDir()
 	for i, tc := range []struct{ script, want string }{
@@ -163,6 +166,7 @@ func serveOrphan() {
 // leaves none behind: each gets SIGTERM as its parent dies, and the
 // etcdctl lock takes its waiting etcdctl along.
 func TestExecDiesWithTheLab(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	_, holder := locker(t, c, "etcd-mutex", "holder", "orphan")
 	_, err := holder.Acquire(ctx(t))
@@ -201,6 +205,7 @@ func TestExecDiesWithTheLab(t *testing.T) {
 // runs out for want of keep-alives — and the next acquire starts a new
 // process on a new lease.
 func TestExecKillIsSIGKILL(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	_, l1 := locker(t, c, "etcdctl", "c1", "kill")
 	g1, err := l1.Acquire(ctx(t))
@@ -229,6 +234,7 @@ func TestExecKillIsSIGKILL(t *testing.T) {
 // nothing yet says it is starting (the lab gives it lock.StartupAllowance).
 // Once it has answered, it is not.
 func TestExecSilentStartIsNamed(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	cl, err := c.NewClient("c1", c.Members()[0])
 	require.NoError(t, err)

@@ -25,6 +25,9 @@ import (
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	serveOrphan()   // the lab process of a test that kills it, if asked to be
+	// Each test on clusters of its own, mostly waiting for leases: four
+	// at once.
+	testsize.WaitBound(4)
 	goleak.VerifyTestMain(m)
 }
 
@@ -67,6 +70,7 @@ func keys(t *testing.T, c *cluster.Cluster, name string) int64 {
 }
 
 func TestMutualExclusionWithoutFaults(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	clients := testsize.Pick(t, 4, 8, "clients")
 	sections := testsize.Pick(t, 10, 50, "critical sections per client")
 	for _, kind := range lock.Names() {
@@ -112,6 +116,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 // the same at every acquire, so a waiter must wait for its predecessor's
 // revision, not its name (a regression: queue once deadlocked here).
 func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	for _, kind := range lock.Names() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
@@ -143,6 +148,7 @@ func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
 }
 
 func TestCancelledWaiterLeavesNoKey(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	for _, kind := range lock.Names() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
@@ -177,6 +183,7 @@ func TestCancelledWaiterLeavesNoKey(t *testing.T) {
 // queue — for a client that no longer waits. Alone, the put is the grant;
 // behind a holder (for the locks that queue a key per waiter), a place.
 func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	queues := map[string]bool{"etcd-mutex": true, "queue": true, "etcd-election": true}
 	c := start(t)
 	for _, kind := range lock.Names() {
@@ -238,6 +245,7 @@ func ownKeys(t *testing.T, c *cluster.Cluster, name string, lease clientv3.Lease
 }
 
 func TestWaiterWhoseSessionExpiresGetsNoGrant(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	for _, kind := range []string{"queue", "etcd-mutex"} {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
@@ -266,6 +274,7 @@ func TestWaiterWhoseSessionExpiresGetsNoGrant(t *testing.T) {
 // The paused-holder bug: c1 reads, is frozen before its write past its lease;
 // c2 is granted the lock and writes; c1 wakes and writes with its old grant.
 func TestPausedHolderStaleWrite(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	want := map[string]bool{"unfenced": true, "fenced": false, "etcd-guarded": false}
 	for _, kind := range lock.Names() {
 		for _, resName := range lock.ResourceNames() {
@@ -332,6 +341,7 @@ func releaseErr(kind string) error {
 }
 
 func TestLostClosesOnceTheClientLearns(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	c1, l1 := locker(t, c, "queue", "c1", "lost")
 	g, err := l1.Acquire(ctx(t))
@@ -350,6 +360,7 @@ func TestLostClosesOnceTheClientLearns(t *testing.T) {
 }
 
 func TestStaleReleaseKeepsNewerLock(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	for _, kind := range []string{"queue", "ttl-poll", "single-key-watch"} {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
@@ -391,6 +402,7 @@ func TestOptionsAndLookup(t *testing.T) {
 // watch on a member behind once delivered the delete of the client's
 // previous key and reported its session expired.
 func TestClientsOnEveryMember(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	for _, kind := range lock.Names() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
@@ -463,6 +475,7 @@ func TestFencedRefusesAStaleWriteBetweenANewerReadAndWrite(t *testing.T) {
 // behind it until its own lease ends (the lock would wedge for a whole TTL,
 // or forever while the session keeps the lease alive).
 func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	for _, kind := range lock.Names() {
 		t.Run(kind, func(t *testing.T) {
@@ -488,6 +501,7 @@ func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 // known-bad lock lets it lapse, and the next client is granted while the
 // first still believes it holds.
 func TestSlowHolderKeepsItsLease(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	factories := map[string]lock.Factory{"set-nx-px": lock.NewSetNXPX}
 	for _, kind := range lock.Names() {

@@ -17,6 +17,7 @@ import (
 // own release there and asks anew — it never re-enters a grant it gave
 // back. Its bug needs a member cut off from the quorum (isolated-asks).
 func TestStaleReentryIsExclusiveWhileHealthy(t *testing.T) {
+	t.Parallel() // on a cluster of its own
 	c := start(t)
 	var (
 		inside atomic.Int32

@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/lock/etcdctl"
 
 	"github.com/locklab/locklab/cluster/clusterproc"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
@@ -36,6 +37,7 @@ func TestMain(m *testing.M) {
 	}
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	clusterproc.Serve()
+	testsize.WaitBound(4)
 	goleak.VerifyTestMain(m)
 }
 
@@ -181,6 +183,7 @@ func TestListAndExplain(t *testing.T) {
 }
 
 func TestRunCheckReplay(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	out := t.TempDir()
 	code, stdout, stderr := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "queue",
 		"--resource", "unfenced,fenced", "--out", out)
@@ -243,6 +246,7 @@ func TestRunCheckReplay(t *testing.T) {
 // The CI gate: with --expect pass, a configuration documented to fail fails
 // the command.
 func TestExpectPassGates(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	code, stdout, _ := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "etcd-mutex",
 		"--resource", "unfenced", "--expect", "pass", "--out", t.TempDir())
 	assert.Equal(t, exitMismatch, code)
@@ -274,6 +278,7 @@ func TestInterruptedRunSaysIncomplete(t *testing.T) {
 // of its standard input closing or of the lab's death: only the lab's own
 // SIGKILL, after SIGTERM went unheeded, ends it.
 func TestCtrlCLeavesNoLockProcess(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	stubborn := filepath.Join(t.TempDir(), "stubborn.sh")
 	require.NoError(t, os.WriteFile(stubborn, []byte("trap '' TERM\nread -r cmd\nsleep 600\n"), 0o644))
 	for _, lk := range []string{"etcdctl", "exec:sh " + stubborn} {
@@ -327,6 +332,7 @@ func lockProcesses(t *testing.T, dir string) []string {
 }
 
 func TestBench(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	out := t.TempDir()
 	code, stdout, stderr := locklab(t, t.Context(), "bench", "--lock", "etcd-mutex,queue", "--clients", "2",
 		"--duration", "300ms", "--out", out)
@@ -366,6 +372,7 @@ func TestBenchInterrupted(t *testing.T) {
 // A scenario file a user wrote runs like the catalog's; a mistake in one is
 // bad input, named by file and line.
 func TestRunScript(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	out := t.TempDir()
 	code, stdout, stderr := locklab(t, t.Context(), "run", "--script", "testdata/user-paused-holder.txt", "--lock", "queue",
 		"--resource", "unfenced,fenced", "--out", out)
@@ -395,6 +402,7 @@ func TestRunScript(t *testing.T) {
 // explore finds the paused double holder on an unfenced store, writes the
 // shrunk script, and run --script reproduces its verdicts.
 func TestExploreWritesAScriptRunReproduces(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	script := filepath.Join(t.TempDir(), "found.txt")
 	code, stdout, stderr := locklab(t, t.Context(), "explore", "--lock", "queue", "--resource", "unfenced",
 		"--faults", "pause", "--cases", "60", "--shrink-time", "3s", "--out", script)
@@ -434,6 +442,7 @@ func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 // with the same leases; a script's own setup ttl= scales alike; a TTL
 // below a second is bad usage.
 func TestRunWithLongerLeases(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	out := t.TempDir()
 	code, stdout, stderr := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "queue",
 		"--resource", "unfenced,fenced", "--ttl", "2", "--out", out)

@@ -20,6 +20,7 @@ import (
 // other flags and a broken results file are refused with one line and exit
 // status 2, writing nothing.
 func TestShardsMergeToTheUnshardedRun(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	if testing.Short() {
 		t.Skip("runs a small campaign four times")
 	}
@@ -101,6 +102,7 @@ func junitCounts(t *testing.T, file string) string {
 // shard is in the merged summary with its shrunk script; a missing shard
 // is refused.
 func TestExplorationShardsMerge(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
 	if testing.Short() {
 		t.Skip("draws four cases on a real cluster")
 	}

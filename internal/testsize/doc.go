@@ -6,5 +6,6 @@
 // every lesson's workload): what a long CI step or a release runs.
 //
 // Where things are: testsize.go, Long and Pick, and WaitBound (how many
-// parallel tests of a waiting package run at once).
+// parallel tests of a waiting package run at once); idle_linux.go and
+// idle_other.go, how idle the machine is.
 package testsize

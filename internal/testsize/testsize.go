@@ -2,10 +2,12 @@ package testsize
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // Env is the environment variable that asks for the long sizes.
@@ -31,18 +33,30 @@ func Pick(t testing.TB, short, long int, what string) int {
 }
 
 // WaitBound lets a test package run n of its parallel tests at once (at
-// least GOMAXPROCS, go test's default), unless -test.parallel was given.
-// For a package whose tests mostly wait — for leases to lapse, faults to
-// hold, members to elect — and use a fraction of a core each: two at a
-// time on two cores leaves the cores idle and the package last to finish.
-// Call it from TestMain, before m.Run; it parses the command line.
+// least GOMAXPROCS, go test's default), unless -test.parallel was given
+// or the machine is busy. For a package whose tests mostly wait — for
+// leases to lapse, faults to hold, members to elect — and use a fraction
+// of a core each: two at a time on two cores leaves the cores idle and the
+// package last to finish. On a busy machine (less than a core idle over a
+// short look, or no way to look) the tests keep go test's default: more of
+// them at once would starve their 1 s leases, and the lab would rightly
+// call their runs spoiled. Call it from TestMain, before m.Run; it parses
+// the command line.
 func WaitBound(n int) {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(max(n, runtime.GOMAXPROCS(0))))
+	if given || n <= runtime.GOMAXPROCS(0) {
+		return
 	}
+	idle, ok := idleCPUs(200 * time.Millisecond)
+	if !ok || idle < 1 {
+		if testing.Verbose() {
+			fmt.Printf("testsize: %.1f of %d CPUs idle: parallel tests %d at a time, not %d\n", idle, runtime.NumCPU(), runtime.GOMAXPROCS(0), n)
+		}
+		return
+	}
+	_ = flag.Set("test.parallel", strconv.Itoa(n))
 }
