@@ -11,7 +11,9 @@
 // Where things are:
 //   - lab.go: the Lab — one run at a time, its steps, Reset, Do, Load, Next,
 //     Save and the checks as they stand
-//   - server.go: the HTTP server — the page, commands, server-sent events
+//   - server.go: the HTTP server — the page, commands, server-sent events,
+//     and the guard: loopback Hosts only, no change from another origin,
+//     bounded request bodies
 //   - exercise.go: the guided exercises, each judged from the run's checks
 //     and histories
 //   - page.html: the page, embedded

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/reports"
@@ -27,7 +30,74 @@ var pageHTML []byte
 //	POST /next           run the loaded scenario's next step
 //	GET  /exercises      the guided exercises; POST /exercise name= works on one
 //	GET  /save           what was done, as a scenario file
+//
+// The lab drives a cluster (the user's own with --endpoints) from a port
+// any program on the machine can reach, and any page a browser shows can
+// send it requests. It serves only requests made to a loopback host
+// (127.0.0.1, localhost, ::1: a name that resolves there, DNS rebinding,
+// is refused, reads included), changes nothing for a page of another
+// origin (Go's CrossOriginProtection: 403), and takes no request body over
+// MaxRequest.
 func (l *Lab) Handler() http.Handler {
+	return guard(l.routes())
+}
+
+// MaxRequest is the largest request body the lab takes: a command line, a
+// lock's or a lesson's name.
+const MaxRequest = 64 << 10
+
+// guard refuses what the lab must not serve (see Handler).
+func guard(h http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "locklab lab: a request from a page of another origin changes nothing here", http.StatusForbidden)
+	}))
+	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopback(r.Host) {
+			http.Error(w, fmt.Sprintf("locklab lab: serves only 127.0.0.1, localhost and ::1, not Host %.100q", r.Host), http.StatusForbidden)
+			return
+		}
+		if r.ContentLength > MaxRequest {
+			http.Error(w, fmt.Sprintf("locklab lab: a request of %d bytes; at most %d", r.ContentLength, MaxRequest), http.StatusRequestEntityTooLarge)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxRequest)
+		if r.Method == http.MethodPost {
+			if err := r.ParseForm(); err != nil {
+				if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+					http.Error(w, fmt.Sprintf("locklab lab: a request over %d bytes", MaxRequest), http.StatusRequestEntityTooLarge)
+					return
+				}
+				http.Error(w, "locklab lab: "+firstLine(err.Error()), http.StatusBadRequest)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// loopback says whether host (a request's Host: name or address, and a
+// port) names this machine's loopback interface.
+func loopback(host string) bool {
+	name, _, err := net.SplitHostPort(host)
+	if err != nil {
+		name = host
+	}
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(name, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// routes are the lab's pages and commands (see Handler).
+func (l *Lab) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -1,0 +1,85 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/internal/testsize"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// Every known-bad lock is caught by its scenario on every resource, by the
+// check it names, on every seed (2 here, 20 with LOCKLAB_LONG=1): a change
+// that lets one pass has cost the lab its power to detect.
+func TestRegressionsAreCaught(t *testing.T) {
+	t.Parallel()
+	seeds := testsize.Pick(t, 2, 20, "seeds of each known-bad lock")
+	for _, reg := range lock.Regressions() {
+		t.Run(reg.Name, func(t *testing.T) {
+			// Side by side, each with at most two configurations at once.
+			t.Parallel()
+			sum, err := scenarios.Run(t.Context(), scenarios.Config{
+				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
+				Seed: 1, Runs: seeds, Parallel: 2,
+			})
+			require.NoError(t, err)
+			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(lock.ResourceNames()))
+			for _, r := range sum.Results {
+				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", r.Scenario, r.Resource, r.Seed, r.Error)
+				assert.True(t, r.Matches, "%s × %s seed %d", r.Scenario, r.Resource, r.Seed)
+				caught := false
+				for _, v := range r.Checks {
+					caught = caught || (v.Check == reg.Check && v.Result == models.Fail)
+				}
+				assert.True(t, caught, "%s × %s seed %d: the %s check must catch it", r.Scenario, r.Resource, r.Seed, reg.Check)
+			}
+			assert.Equal(t, 0, sum.ExitCode())
+		})
+	}
+}
+
+// deleteByName is a user's lock whose release deletes the lock's key by
+// name, whoever holds it now.
+type deleteByName struct {
+	lock.Locker
+	cli *clientv3.Client
+}
+
+func (d deleteByName) Release(ctx context.Context, g lock.Grant) error {
+	_, err := d.cli.Delete(ctx, g.Key)
+	return err
+}
+
+// stale-release catches a lock whose late release frees the lock someone
+// else holds: the waiter is granted beside the holder, on every resource.
+// (A user's lock, through Config.Factories: the catalog expects PASS of it,
+// and the run says it did not.)
+func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	byName := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		l, err := lock.NewTTLPoll(cli, name, opts)
+		return deleteByName{l, cli}, err
+	}
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"stale-release"}, Locks: []string{"by-name"}, Resources: lock.ResourceNames(),
+		Seed: 1, Runs: 5, Factories: map[string]lock.Factory{"by-name": byName},
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 5*len(lock.ResourceNames()))
+	for _, r := range sum.Results {
+		assert.Equal(t, models.Fail, r.Verdict, "%s seed %d: %s", r.Resource, r.Seed, r.Error)
+		assert.False(t, r.Matches)
+		for _, v := range r.Checks {
+			if v.Check == "validity" {
+				assert.Equal(t, models.Fail, v.Result, "%s seed %d: c3 granted beside c2", r.Resource, r.Seed)
+			}
+		}
+	}
+	assert.Equal(t, 1, sum.ExitCode())
+}
