@@ -155,6 +155,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	flags := newFlagSet("replay")
 	verbose := flags.Bool("verbose", false, "show etcd's and the clients' logs")
 	outFlag := flags.String("out", "", "results directory for the replayed run (default reports/<time>, with reports/latest)")
+	lockFlag := flags.String("lock", "", "the lock to replay with (default: the one the run recorded; a lock run as a command, "+
+		lock.ExecPrefix+"…, only when named here or with --allow-exec)")
+	allowExec := flags.Bool("allow-exec", false, "run the command a recorded "+lock.ExecPrefix+"… lock names")
 	if err := parse(flags, args); err != nil {
 		return exitUsage, err
 	}
@@ -173,6 +176,15 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	recorded, lockName, resources, err := recordedVerdicts(dir)
 	if err != nil {
 		return exitUsage, err
+	}
+	switch {
+	case *lockFlag != "":
+		lockName = *lockFlag
+	case strings.HasPrefix(lockName, lock.ExecPrefix) && !*allowExec:
+		// A run directory may come from anywhere (a CI artifact): its
+		// history must not choose a command for this machine to run.
+		return exitUsage, usagef("replay: %s recorded the lock %q, a command locklab would run: name it yourself (--lock %q) or pass --allow-exec",
+			dir, lockName, lockName)
 	}
 	f := runFlags{scenario: plan.Scenario, lock: lockName, resource: strings.Join(resources, ","),
 		seed: plan.Seed, runs: 1, parallel: 1, ttl: max(plan.TTL, 1), expect: "catalog", clusterFlags: clusterFlags{members: 3, verbose: *verbose}}

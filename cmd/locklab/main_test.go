@@ -241,6 +241,27 @@ func TestRunCheckReplay(t *testing.T) {
 	for _, f := range []string{reports.IndexFile, "results.json", "paused-holder/queue/1/unfenced.history.jsonl"} {
 		assert.FileExists(t, filepath.Join(replayed, f), "the replay writes its own results and report")
 	}
+
+	// A run directory from elsewhere whose history names a command as its
+	// lock: replay runs it only when the user names it.
+	foreign := filepath.Join(t.TempDir(), "artifact")
+	require.NoError(t, os.CopyFS(foreign, os.DirFS(runDir)))
+	touched := filepath.Join(t.TempDir(), "touched")
+	for _, r := range []string{"unfenced", "fenced"} {
+		path := filepath.Join(foreign, r+".history.jsonl")
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		named := strings.Replace(string(b), `"lock":"queue"`, `"lock":"exec:touch `+touched+`"`, 1)
+		require.NotEqual(t, string(b), named, "the history's header names its lock")
+		require.NoError(t, os.WriteFile(path, []byte(named), 0o644))
+	}
+	code, _, stderr = locklab(t, t.Context(), "replay", foreign, "--out", t.TempDir())
+	assert.Equal(t, exitUsage, code)
+	oneLine(t, stderr, `recorded the lock "exec:touch `, "--allow-exec")
+	assert.NoFileExists(t, touched, "replay ran the command a history named")
+	code, stdout, _ = locklab(t, t.Context(), "replay", foreign, "--lock", "queue", "--out", t.TempDir())
+	assert.Equal(t, exitOK, code, stdout)
+	assert.Contains(t, stdout, "replaying paused-holder × queue, seed 1")
 }
 
 // The CI gate: with --expect pass, a configuration documented to fail fails
