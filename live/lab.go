@@ -59,6 +59,12 @@ type Lab struct {
 	version int           // bumped at every change the page shows
 	changed chan struct{} // closed and replaced at every change
 	runs    int
+
+	// checked is the State last computed, for its version: the pages
+	// and the events pushed at one version share one check of the
+	// history (held while a State is computed).
+	checkedMu sync.Mutex
+	checked   *State
 }
 
 // lesson is a catalog scenario being stepped through.
@@ -294,11 +300,17 @@ func (l *Lab) State() State {
 		}
 	}
 	l.mu.Unlock()
+	l.checkedMu.Lock()
+	defer l.checkedMu.Unlock()
+	if c := l.checked; c != nil && c.Version == st.Version {
+		return *c
+	}
 	out, err := env.Check()
 	if err != nil {
 		st.Belief = "the history cannot be checked yet: " + err.Error()
 		return st
 	}
+	defer func() { l.checked = &st }()
 	st.Belief = "one holder at a time"
 	for _, rc := range out.Checks {
 		if rc.Report.Belief.Result == models.Fail {
