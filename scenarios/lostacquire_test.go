@@ -51,20 +51,28 @@ func (r *rawMutex) Close() error                                    { return r.s
 // the catalog expects PASS of a user's lock, so the run is not as expected.
 func TestLostAcquireCatchesALeftKey(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	caughtOnEveryResource(t, "lost-acquire", newRawMutex, 2, "liveness", "liveness must catch the wedge")
+}
+
+// caughtOnEveryResource runs a user's lock (factory) through scenario on
+// every resource over runs seeds: every result must be FAIL, not as the
+// catalog expects of a user's lock, and caught by check.
+func caughtOnEveryResource(t *testing.T, scenario string, factory lock.Factory, runs int, check, why string) {
+	t.Helper()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{"lost-acquire"}, Locks: []string{"raw-mutex"}, Resources: lock.ResourceNames(),
-		Seed: 1, Runs: 2, Factories: map[string]lock.Factory{"raw-mutex": newRawMutex},
+		Scenarios: []string{scenario}, Locks: []string{"users-lock"}, Resources: lock.ResourceNames(),
+		Seed: 1, Runs: runs, Factories: map[string]lock.Factory{"users-lock": factory},
 	})
 	require.NoError(t, err)
-	require.Len(t, sum.Results, 2*len(lock.ResourceNames()))
+	require.Len(t, sum.Results, runs*len(lock.ResourceNames()))
 	for _, r := range sum.Results {
 		assert.Equal(t, models.Fail, r.Verdict, "%s seed %d: %s", r.Resource, r.Seed, r.Error)
 		assert.False(t, r.Matches)
 		caught := false
 		for _, v := range r.Checks {
-			caught = caught || v.Check == "liveness" && v.Result == models.Fail
+			caught = caught || v.Check == check && v.Result == models.Fail
 		}
-		assert.True(t, caught, "%s seed %d: liveness must catch the wedge", r.Resource, r.Seed)
+		assert.True(t, caught, "%s seed %d: %s", r.Resource, r.Seed, why)
 	}
 	assert.Equal(t, 1, sum.ExitCode())
 }

@@ -66,20 +66,5 @@ func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
 		l, err := lock.NewTTLPoll(cli, name, opts)
 		return deleteByName{l, cli}, err
 	}
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{"stale-release"}, Locks: []string{"by-name"}, Resources: lock.ResourceNames(),
-		Seed: 1, Runs: 5, Factories: map[string]lock.Factory{"by-name": byName},
-	})
-	require.NoError(t, err)
-	require.Len(t, sum.Results, 5*len(lock.ResourceNames()))
-	for _, r := range sum.Results {
-		assert.Equal(t, models.Fail, r.Verdict, "%s seed %d: %s", r.Resource, r.Seed, r.Error)
-		assert.False(t, r.Matches)
-		for _, v := range r.Checks {
-			if v.Check == "validity" {
-				assert.Equal(t, models.Fail, v.Result, "%s seed %d: c3 granted beside c2", r.Resource, r.Seed)
-			}
-		}
-	}
-	assert.Equal(t, 1, sum.ExitCode())
+	caughtOnEveryResource(t, "stale-release", byName, 5, "validity", "c3 granted beside c2")
 }
