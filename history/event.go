@@ -1,6 +1,9 @@
 package history
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // FormatVersion is the version of the file format this package writes.
 // Decode reads it and every older one: version 2 records each
@@ -123,6 +126,11 @@ const (
 	// The lab cannot watch such a grant's key, and a Guard built from it
 	// compares nothing that exists.
 	ObservedBadToken = "bad-token"
+	// ObservedRunError: the run itself went otherwise than its script — a
+	// step did not do what the script says, or the lab failed (Error says
+	// how). Written once, last, so that a check of the file judges it as
+	// the run did: ERROR, unless a check caught a violation.
+	ObservedRunError = "run-error"
 )
 
 // Op names an operation.
@@ -224,4 +232,26 @@ func Classify(err error) Type {
 		return Fail
 	}
 	return Info
+}
+
+// RunErrorEvent is the ObservedRunError event that ends events with the
+// run's own error err: at the time of the last of them.
+func RunErrorEvent(events []Event, err string) Event {
+	var at int64
+	if len(events) > 0 {
+		at = events[len(events)-1].Time
+	}
+	return Event{Time: at, Type: Observed, What: ObservedRunError, Error: err}
+}
+
+// RunError is what the run's ObservedRunError events say went wrong with
+// the run itself, one per line; "" when the run went as its script says.
+func RunError(events []Event) string {
+	var out []string
+	for _, e := range events {
+		if e.Type == Observed && e.What == ObservedRunError {
+			out = append(out, e.Error)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -84,7 +84,8 @@ func (g *gate) judge(r scenarios.Result, rerun, report string) judgement {
 		g.matched++
 		return j
 	}
-	head := fmt.Sprintf("%s × %s × %s, seed %d: %s, documented %s", r.Scenario, r.Lock, r.Resource, r.Seed, r.Verdict, r.Expected)
+	head := fmt.Sprintf("%s × %s × %s, seed %d: %s, documented %s", r.Scenario, r.Lock, r.Resource, r.Seed,
+		models.Shown(r.Verdict, r.Checks), r.Expected)
 	key := finding(r)
 	if first, ok := g.shown[key]; ok {
 		what := failedChecks(r)

@@ -9,7 +9,10 @@ import (
 )
 
 // CheckEnvironment tells whether the run's environment, rather than the
-// lock, took a holder's or a waiter's lease away: a grant's lease ended
+// lock, took a holder's or a waiter's lease away, or cut the run short
+// (see shortfalls: too little progress, or a step that went otherwise
+// than its script, while the lab's own process stood still; min is the
+// progress the run had to make, nil for none): a grant's lease ended
 // while its holder held it (or a lease while its client waited, see
 // waitLosses), no fault of the schedule explains it, and yet the client
 // had sent the lease a keep-alive in time (within one TTL of its last
@@ -17,11 +20,12 @@ import (
 // busy machine's doing — a server too slow to take a renewal in, a process
 // starved of CPU — and what follows from it (the next client rightly
 // granted, a lost update on an unfenced store) is no evidence against the
-// lock. Its result is ERROR when such a lapse happened, with each one as
-// evidence; PASS when none did; N/A with no grant. It is not a safety
-// check: Judge reads it (a caught violation that was not expected becomes
-// ERROR), and the runner runs such a configuration again.
-func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
+// lock. Its result is ERROR when such a lapse or shortfall happened, with
+// each one as evidence; PASS when none did; N/A with no grant. It is not a
+// safety check: Judge reads it (a caught violation that was not expected,
+// or too little progress, becomes ERROR), and the runner runs such a
+// configuration again.
+func CheckEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum) Verdict {
 	v := Verdict{Check: "environment", Operations: grants(ops)}
 	if v.Operations == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
@@ -58,17 +62,26 @@ func CheckEnvironment(ops []history.Operation, events []history.Event) Verdict {
 		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
 		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
 	}
-	if len(why) == 0 {
+	short, stood := shortfalls(ops, events, min)
+	v.Evidence = append(v.Evidence, stood...)
+	if len(why) == 0 && len(short) == 0 {
 		v.Result = Pass
 		v.Explanation = "No holder's or waiter's lease ended but where a fault of the schedule, or the lock itself, " +
 			"explains it."
 		return v
 	}
 	v.Result = Error
-	v.Explanation = "The environment let a renewed lease lapse: " + strings.Join(why, "; ") + ". The machine was too " +
-		"slow for the lease's TTL (another client was then rightly granted, or the waiter rightly told its session " +
-		"expired), so what followed is no evidence against " +
-		"the lock: run again on a quieter machine, or with a longer TTL (--ttl)."
+	var said []string
+	if len(why) > 0 {
+		said = append(said, "let a renewed lease lapse: "+strings.Join(why, "; "))
+	}
+	if len(short) > 0 {
+		said = append(said, "cut the run short: "+strings.Join(short, "; "))
+	}
+	v.Explanation = "The environment " + strings.Join(said, "; and ") + ". The machine " +
+		"was too slow for the lease's TTL or the script's deadlines (a lease lapsed though renewed, another client was " +
+		"then rightly granted, a waiter rightly told its session expired, a step ran out of time), so what followed is " +
+		"no evidence against the lock: run again on a quieter machine, or with a longer TTL (--ttl)."
 	return v
 }
 

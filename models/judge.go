@@ -47,7 +47,10 @@ type Judgement struct {
 //   - a violation caught where a PASS is documented, in a run whose
 //     environment took a holder's lease away (see CheckEnvironment), is
 //     ERROR: the busy machine, not the lock, may be what it shows. It never
-//     matches, and is never a PASS either.
+//     matches, and is never a PASS either;
+//   - too little progress in a run whose environment cut it short (the
+//     lab's own process stood still: see CheckEnvironment) is ERROR too,
+//     not the lock's FAIL.
 func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
 	j := Judgement{Verdict: rep.Result(), Caught: rep.Liveness.Result == Fail ||
 		slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
@@ -56,7 +59,8 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 		j.Verdict, j.Error = Error, runErr
 	case runErr != "":
 		j.Error = runErr
-	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error:
+	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error,
+		!j.Caught && rep.Progress.Result == Fail && rep.Environment.Result == Error:
 		j.Verdict, j.Error = Error, rep.Environment.Explanation
 	case !j.Caught && Moot(effects) != "":
 		j.Skipped, j.Verdict = Moot(effects), ""
@@ -92,10 +96,10 @@ func (j Judgement) matches(progress, liveness Result, effects []EffectResult, ex
 
 // JudgeHistory judges a recorded history from itself alone: every check,
 // the effects its header claims and the expectation its header documents
-// (PASS when it documents none). It is what `locklab check` does, and gives
-// the judgement the run gave, unless the run itself went wrong in a way
-// the file does not record (a step that failed). An invalid history is an
-// error, never a judgement.
+// (PASS when it documents none), and the run's own error as the file
+// records it (history.RunError). It is what `locklab check` does, and gives
+// the judgement the run gave. An invalid history is an error, never a
+// judgement.
 func JudgeHistory(h history.Header, events []history.Event, timeout time.Duration) (Report, []EffectResult, Judgement, error) {
 	rep, err := Check(h, events, timeout)
 	if err != nil {
@@ -106,5 +110,37 @@ func JudgeHistory(h history.Header, events []history.Event, timeout time.Duratio
 	if expect == "" {
 		expect = ExpectPass
 	}
-	return rep, effects, Judge(rep, effects, "", expect), nil
+	return rep, effects, Judge(rep, effects, history.RunError(events), expect), nil
+}
+
+// TooLittleProgress reports whether a FAIL verdict comes from the progress
+// check alone (checks are a history's verdicts, as Report.Verdicts lists
+// them): the run did too little to judge the lock, and no check caught it
+// doing anything wrong. Such a FAIL is to be shown as what it is, never as
+// a safety failure (see Shown).
+func TooLittleProgress(verdict Result, checks []Verdict) bool {
+	if verdict != Fail {
+		return false
+	}
+	short := false
+	for _, v := range checks {
+		switch {
+		case v.Result != Fail || v.Check == "mutex":
+		case v.Check == "progress":
+			short = true
+		default:
+			return false
+		}
+	}
+	return short
+}
+
+// Shown is a verdict as people read it: "FAIL (too little progress)" for a
+// FAIL that only the progress check gave (see TooLittleProgress), the
+// verdict itself otherwise.
+func Shown(verdict Result, checks []Verdict) string {
+	if TooLittleProgress(verdict, checks) {
+		return "FAIL (too little progress)"
+	}
+	return string(verdict)
 }

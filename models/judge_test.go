@@ -32,7 +32,8 @@ func lapsed(rep models.Report) models.Report {
 // matches a documented FAIL; too little progress, a vacuous schedule, a run
 // that went wrong never match; a moot lesson is skipped; a violation caught
 // where a PASS is documented, in a run whose environment lapsed a renewed
-// lease, is ERROR (never FAIL UNEXPECTED, never PASS).
+// lease, is ERROR (never FAIL UNEXPECTED, never PASS), and so is too little
+// progress in a run the environment cut short.
 func TestJudge(t *testing.T) {
 	happened := []models.EffectResult{{Name: "e", Happened: true}}
 	missing := []models.EffectResult{{Name: "e", Missing: "no pause"}}
@@ -64,6 +65,8 @@ func TestJudge(t *testing.T) {
 		{"a documented wedge caught", wedged(), happened, "step 3 timed out", models.ExpectFail, models.Fail, true, false},
 		{"an unexpected wedge", wedged(), happened, "", models.ExpectPass, models.Fail, false, false},
 		{"a wedge where the resource's fate is timing's", wedged(), happened, "", models.ExpectAny, models.Fail, false, false},
+		{"too little progress where the environment cut the run short", lapsed(report(models.Pass, models.Fail)), happened, "", models.ExpectPass, models.Error, false, false},
+		{"too little progress where a fail was documented and the environment cut the run short", lapsed(report(models.Pass, models.Fail)), happened, "", models.ExpectFail, models.Error, false, false},
 		{"a pass where the environment lapsed a lease", lapsed(report(models.Pass, models.Pass)), happened, "", models.ExpectPass, models.Pass, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,4 +84,22 @@ func TestUnknownEffectIsNotHappened(t *testing.T) {
 	res := models.CheckEffects([]history.Effect{{Kind: "melted"}}, nil)
 	assert.False(t, res[0].Happened)
 	assert.Contains(t, models.Vacuous(res), `unknown effect "melted"`)
+}
+
+// A FAIL that only the progress check gave is shown as too little
+// progress, never as a safety failure; one that a safety or liveness check
+// gave is shown as FAIL, whatever the belief says.
+func TestTooLittleProgressIsShownAsSuch(t *testing.T) {
+	short := report(models.Pass, models.Fail)
+	short.Belief = models.Verdict{Check: "mutex", Result: models.Fail}
+	assert.Equal(t, "FAIL (too little progress)", models.Shown(models.Fail, short.Verdicts()))
+	assert.True(t, models.TooLittleProgress(models.Fail, short.Verdicts()))
+	for name, rep := range map[string]models.Report{
+		"a safety check caught it": report(models.Fail, models.Fail),
+		"a wedge":                  wedged(),
+	} {
+		assert.Equal(t, "FAIL", models.Shown(models.Fail, rep.Verdicts()), name)
+	}
+	assert.Equal(t, "ERROR", models.Shown(models.Error, short.Verdicts()), "an ERROR stays one")
+	assert.False(t, models.TooLittleProgress(models.Pass, report(models.Pass, models.Pass).Verdicts()))
 }

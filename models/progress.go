@@ -20,39 +20,8 @@ func CheckProgress(ops []history.Operation, events []history.Event, min *history
 		v.Result, v.Explanation = NotApplicable, "The history states no minimum progress."
 		return v
 	}
-	var grants, sections, accepted, releases int
-	granted := map[string]bool{}
-	for _, op := range ops {
-		switch {
-		case op.Op == history.Acquire && op.Type == history.Ok:
-			grants++
-			granted[op.Client] = true
-		case op.Op == history.Release && op.Type == history.Ok && !op.Synthetic:
-			releases++
-		case op.Op == history.CS && op.Type == history.Ok:
-			sections++
-			if op.Accepted != nil && *op.Accepted {
-				accepted++
-			}
-		}
-	}
-	v.Operations = grants + sections
-	var short []string
-	if grants < min.Grants {
-		short = append(short, fmt.Sprintf("%d of %d grants", grants, min.Grants))
-	}
-	if sections < min.Sections {
-		short = append(short, fmt.Sprintf("%d of %d critical sections completed", sections, min.Sections))
-	}
-	if accepted < min.Accepted {
-		short = append(short, fmt.Sprintf("%d of %d writes accepted by the resource", accepted, min.Accepted))
-	}
-	if releases < min.Releases {
-		short = append(short, fmt.Sprintf("%d of %d releases returned ok", releases, min.Releases))
-	}
-	if len(granted) < min.Clients {
-		short = append(short, fmt.Sprintf("%d of %d clients were ever granted (the others starved)", len(granted), min.Clients))
-	}
+	short, counts := shortBy(ops, min)
+	v.Operations = counts.grants + counts.sections
 	if len(short) > 0 {
 		v.Result = Fail
 		v.Explanation = "Too little progress: " + strings.Join(short, "; ") + ". A run that exercised this little " +
@@ -67,11 +36,53 @@ func CheckProgress(ops []history.Operation, events []history.Event, min *history
 	}
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("Enough happened to judge the lock: %d grants, %d critical sections, %d writes accepted.",
-		grants, sections, accepted)
+		counts.grants, counts.sections, counts.accepted)
 	if min.RegrantWithin > 0 {
 		v.Explanation += " The lock granted again after the last fault ended."
 	}
 	return v
+}
+
+// done counts what a run achieved, as Minimum states it.
+type done struct{ grants, sections, accepted, releases, clients int }
+
+// shortBy says how ops fall short of min, one phrase each (none: they do
+// not), with what they did.
+func shortBy(ops []history.Operation, min *history.Minimum) ([]string, done) {
+	var d done
+	granted := map[string]bool{}
+	for _, op := range ops {
+		switch {
+		case op.Op == history.Acquire && op.Type == history.Ok:
+			d.grants++
+			granted[op.Client] = true
+		case op.Op == history.Release && op.Type == history.Ok && !op.Synthetic:
+			d.releases++
+		case op.Op == history.CS && op.Type == history.Ok:
+			d.sections++
+			if op.Accepted != nil && *op.Accepted {
+				d.accepted++
+			}
+		}
+	}
+	d.clients = len(granted)
+	var short []string
+	if d.grants < min.Grants {
+		short = append(short, fmt.Sprintf("%d of %d grants", d.grants, min.Grants))
+	}
+	if d.sections < min.Sections {
+		short = append(short, fmt.Sprintf("%d of %d critical sections completed", d.sections, min.Sections))
+	}
+	if d.accepted < min.Accepted {
+		short = append(short, fmt.Sprintf("%d of %d writes accepted by the resource", d.accepted, min.Accepted))
+	}
+	if d.releases < min.Releases {
+		short = append(short, fmt.Sprintf("%d of %d releases returned ok", d.releases, min.Releases))
+	}
+	if d.clients < min.Clients {
+		short = append(short, fmt.Sprintf("%d of %d clients were ever granted (the others starved)", d.clients, min.Clients))
+	}
+	return short, d
 }
 
 // recovery is how a lock came back after the last fault window of a

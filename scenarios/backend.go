@@ -9,7 +9,6 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/script"
 )
 
@@ -66,8 +65,6 @@ type Engine interface {
 	// Err is the first error of the run's own (a fault that failed, a
 	// recording lost), nil if none.
 	Err() error
-	// Reports judges every resource's history.
-	Reports() ([]models.Report, error)
 	// Events are the i-th resource's history so far.
 	Events(i int) []history.Event
 }

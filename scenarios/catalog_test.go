@@ -205,9 +205,10 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 }
 
 // A history file judges itself exactly as the run did: its header carries
-// the expectation and the claimed effects, so models.JudgeHistory — what
-// `locklab check` does — gives every result's verdict, expectation and
-// match, documented FAILs and known-bad locks included.
+// the expectation and the claimed effects, and its last event the run's own
+// error when a step went otherwise than its script, so models.JudgeHistory
+// — what `locklab check` does — gives every result's verdict, error,
+// expectation and match, documented FAILs and known-bad locks included.
 func TestCheckJudgesAsTheRunDid(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	out := t.TempDir()
@@ -226,6 +227,7 @@ func TestCheckJudgesAsTheRunDid(t *testing.T) {
 		_, effects, j, err := models.JudgeHistory(h, events, 0)
 		require.NoError(t, err)
 		assert.Equal(t, r.Verdict, j.Verdict, r.History)
+		assert.Equal(t, r.Error, j.Error, r.History)
 		assert.Equal(t, r.Matches, j.Matches, r.History)
 		assert.Equal(t, r.Effects, effects, r.History)
 		kinds[fmt.Sprintf("%s/%v", r.Expected, r.Verdict)] = true
@@ -249,10 +251,11 @@ func (silent) Close() error                              { return nil }
 // A lock that never grants has proved nothing, not even a lesson whose
 // documented outcome is FAIL: the clients it never granted do not enter
 // their critical sections, nothing is caught, and the run matches no
-// expectation.
+// expectation. The steps that went otherwise than the script are in the
+// history file, which a check judges as the run did.
 func TestASilentLockMatchesNothing(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Out: t.TempDir(),
 		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
 		Factories: map[string]lock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
 			return silent{}, nil
@@ -270,6 +273,13 @@ func TestASilentLockMatchesNothing(t *testing.T) {
 	// A client the lock gave no lease has none to lose: the wait for it
 	// is an error, and no effect about it happened.
 	assert.Contains(t, r.Error, "wait-lease-gone c1: got \"error: c1 has no lease the lab knows of")
+	h, events, err := history.ReadFile(r.History)
+	require.NoError(t, err)
+	assert.Equal(t, r.Error, history.RunError(events), "the run's error ends its history")
+	_, _, j, err := models.JudgeHistory(h, events, 0)
+	require.NoError(t, err)
+	assert.Equal(t, models.Error, j.Verdict)
+	assert.Equal(t, r.Error, j.Error)
 	for _, e := range r.Effects {
 		assert.False(t, e.Happened, "%s", e.Name)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/locklab/locklab/models"
 )
 
 // columns are the widths of a progress line's name columns: the longest
@@ -48,7 +50,7 @@ func progress(w io.Writer, cols columns, rs []Result, said map[string]bool) {
 			line += fmt.Sprintf("  %s %s", r.Resource, mark)
 			continue
 		}
-		line += fmt.Sprintf("  %s %s (%s)", r.Resource, r.Verdict, mark)
+		line += fmt.Sprintf("  %s %s (%s)", r.Resource, models.Shown(r.Verdict, r.Checks), mark)
 	}
 	took := slices.MaxFunc(rs, func(a, b Result) int { return cmp.Compare(a.Seconds, b.Seconds) }).Seconds
 	fmt.Fprintf(w, "%s  %.1fs\n", line, took)

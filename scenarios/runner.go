@@ -357,12 +357,12 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		rec.abort() // and none is left that looks complete
 		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, j, x.Resource) })
 	}
-	execErr = errors.Join(execErr, rec.commit())
-	reports, err := env.Reports()
+	execErr = errors.Join(execErr, rec.noteError(errorText(execErr), env.Events), rec.commit())
+	runErr := errorText(execErr)
+	reports, err := reportsOf(env, len(ran), &minimum, runErr)
 	if err != nil {
 		return fail(errors.Join(execErr, err).Error())
 	}
-	runErr := errorText(execErr)
 	out := each(func(x *Result) {})
 	for i := range out {
 		x := &out[i]
@@ -375,6 +375,25 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
 	}
 	return out
+}
+
+// reportsOf checks each of the run's n histories as its file records it:
+// the events, then the run's own error (runErr, "" for none), so that the
+// run and a check of its file judge alike.
+func reportsOf(env Engine, n int, minimum *history.Minimum, runErr string) ([]models.Report, error) {
+	out := make([]models.Report, n)
+	for i := range out {
+		events := env.Events(i)
+		if runErr != "" {
+			events = append(events, history.RunErrorEvent(events, runErr))
+		}
+		rep, err := models.Check(history.Header{Minimum: minimum}, events, models.DefaultTimeout)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = rep
+	}
+	return out, nil
 }
 
 // historyOf is where resource's history file is ("" when none is kept).
@@ -453,6 +472,23 @@ func record(cfg Config, resources []string, members int, s Scenario, j job, plan
 		rec.sinks[i] = sink
 	}
 	return rec, nil
+}
+
+// noteError ends every history file with the run's own error (runErr;
+// nothing for ""), after the last of events (each resource's history), so
+// that a check of the file judges it as the run did (see
+// history.ObservedRunError). Every client has stopped: nothing else writes.
+func (rec *recording) noteError(runErr string, events func(i int) []history.Event) error {
+	if runErr == "" {
+		return nil
+	}
+	var errs []error
+	for i, w := range rec.sinks {
+		if w != nil {
+			errs = append(errs, w.Write(history.RunErrorEvent(events(i), runErr)))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // commit puts every history file in place.

@@ -54,13 +54,17 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	checked := scenarios.Result{Scenario: h.Scenario, Lock: h.Lock, Resource: h.Resource, Seed: h.Seed,
 		Expected: expect, Checks: report.Verdicts(), Effects: results, Belief: report.Belief.Result,
 		Progress: report.Progress.Result, Verdict: j.Verdict, Matches: j.Matches, Error: j.Error, Skipped: j.Skipped}
+	verdict := "safety: " + string(j.Verdict)
+	if models.TooLittleProgress(j.Verdict, report.Verdicts()) {
+		verdict = "verdict: FAIL (too little progress; no safety check failed)"
+	}
 	switch {
 	case j.Skipped != "":
 		fmt.Fprintf(stdout, "skipped: %s\n", j.Skipped)
 	case j.Matches:
-		fmt.Fprintf(stdout, "safety: %s (documented %s: as expected)\n", j.Verdict, expect)
+		fmt.Fprintf(stdout, "%s (documented %s: as expected)\n", verdict, expect)
 	default:
-		fmt.Fprintf(stdout, "safety: %s (documented %s: NOT as expected)\n", j.Verdict, expect)
+		fmt.Fprintf(stdout, "%s (documented %s: NOT as expected)\n", verdict, expect)
 	}
 	if *out != "" {
 		if err := writeCheckReport(*out, path, checked, args); err != nil {

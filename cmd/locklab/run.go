@@ -501,7 +501,8 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 	remedied := map[string]bool{} // each check's remedy is said once a run
 	for _, r := range sum.Results {
 		if r.Skipped == "" && !r.Matches {
-			fmt.Fprintf(w, "  UNEXPECTED %s × %s × %s: %s, expected %s\n", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected)
+			fmt.Fprintf(w, "  UNEXPECTED %s × %s × %s: %s, expected %s\n", r.Scenario, r.Lock, r.Resource,
+				models.Shown(r.Verdict, r.Checks), r.Expected)
 			if r.Error != "" {
 				fmt.Fprintf(w, "    error: %s\n", strings.ReplaceAll(r.Error, "\n", "\n      "))
 			}

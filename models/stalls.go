@@ -1,0 +1,109 @@
+package models
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locklab/locklab/history"
+)
+
+// The lab's own process standing still (history.ObservedStalled) explains
+// a run that fell short of its script or of its progress when the stalls
+// add up to at least stallShare of the run, or one of them lasted
+// stallLong or more: a client starved that long misses deadlines and
+// grants that a machine with time to spare would have given it.
+const (
+	stallShare = 0.05
+	stallLong  = 500 * time.Millisecond
+)
+
+// stalls is what the lab's own process lost to standing still in a run.
+type stalls struct {
+	n              int
+	total, longest time.Duration
+	shortest       time.Duration
+	span           time.Duration // the run's length: its last event's time
+	evidence       []string      // the longest few, in time order
+}
+
+// stallsOf adds up the stalls events record.
+func stallsOf(events []history.Event) stalls {
+	var s stalls
+	for _, e := range events {
+		s.span = max(s.span, time.Duration(e.Time))
+		if e.Type != history.Observed || e.What != history.ObservedStalled {
+			continue
+		}
+		d := time.Duration(e.Time - e.StalledFrom)
+		if s.n == 0 || d < s.shortest {
+			s.shortest = d
+		}
+		s.n++
+		s.total += d
+		s.longest = max(s.longest, d)
+	}
+	var longest []history.Event
+	for _, e := range events {
+		if e.Type == history.Observed && e.What == history.ObservedStalled {
+			longest = append(longest, e)
+		}
+	}
+	slices.SortStableFunc(longest, func(a, b history.Event) int {
+		return cmp.Compare(b.Time-b.StalledFrom, a.Time-a.StalledFrom)
+	})
+	longest = longest[:min(len(longest), maxStallEvidence)]
+	slices.SortFunc(longest, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
+	for _, e := range longest {
+		s.evidence = append(s.evidence, fmt.Sprintf("the lab's own process stood still %v, from %v to %v into the run",
+			round(time.Duration(e.Time-e.StalledFrom)), round(time.Duration(e.StalledFrom)), round(time.Duration(e.Time))))
+	}
+	return s
+}
+
+// maxStallEvidence is how many stalls, the longest, a verdict lists.
+const maxStallEvidence = 5
+
+// explain reports whether the stalls explain a run that fell short.
+func (s stalls) explain() bool {
+	return s.n > 0 && (s.longest >= stallLong || s.span > 0 && float64(s.total) >= stallShare*float64(s.span))
+}
+
+// String says the stalls in a phrase.
+func (s stalls) String() string {
+	if s.n == 1 {
+		return fmt.Sprintf("the lab's own process stood still once, for %v, in a run of %v", round(s.total), round(s.span))
+	}
+	return fmt.Sprintf("the lab's own process stood still %d times (%v–%v, %v in all) in a run of %v",
+		s.n, round(s.shortest), round(s.longest), round(s.total), round(s.span))
+}
+
+func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
+
+// shortfalls says how the run fell short while the lab stood still — of
+// its progress (fewer grants, sections or writes than min asks) or of its
+// script (history.RunError) — when the stalls explain it (see
+// stalls.explain): a busy machine's doing, not evidence against the lock.
+// A lock that granted nothing at all is not excused: no stall keeps a
+// working lock from granting once.
+func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum) (why, evidence []string) {
+	s := stallsOf(events)
+	if !s.explain() || grants(ops) == 0 {
+		return nil, nil
+	}
+	if min != nil {
+		if short, _ := shortBy(ops, min); len(short) > 0 {
+			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
+		}
+	}
+	if runErr := history.RunError(events); runErr != "" {
+		first, _, _ := strings.Cut(runErr, "\n")
+		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, s))
+	}
+	if len(why) == 0 {
+		return nil, nil
+	}
+	return why, s.evidence
+}

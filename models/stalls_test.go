@@ -1,0 +1,99 @@
+package models_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// A run that fell short — too little progress, or a step that went
+// otherwise than its script — while the lab's own process stood still for
+// a good part of it is the busy machine's doing: the environment says
+// ERROR with the stalls as evidence, and the judgement is ERROR (run
+// again), never the lock's FAIL. Without such stalls, or with a lock that
+// granted nothing at all, the shortfall stays the lock's.
+func TestAShortRunWhileTheLabStoodStillIsTheEnvironments(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	granted := []op{
+		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
+		{client: "c1", op: C, call: ms(20), ret: ms(30), token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: ms(40), ret: ms(50)},
+		{client: "c2", op: A, call: ms(60), ret: ms(9000), typ: history.Fail},
+	}
+	never := []op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}
+	stall := func(from, to int64) history.Event {
+		return history.Event{Time: ms(to), Type: history.Observed, What: history.ObservedStalled, StalledFrom: ms(from)}
+	}
+	with := func(evs []history.Event, more ...history.Event) []history.Event {
+		evs = append(evs, more...)
+		slices.SortStableFunc(evs, func(a, b history.Event) int { return int(a.Time - b.Time) })
+		return evs
+	}
+	runErr := history.Event{Time: ms(9000), Type: history.Observed, What: history.ObservedRunError,
+		Error: "step 4 acquire c2: got \"error: context deadline exceeded\", the script expects a grant"}
+	short := &history.Minimum{Grants: 2}
+	for _, tc := range []struct {
+		name    string
+		events  []history.Event
+		min     *history.Minimum
+		env     models.Result
+		verdict models.Result
+		says    string
+	}{
+		{"too little progress, the lab stood still 1.2 s", with(build(granted, nil, nil), stall(1000, 2200)), short,
+			models.Error, models.Error, "the run made too little progress (1 of 2 grants) while the lab's own process stood still once, for 1.2s"},
+		{"too little progress, many short stalls", with(build(granted, nil, nil), stall(1000, 1300), stall(2000, 2300), stall(3000, 3300)), short,
+			models.Error, models.Error, "stood still 3 times (300ms–300ms, 900ms in all) in a run of 9s"},
+		{"too little progress, a quiet machine", build(granted, nil, nil), short, models.Pass, models.Fail, ""},
+		{"too little progress, one short stall", with(build(granted, nil, nil), stall(1000, 1260)), short, models.Pass, models.Fail, ""},
+		{"a lock that never granted", with(build(never, nil, nil), stall(1000, 3000)), short, models.NotApplicable, models.Fail, ""},
+		{"a step timed out, the lab stood still", with(build(granted, nil, nil), stall(1000, 2200), runErr), nil,
+			models.Error, models.Error, "a step went otherwise than its script (step 4 acquire c2"},
+		{"a step timed out on a quiet machine", with(build(granted, nil, nil), runErr), nil, models.Pass, models.Error, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := history.Header{Minimum: tc.min}
+			rep, _, j, err := models.JudgeHistory(h, tc.events, time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, tc.env, rep.Environment.Result, rep.Environment.Explanation)
+			assert.Equal(t, tc.verdict, j.Verdict, j.Error)
+			assert.False(t, j.Matches)
+			if tc.says != "" {
+				assert.Contains(t, rep.Environment.Explanation, "The environment cut the run short: ")
+				assert.Contains(t, rep.Environment.Explanation, tc.says)
+				assert.Contains(t, rep.Environment.Evidence[0], "the lab's own process stood still ", "each stall is evidence")
+				assert.Contains(t, rep.Environment.Evidence[0], ", from 1s to ")
+			}
+		})
+	}
+}
+
+// The run's own error, recorded last in the history, judges the file as
+// the run judged it: ERROR with that error, unless a check caught a
+// violation.
+func TestARecordedRunErrorJudgesTheFile(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c1", op: C, call: 20, ret: 30, token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: 40, ret: 50},
+	}
+	evs := append(build(ops, nil, nil), history.Event{Time: 50, Type: history.Observed, What: history.ObservedRunError,
+		Error: "step 3 release c1: got ok, the script expects an error"})
+	_, _, j, err := models.JudgeHistory(history.Header{}, evs, time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Error, j.Verdict)
+	assert.Equal(t, "step 3 release c1: got ok, the script expects an error", j.Error)
+	_, _, j, err = models.JudgeHistory(history.Header{}, build(ops, nil, nil), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Pass, j.Verdict)
+
+	evs[len(evs)-1].Error = ""
+	_, _, _, err = models.JudgeHistory(history.Header{}, evs, time.Second)
+	assert.ErrorContains(t, err, "observed run-error without an error")
+}
