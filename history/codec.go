@@ -119,6 +119,7 @@ type Scanner struct {
 	ev     Event
 	err    error
 	v      validator
+	ended  bool // a final value or the run's error was read
 }
 
 // NewScanner reads r; name is used in errors.
@@ -177,6 +178,10 @@ func (s *Scanner) readHeader() {
 	}
 	if s.header.Format < oldestFormat || s.header.Format > FormatVersion {
 		s.fail("unsupported history format version %d (this locklab reads versions %d to %d)", s.header.Format, oldestFormat, FormatVersion)
+		return
+	}
+	if msg := checkHeader(s.header); msg != "" {
+		s.fail("header: %s", msg)
 	}
 }
 
@@ -190,6 +195,10 @@ func (s *Scanner) Scan() bool {
 	}
 	b, ok := s.next()
 	if !ok {
+		if s.err == nil && s.header.Version != "" && !s.ended {
+			s.fail("the history ends before its run did: a run of locklab ends every history with the resource's " +
+				"final value or the run's error, and this one has neither (a file cut short?)")
+		}
 		return false
 	}
 	var e Event
@@ -202,6 +211,7 @@ func (s *Scanner) Scan() bool {
 		return false
 	}
 	s.ev = e
+	s.ended = s.ended || e.Type == Final || e.Type == Observed && e.What == ObservedRunError
 	return true
 }
 

@@ -99,6 +99,11 @@ func TestAbortLeavesNothing(t *testing.T) {
 
 const header = `{"locklab_history":1,"seed":1}`
 
+// ran is the header of a history a run of locklab wrote (it names the
+// version): such a file ends with the resource's final value or the run's
+// error.
+const ran = `{"locklab_history":2,"seed":1,"locklab_version":"0.1.0"}`
+
 func TestReaderNamesFileAndLine(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"empty", ``, "h.jsonl:1: empty file"},
@@ -143,6 +148,15 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 		{"bad token that matches its key", header + "\n" + `{"t":1,"type":"observed","what":"bad-token","client":"c1","token":7,"key":"k","key_revision":7}`,
 			`h.jsonl:2: observed bad-token: token 7, key "k" and key_revision 7 do not describe a mismatch`},
 		{"line too long", header + "\n" + strings.Repeat("x", history.MaxLine+1), "h.jsonl:2: line longer than"},
+		{"an expectation of no kind", `{"locklab_history":2,"seed":1,"expect":"BOGUS"}`, `h.jsonl:1: header: expect "BOGUS" is none of PASS, FAIL and ANY`},
+		{"negative members", `{"locklab_history":2,"seed":1,"members":-3}`, "h.jsonl:1: header: negative members -3"},
+		{"a negative minimum", `{"locklab_history":2,"seed":1,"minimum":{"grants":-1}}`, "h.jsonl:1: header: a negative minimum"},
+		{"a negative token", header + "\n" + `{"t":1,"type":"invoke","id":1,"client":"c1","op":"cs","token":-5}`, "h.jsonl:2: negative token -5 or lease 0"},
+		{"a run's error without the error", header + "\n" + `{"t":1,"type":"observed","what":"run-error"}`, "h.jsonl:2: observed run-error without an error"},
+		{"a run's file with its header only", ran, "h.jsonl:1: the history ends before its run did"},
+		{"a run's file cut at a line's end", ran + "\n" +
+			`{"t":1,"type":"invoke","id":1,"client":"c1","op":"acquire"}` + "\n" +
+			`{"t":2,"type":"ok","id":1,"client":"c1","op":"acquire","token":3}` + "\n", "h.jsonl:3: the history ends before its run did"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,6 +165,16 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "\n", "one line")
 		})
+	}
+}
+
+// A run's file that ends with its final value, or with the run's error,
+// is whole.
+func TestARunsFileEndsWithItsFinalValueOrItsError(t *testing.T) {
+	for _, last := range []string{`{"t":3,"type":"final","value":1}`, `{"t":3,"type":"observed","what":"run-error","error":"step 2 failed"}`} {
+		_, events, err := history.Decode(strings.NewReader(ran+"\n"+last+"\n"), "h.jsonl")
+		require.NoError(t, err)
+		assert.Len(t, events, 1)
 	}
 }
 

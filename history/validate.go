@@ -54,6 +54,9 @@ func (v *validator) check(e Event, line int) string {
 		return fmt.Sprintf("time goes backwards: %d after %d", e.Time, v.lastTime)
 	}
 	v.lastTime = e.Time
+	if e.Token < 0 || e.Lease < 0 {
+		return fmt.Sprintf("negative token %d or lease %d", e.Token, e.Lease)
+	}
 	switch e.Type {
 	case Invoke:
 		return v.invoke(e, line)
@@ -162,5 +165,22 @@ func (v *validator) fault(e Event) string {
 	}
 	delete(v.faults, e.ID)
 	v.ended[e.ID] = true
+	return ""
+}
+
+// checkHeader returns what is wrong with a header's values, or "".
+func checkHeader(h Header) string {
+	switch h.Expect {
+	case "", "PASS", "FAIL", "ANY":
+	default:
+		return fmt.Sprintf("expect %q is none of PASS, FAIL and ANY", h.Expect)
+	}
+	if h.Members < 0 {
+		return fmt.Sprintf("negative members %d", h.Members)
+	}
+	if m := h.Minimum; m != nil && (m.Grants < 0 || m.Sections < 0 || m.Accepted < 0 || m.Releases < 0 ||
+		m.Clients < 0 || m.RegrantWithin < 0) {
+		return fmt.Sprintf("a negative minimum: %+v", *m)
+	}
 	return ""
 }

@@ -240,7 +240,7 @@ var catalog = []Scenario{
 			"production: c2's link fails while it waits in the queue, and the server lets its lease lapse. c1 " +
 			"releases; the link heals. c2 must be told its session expired — a grant now would rest on a lease the " +
 			"server ended before anyone released the lock to c2.",
-		Members: 3, TTL: 1, script: "expire-while-waiting-lapse.txt", Expect: alwaysPass,
+		Members: 3, TTL: 1, script: "expire-while-waiting-lapse.txt", Expect: alwaysPass, opTimeout: lapseOpTimeout,
 		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1},
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
@@ -481,6 +481,13 @@ const lostAcquireTTL = 3
 // by one given up before), and a lock that leaves a key to its lease (a
 // process that exits with its session) needs a lease's time.
 var lostAcquireOpTimeout = run.RegrantWithin(lostAcquireTTL) + lostAcquireTTL*time.Second
+
+// lapseOpTimeout bounds an operation of expire-while-waiting-lapse: the
+// waiter's acquire waits out its own lease's lapse (a TTL from its last
+// keep-alive, and the server's noticing), c1's release, the heal and its
+// client's reconnection before it hears anything — at the default 2 s, a
+// busy machine timed out a lock that would have answered as it should.
+const lapseOpTimeout = 5 * time.Second
 
 // blipOpTimeout bounds an operation of link-blip: a waiter waits out a
 // holder that works for two TTLs, and a blip.

@@ -37,6 +37,8 @@ func progress(w io.Writer, cols columns, rs []Result, said map[string]bool) {
 	for _, r := range rs {
 		mark := "ok"
 		switch {
+		case r.Interrupted:
+			mark = "interrupted"
 		case r.Skipped != "":
 			mark = "skipped"
 			if !slices.Contains(skips, r.Skipped) && !said[r.Skipped] {

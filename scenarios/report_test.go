@@ -13,7 +13,7 @@ import (
 
 func TestReportCarriesLessonsEventsAndReplay(t *testing.T) {
 	hist := filepath.Join("..", "reports", "testdata", "paused-holder-unfenced.history.jsonl")
-	mine, err := scenarios.FromScript("mine", "mine.txt", "# My lesson.\nheal\n----\nall faults undone\n")
+	mine, err := scenarios.FromScript("mine", "mine.txt", "# My lesson.\nheal\n----\nall faults undone\n\ncheck\n----\nunfenced: PASS\n")
 	require.NoError(t, err)
 	rep, err := scenarios.Report(".", "t", []string{"locklab", "run"}, []scenarios.Result{
 		{Scenario: "paused-holder", Lock: "queue", Resource: "unfenced", Verdict: models.Fail, History: hist},

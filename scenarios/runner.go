@@ -108,6 +108,10 @@ type Result struct {
 	// Retried lists the earlier attempts of this configuration, run again
 	// because their environment took a holder's lease away (see Attempts).
 	Retried []string `json:"retried,omitempty"`
+	// Interrupted says the run was stopped (Ctrl-C) while this
+	// configuration ran: it has no verdict (Skipped says "interrupted"),
+	// and is counted as interrupted, not as skipped.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Errors about what to run.
@@ -234,7 +238,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 		})
 	}
 	wg.Wait()
-	var out []Result
+	out := []Result{} // none finished: an empty list, not none at all
 	for i, rs := range results {
 		if finished[i] {
 			out = append(out, rs...)
@@ -345,17 +349,25 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		return fail(err.Error())
 	}
 	minimum := s.Minimum
+	interrupted := func() []Result { // a cut-short history proves nothing either way
+		rec.abort() // and none is left that looks complete
+		return each(func(x *Result) {
+			x.Skipped, x.Interrupted, x.Expected = "interrupted", true, expectation(cfg, s, j, x.Resource)
+		})
+	}
 	env, closeEnv, err := st.Open(ctx, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout, Sinks: rec.sinks,
 		Resources: ran, RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(j.lock), j.seed, time.Now().UnixNano())})
+	if err != nil && ctx.Err() != nil {
+		return interrupted()
+	}
 	if err != nil {
 		rec.abort()
 		return fail(err.Error())
 	}
 	execErr := s.Execute(ctx, env, plan)
 	execErr = errors.Join(execErr, closeEnv(), env.Err())
-	if ctx.Err() != nil { // a cut-short history proves nothing either way
-		rec.abort() // and none is left that looks complete
-		return each(func(x *Result) { x.Skipped, x.Expected = "interrupted", expectation(cfg, s, j, x.Resource) })
+	if ctx.Err() != nil {
+		return interrupted()
 	}
 	execErr = errors.Join(execErr, rec.noteError(errorText(execErr), env.Events), rec.commit())
 	runErr := errorText(execErr)

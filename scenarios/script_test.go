@@ -205,6 +205,9 @@ func TestFromScript(t *testing.T) {
 		{"check\n----\nunfenced: MAYBE\n", `mine.txt:3: check: unfenced: want PASS or FAIL, got "MAYBE"`},
 		{"acquire c1\n", `mine.txt:1: acquire: want a line "----"`},
 		{"# only words\n", "mine.txt: no command"},
+		{"client c1 member=m1\n----\nx\n\nacquire c1\n----\nc1: granted token=t1\n", "mine.txt: no check step"},
+		{"client c1 member=m1\n----\nx\n\nacquire c7\n----\nc7: granted token=t1\n", "mine.txt:5: acquire: client c7 is not declared"},
+		{"setup members=99999\n----\nready\n", "mine.txt:1: setup: members=99999: want a count of members, 1 to 9"},
 	} {
 		_, err := scenarios.FromScript("mine", "mine.txt", c.text)
 		if assert.Error(t, err, c.text) {

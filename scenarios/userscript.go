@@ -26,8 +26,9 @@ import (
 // verdicts are read from its `check` step ("unfenced: FAIL (…)",
 // "fenced: PASS"); a resource it does not name must PASS. Every other
 // step's output is compared with the script's, as for the catalog: a step
-// that printed something else makes the run an ERROR. The lesson is the
-// narration before its first command.
+// that printed something else makes the run an ERROR. A script without a
+// check step expects nothing, and is refused. The lesson is the narration
+// before its first command.
 func FromScript(name, file, text string) (Scenario, error) {
 	steps, err := script.Parse(file, text)
 	if err != nil {
@@ -88,6 +89,10 @@ func FromScript(name, file, text string) (Scenario, error) {
 		if m := st.Cmd.Member; st.Cmd.Name == "client" && memberIndex(m) > s.Members {
 			return Scenario{}, fmt.Errorf("%s:%d: client: member=%s: the script's cluster has %d members (setup members=N)", file, st.Line, m, s.Members)
 		}
+	}
+	if !slices.ContainsFunc(steps, func(st script.Step) bool { return st.Cmd.Name == "check" }) {
+		return Scenario{}, fmt.Errorf("%s: no check step: a script says what it expects of each resource with one "+
+			"(\"check\", then \"unfenced: FAIL …\", \"fenced: PASS\")", file)
 	}
 	return s, nil
 }

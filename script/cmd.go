@@ -50,14 +50,22 @@ func oneOf(vals ...string) check {
 	}
 }
 
-func atLeastOne(what string) check {
+func between(lo, hi int, what string) check {
 	return func(v string) error {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 {
-			return fmt.Errorf("want %s, at least 1", what)
+		if n, err := strconv.Atoi(v); err != nil || n < lo || n > hi {
+			return fmt.Errorf("want %s, %d to %d", what, lo, hi)
 		}
 		return nil
 	}
 }
+
+// MaxMembers and MaxTTL bound setup's members= and ttl=: a cluster of more
+// members than etcd advises, a lease whose every wait runs for minutes, is
+// not a lesson but a typo.
+const (
+	MaxMembers = 9
+	MaxTTL     = 30
+)
 
 // numbered checks a name made of prefix and a number from 1 (m1, t2).
 func numbered(prefix, what string) check {
@@ -79,8 +87,8 @@ type spec struct {
 
 // checks are the values every key may take.
 var checks = map[string]check{
-	"members": atLeastOne("a count of members"),
-	"ttl":     atLeastOne("a whole number of seconds"),
+	"members": between(1, MaxMembers, "a count of members"),
+	"ttl":     between(1, MaxTTL, "a whole number of seconds"),
 	"member":  numbered("m", "a member name"),
 	"at":      oneOf(lock.AfterAcquire, lock.BeforeWrite, lock.BeforeRelease, cluster.AnyPoint),
 	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),

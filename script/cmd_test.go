@@ -2,6 +2,7 @@ package script_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,8 +27,10 @@ func TestParseLineChecksValues(t *testing.T) {
 		"release c1 grant=first":       "release: grant=first: want a grant's token label (t1, t2…)",
 		"release c1 answer=late":       "release: answer=late: want one of lost",
 		"release c1 answer=lost async": "answer=lost releases the latest grant, in the foreground",
-		"setup members=two":            "setup: members=two: want a count of members, at least 1",
-		"setup ttl=0":                  "setup: ttl=0: want a whole number of seconds, at least 1",
+		"setup members=two":            "setup: members=two: want a count of members, 1 to 9",
+		"setup members=99999":          "setup: members=99999: want a count of members, 1 to 9",
+		"setup ttl=0":                  "setup: ttl=0: want a whole number of seconds, 1 to 30",
+		"setup ttl=100000":             "setup: ttl=100000: want a whole number of seconds, 1 to 30",
 		"acquire c1 fast":              `acquire: unexpected argument "fast" (it takes CLIENT answer=… async)`,
 		"acquire c1 answer=lost async": "acquire: answer=lost waits for the server to show the acquire's key, in the foreground",
 		"acquire c1 answer=gone":       "acquire: answer=gone: want one of lost",
@@ -63,16 +66,21 @@ func TestCmdStringReadsBack(t *testing.T) {
 
 // A script file is read step by step, its errors naming file and line.
 func TestParse(t *testing.T) {
-	steps, err := script.Parse("s.txt", "# c1 asks.\nacquire c1\n----\nc1: granted token=t1\n\ncheck\n----\nunfenced: PASS\nbelief: one holder at a time\n")
+	const client = "client c1 member=m1\n----\nc1: connected to m1\n\n"
+	steps, err := script.Parse("s.txt", client+"# c1 asks.\nacquire c1\n----\nc1: granted token=t1\n\ncheck\n----\nunfenced: PASS\nbelief: one holder at a time\n")
 	require.NoError(t, err)
-	require.Len(t, steps, 2)
-	assert.Equal(t, []string{"c1 asks."}, steps[0].Narration)
-	assert.Equal(t, script.Cmd{Name: "acquire", Client: "c1"}, steps[0].Cmd)
-	assert.Equal(t, 2, steps[0].Line)
-	assert.Equal(t, "unfenced: PASS\nbelief: one holder at a time", steps[1].Expected)
+	require.Len(t, steps, 3)
+	assert.Equal(t, []string{"c1 asks."}, steps[1].Narration)
+	assert.Equal(t, script.Cmd{Name: "acquire", Client: "c1"}, steps[1].Cmd)
+	assert.Equal(t, 6, steps[1].Line)
+	assert.Equal(t, "unfenced: PASS\nbelief: one holder at a time", steps[2].Expected)
 
-	_, err = script.Parse("s.txt", "acquire c1\n----\nok\n\npause c1 at=now\n----\n")
-	assert.EqualError(t, err, "s.txt:5: pause: at=now: want one of after-acquire, before-write, before-release, any")
+	_, err = script.Parse("s.txt", client+"acquire c1\n----\nok\n\npause c1 at=now\n----\n")
+	assert.EqualError(t, err, "s.txt:9: pause: at=now: want one of after-acquire, before-write, before-release, any")
+	_, err = script.Parse("s.txt", client+"acquire c7\n----\nok\n")
+	assert.EqualError(t, err, `s.txt:5: acquire: client c7 is not declared (a step "client c7 member=m1" before it)`)
+	_, err = script.Parse("s.txt", client+"# "+strings.Repeat("x", script.MaxLine)+"\n")
+	assert.EqualError(t, err, fmt.Sprintf("s.txt:5: a line longer than %d bytes", script.MaxLine))
 }
 
 // Drawn scripts are a function of the seed, and every line they hold is a

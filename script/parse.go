@@ -2,6 +2,7 @@ package script
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -22,7 +23,9 @@ func Parse(name, text string) ([]Step, error) {
 	var steps []Step
 	var narration []string
 	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(nil, MaxLine)
 	line := 0
+	declared := map[string]bool{}
 	for sc.Scan() {
 		line++
 		s := strings.TrimSpace(sc.Text())
@@ -55,13 +58,24 @@ func Parse(name, text string) ([]Step, error) {
 		if cmd.Name == "setup" && len(steps) > 0 {
 			return nil, fmt.Errorf("%s:%d: setup: must be the script's first command", name, st.Line)
 		}
+		if cmd.Name == "client" {
+			declared[cmd.Client] = true
+		} else if cmd.Client != "" && !declared[cmd.Client] {
+			return nil, fmt.Errorf("%s:%d: %s: client %s is not declared (a step \"client %s member=m1\" before it)",
+				name, st.Line, cmd.Name, cmd.Client, cmd.Client)
+		}
 		steps = append(steps, st)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("%s:%d: a line longer than %d bytes", name, line+1, MaxLine)
+	} else if err != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
 	}
 	return steps, nil
 }
+
+// MaxLine is the longest line of a script Parse reads.
+const MaxLine = 64 << 10
 
 // Render writes steps and their outputs in the scenario-file format,
 // narration first (each line a comment).

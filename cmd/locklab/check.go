@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/history"
@@ -33,6 +34,9 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	h, events, err := history.ReadFile(path)
 	if err != nil {
 		return exitUsage, usagef("%v", err)
+	}
+	if err := knownNames(path, h); err != nil {
+		return exitUsage, usagef("%s: %v", path, err)
 	}
 	report, results, j, err := judgeFile(&h, events)
 	if err != nil {
@@ -244,6 +248,25 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
+// knownNames checks what a history's header names: a resource the lab
+// has, and, in a file a run wrote (it names the version), a scenario of
+// the catalog or one whose file sits beside the history (a run of a
+// scenario file keeps it there). A hand-written file may name its
+// scenario as it likes; an empty resource passes.
+func knownNames(path string, h history.Header) error {
+	if h.Resource != "" && !slices.Contains(lock.ResourceNames(), h.Resource) {
+		return fmt.Errorf("header: resource %q is none of %s", h.Resource, strings.Join(lock.ResourceNames(), ", "))
+	}
+	if h.Version == "" || h.Scenario == "" || fileExists(scenarios.ScriptFile(filepath.Dir(path), h.Scenario)) {
+		return nil
+	}
+	if _, err := scenarios.Lookup(h.Scenario); err != nil {
+		return fmt.Errorf("header: scenario %q is not in the catalog and no file of it (%s) is beside the history",
+			h.Scenario, filepath.Base(scenarios.ScriptFile("", h.Scenario)))
+	}
+	return nil
+}
+
 // judgeFile judges a history file as the run that wrote it did (see
 // models.JudgeHistory). A file from before headers said what they expect
 // and claim is held to its catalog scenario's effects (and, with no
@@ -271,6 +294,9 @@ func recordedVerdicts(dir string) (map[string]models.Result, string, []string, e
 		}
 		if err != nil {
 			return nil, "", nil, usagef("%v", err)
+		}
+		if err := knownNames(path, h); err != nil {
+			return nil, "", nil, usagef("%s: %v", path, err)
 		}
 		_, _, j, err := judgeFile(&h, events)
 		if err != nil {

@@ -232,8 +232,8 @@ func openCluster(ctx context.Context, external *cluster.External, members int, l
 // checkExploreCounts says what is wrong with explore's counts, if anything.
 func checkExploreCounts(cases, steps, ttl, members int) error {
 	switch {
-	case ttl < 1:
-		return usagef("--ttl: a lease lives at least 1 s, got %d", ttl)
+	case ttl < 1 || ttl > maxTTL:
+		return usagef("--ttl: want 1 to %d s, got %d", maxTTL, ttl)
 	case cases < 1:
 		return usagef("--cases: want at least 1, got %d", cases)
 	case steps < 1:

@@ -61,6 +61,14 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"locklab_history":1}`+"\n"+`{"t":1,"type":"invoke",`+"\n"), 0o644))
+	file := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return path
+	}
+	const final = `{"t":1,"type":"final","value":0}` + "\n"
+	noCheck := file("no-check.txt", "client c1 member=m1\n----\nc1: connected to m1\n\nacquire c1\n----\nc1: granted token=t1\n")
+	longLine := file("long.txt", "client c1 member=m1\n----\nc1: connected to m1\n\n# "+strings.Repeat("x", 10<<20)+"\n")
 	cases := []struct {
 		args []string
 		want []string
@@ -68,6 +76,16 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"check", bad}, []string{"bad.jsonl:2: malformed event"}},
 		{[]string{"check", filepath.Join(dir, "none.jsonl")}, []string{"none.jsonl", "no such file"}},
 		{[]string{"check"}, []string{"want one history file"}},
+		{[]string{"check", file("cut.jsonl", `{"locklab_history":2,"seed":1,"locklab_version":"0.1.0"}`+"\n")}, []string{"cut.jsonl:1: the history ends before its run did"}},
+		{[]string{"check", file("bogus.jsonl", `{"locklab_history":2,"seed":1,"expect":"BOGUS"}`+"\n"+final)}, []string{`bogus.jsonl:1: header: expect "BOGUS"`}},
+		{[]string{"check", file("members.jsonl", `{"locklab_history":2,"seed":1,"members":-1}`+"\n"+final)}, []string{"members.jsonl:1: header: negative members -1"}},
+		{[]string{"check", file("paper.jsonl", `{"locklab_history":2,"seed":1,"resource":"paper"}`+"\n"+final)}, []string{`paper.jsonl: header: resource "paper" is none of unfenced`}},
+		{[]string{"check", file("nope.jsonl", `{"locklab_history":2,"seed":1,"scenario":"nope","locklab_version":"0.1.0"}`+"\n"+final)}, []string{`nope.jsonl: header: scenario "nope" is not in the catalog and no file of it (nope.txt)`}},
+		{[]string{"run", "--members", "2"}, []string{"--members 2: scenario", "needs 3 members"}},
+		{[]string{"run", "--members", "99999"}, []string{"--members: want 1 to 9, got 99999"}},
+		{[]string{"run", "--ttl", "100000"}, []string{"--ttl: want 1 to 30 s, got 100000"}},
+		{[]string{"run", "--script", noCheck}, []string{"no-check.txt: no check step"}},
+		{[]string{"run", "--script", longLine}, []string{"long.txt:5: a line longer than 65536 bytes"}},
 		{[]string{"run", "--scenario", "nope"}, []string{`--scenario: unknown scenario "nope"`, "paused-holder", "random"}},
 		{[]string{"run", "--lock", "zookeeper"}, []string{`unknown lock "zookeeper"`, "etcd-mutex", "redis-setnx"}},
 		{[]string{"run", "--resource", "paper"}, []string{`unknown resource "paper"`, "fenced"}},
@@ -323,6 +341,16 @@ func TestCtrlCLeavesNoLockProcess(t *testing.T) {
 			left, err := filepath.Glob(filepath.Join(tmp, "locklab-exec-*"))
 			require.NoError(t, err)
 			assert.Empty(t, left, "a lock process's directory outlived the run")
+			// What was under way is counted as interrupted: no ERROR, no skip.
+			var sum scenarios.Summary
+			b, err := os.ReadFile(filepath.Join(tmp, "out", "results.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &sum))
+			assert.False(t, sum.Complete)
+			require.NotNil(t, sum.Results, `"results": [] when none finished, never null`)
+			for _, r := range sum.Results {
+				assert.True(t, r.Interrupted, "%s × %s: %s %s", r.Scenario, r.Resource, r.Verdict, r.Error)
+			}
 		})
 	}
 }
@@ -439,7 +467,7 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 	assert.Contains(t, stderr, `--faults: unknown faults "gc"`)
 	code, _, stderr = locklab(t, t.Context(), "explore", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "--ttl: a lease lives at least 1 s, got 0")
+	assert.Contains(t, stderr, "--ttl: want 1 to 30 s, got 0")
 	code, _, stderr = locklab(t, t.Context(), "explore", "--faults", "slow")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--faults slow: a slow link is drawn only on leases of 3 s or more (--ttl 3)")
@@ -494,5 +522,5 @@ func TestRunWithLongerLeases(t *testing.T) {
 
 	code, _, stderr = locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, stderr, "--ttl 0: a lease lives at least 1 s")
+	assert.Contains(t, stderr, "--ttl: want 1 to 30 s, got 0")
 }

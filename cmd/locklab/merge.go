@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -59,17 +60,25 @@ func cmdMerge(args []string, stdout io.Writer) (int, error) {
 		}
 		sums[i] = s
 	}
-	// Refused before anything is written.
+	// Refused before anything is written: shards that do not fit, or
+	// whose files are not all there.
 	if _, err := scenarios.Merge(sums, dirs); err != nil {
 		return exitUsage, usagef("merge: %v", err)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		return exitUsage, usagef("merge: --out: %v", err)
+	for i := range sums {
+		if err := shardWhole(dirs[i], sums[i].Results); err != nil {
+			return exitUsage, err
+		}
+	}
+	_, created, err := outDir(*out)
+	if err != nil {
+		return exitUsage, err
 	}
 	var extra []scenarios.Scenario
 	for i := range sums {
 		rs, ex, err := copyShard(dirs[i], *out, sums[i].Results)
 		if err != nil {
+			removeCreated(created)
 			return exitUsage, err
 		}
 		sums[i].Results = rs
@@ -149,6 +158,34 @@ func copyShard(dir, out string, results []scenarios.Result) ([]scenarios.Result,
 		}
 	}
 	return rs, extra, nil
+}
+
+// shardWhole checks that a shard's directory holds every file its results
+// name — each history, whole, and the file of each scenario not from the
+// catalog — so that a merge refuses a broken shard before writing
+// anything.
+func shardWhole(dir string, results []scenarios.Result) error {
+	for _, r := range results {
+		if r.History == "" {
+			continue
+		}
+		if _, _, err := history.ReadFile(scenarios.HistoryPath(dir, r)); err != nil {
+			return usagef("merge: %s: %v", dir, err)
+		}
+		if _, err := scenarios.Lookup(r.Scenario); err != nil && !fileExists(scenarios.ScriptFile(dir, r.Scenario)) {
+			return usagef("merge: %s: %s is not from the catalog and its scenario file %s is missing", dir, r.Scenario,
+				scenarios.ScriptFile(dir, r.Scenario))
+		}
+	}
+	return nil
+}
+
+// removeCreated removes what a failed command made: the directories
+// created (deepest first, as outDir lists them) and everything in them.
+func removeCreated(created []string) {
+	if len(created) > 0 {
+		os.RemoveAll(created[len(created)-1])
+	}
 }
 
 // copyDir copies the files of src (one run: histories, schedule; not its

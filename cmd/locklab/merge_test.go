@@ -64,11 +64,19 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 	assert.Equal(t, verdicts(all), verdicts(merged))
 	assert.Equal(t, junitCounts(t, filepath.Join(all, "junit.xml")), junitCounts(t, filepath.Join(merged, "junit.xml")))
 
+	// A shard whose directory lost one of its histories.
+	broken := filepath.Join(dir, "broken")
+	require.NoError(t, os.CopyFS(broken, os.DirFS(shards[1])))
+	gone, err := filepath.Glob(filepath.Join(broken, "*", "*", "*", "*.history.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, gone)
+	require.NoError(t, os.Remove(gone[0]))
 	for _, tc := range []struct {
 		name string
 		dirs []string
 		want string
 	}{
+		{"a shard's history missing", []string{shards[0], broken, shards[2]}, "merge: " + broken + ": history: open " + gone[0]},
 		{"a missing shard", []string{shards[0], shards[2]}, "shards missing: 2/3 (run them with --shard K/3"},
 		{"a shard twice", []string{shards[0], shards[0], shards[1], shards[2]}, "shard 1/3 given twice"},
 		{"the unsharded run among them", []string{shards[0], shards[1], all}, "all ran the whole campaign (no --shard)"},

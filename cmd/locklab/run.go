@@ -45,11 +45,20 @@ func (f *clusterFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "verbose", false, "show etcd's and the clients' logs")
 }
 
+// maxMembers is the most members an embedded cluster may have: etcd
+// advises at most 7 in production; 9 leaves room to teach why.
+const maxMembers = 9
+
+// maxTTL is the longest lease, in seconds, a run's scenarios may be written
+// for: every wait of a scenario grows with it, and at 30 s the catalog runs
+// for hours.
+const maxTTL = 30
+
 // check validates the flags and returns the external cluster they name
 // (nil: embedded) and the logger (nil: silent).
 func (f *clusterFlags) check() (*cluster.External, *zap.Logger, error) {
-	if f.members < 1 {
-		return nil, nil, usagef("--members: want at least 1, got %d", f.members)
+	if f.members < 1 || f.members > maxMembers {
+		return nil, nil, usagef("--members: want 1 to %d, got %d", maxMembers, f.members)
 	}
 	var x *cluster.External
 	if f.endpoints != "" {
@@ -214,8 +223,8 @@ func readScripts(list string) ([]scenarios.Scenario, error) {
 func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass",
 		Parallel: f.parallel, TTL: f.ttl}
-	if f.ttl < 1 {
-		return cfg, fmt.Errorf("--ttl %d: a lease lives at least 1 s", f.ttl)
+	if f.ttl < 1 || f.ttl > maxTTL {
+		return cfg, usagef("--ttl: want 1 to %d s, got %d", maxTTL, f.ttl)
 	}
 	if f.shard != "" {
 		shard, err := scenarios.ParseShard(f.shard, os.Getenv)
@@ -256,10 +265,37 @@ func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	if err := f.enoughMembers(cfg); err != nil {
+		return cfg, err
+	}
 	if f.redis != "" {
 		cfg.Redis = strings.Split(f.redis, ",")
 	}
 	return cfg, nil
+}
+
+// enoughMembers checks, before anything starts, that the embedded cluster
+// --members asks for has the members every chosen scenario needs for a
+// lock on etcd (a Redis lock's servers are the lab's own).
+func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
+	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, func(l string) bool { return !isRedisLock(l) }) {
+		return nil
+	}
+	for _, name := range cfg.Scenarios {
+		s, err := scenarios.Lookup(name)
+		if i := slices.IndexFunc(cfg.Extra, func(x scenarios.Scenario) bool { return x.Name == name }); i >= 0 {
+			s, err = cfg.Extra[i], nil
+		}
+		if err == nil && s.Members > f.members {
+			return usagef("--members %d: scenario %s needs %d members", f.members, name, s.Members)
+		}
+	}
+	return nil
+}
+
+// isRedisLock says whether name is one of the Redis locks.
+func isRedisLock(name string) bool {
+	return slices.Contains(redislock.Names(), name) || slices.Contains(redislock.KnownBad(), name)
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
@@ -477,9 +513,11 @@ func runParallel() int { return min(4*runtime.NumCPU(), 8) }
 func printSummary(w io.Writer, sum scenarios.Summary) {
 	printTable(w, sum)
 	printEffectCounts(w, sum)
-	expected, unexpected, skipped := 0, 0, 0
+	expected, unexpected, skipped, interrupted := 0, 0, 0, 0
 	for _, r := range sum.Results {
 		switch {
+		case r.Interrupted:
+			interrupted++
 		case r.Skipped != "":
 			skipped++
 		case r.Matches:
@@ -488,8 +526,12 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			unexpected++
 		}
 	}
-	fmt.Fprintf(w, "\n%d configuration(s) in %.1fs: %d as expected, %d not, %d skipped\n",
-		len(sum.Results), sum.Seconds, expected, unexpected, skipped)
+	fmt.Fprintf(w, "\n%d configuration(s) in %.1fs: %d as expected, %d not, %d skipped", len(sum.Results), sum.Seconds,
+		expected, unexpected, skipped)
+	if interrupted > 0 {
+		fmt.Fprintf(w, ", %d interrupted", interrupted)
+	}
+	fmt.Fprintln(w)
 	if sum.NothingRan() {
 		fmt.Fprintln(w, "  every configuration was skipped: nothing was tested (exit status 3)")
 	}
