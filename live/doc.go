@@ -9,8 +9,9 @@
 // narration.
 //
 // Where things are:
-//   - lab.go: the Lab — one run at a time, its steps, Reset, Do, Load, Next,
-//     Save and the checks as they stand
+//   - lab.go: the Lab — one run at a time, one command at a time (a
+//     queue: a reset waits for the step in flight), its steps, Reset, Do,
+//     Load (the etcd lessons), Next, Save and the checks as they stand
 //   - server.go: the HTTP server — the page, commands, server-sent events,
 //     and the guard: loopback Hosts only, no change from another origin,
 //     bounded request bodies

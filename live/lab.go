@@ -49,11 +49,19 @@ type Lab struct {
 	ctx context.Context // the lab's: background steps outlive the request
 	end context.CancelFunc
 
+	// queue lets one command act on the run at a time — a step, a reset,
+	// a lesson loaded — in the order they came: a double click runs two
+	// steps one after the other, never two on one client at once, and a
+	// reset waits for the step in flight before it closes the run.
+	queue sync.Mutex
+
 	mu     sync.Mutex
 	env    *run.Env
 	lock   string
 	steps  []Step
 	lesson *lesson
+	// clients are the clients the run has (see MaxClients).
+	clients map[string]bool
 	// task is the exercise the student works on, if any.
 	task    *Exercise
 	version int           // bumped at every change the page shows
@@ -105,8 +113,20 @@ func Names(locks map[string]lock.Factory) []string {
 	return out
 }
 
+// MaxClients is the most clients a lab's run may have: each is a
+// connection and a link of its own, and a class needs three.
+const MaxClients = 8
+
 // Reset starts again with the lock called name: a fresh run, nothing done.
+// It waits for the step in flight, if any.
 func (l *Lab) Reset(name string) error {
+	l.queue.Lock()
+	defer l.queue.Unlock()
+	return l.reset(name)
+}
+
+// reset is Reset with l.queue held.
+func (l *Lab) reset(name string) error {
 	f, ok := l.cfg.Locks[name]
 	if !ok {
 		return fmt.Errorf("unknown lock %q (locks: %s)", name, strings.Join(Names(l.cfg.Locks), ", "))
@@ -121,7 +141,7 @@ func (l *Lab) Reset(name string) error {
 	}
 	env.Bind(l.ctx)
 	old := l.env
-	l.env, l.lock, l.steps, l.lesson = env, name, nil, nil
+	l.env, l.lock, l.steps, l.lesson, l.clients = env, name, nil, nil, map[string]bool{}
 	l.bump()
 	l.mu.Unlock()
 	if old != nil {
@@ -138,20 +158,32 @@ func (l *Lab) bump() {
 	l.changed = make(chan struct{})
 }
 
-// Do runs one command line on the run. A line that does not parse is the
-// reader's one-line error, and nothing runs.
+// Do runs one command line on the run, after the commands before it. A
+// line that does not parse, or a client past MaxClients, is a one-line
+// error, and nothing runs.
 func (l *Lab) Do(ctx context.Context, line string) (string, error) {
 	c, err := script.ParseLine(strings.TrimSpace(line))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", strings.TrimSpace(line), err)
 	}
+	l.queue.Lock()
+	defer l.queue.Unlock()
+	l.mu.Lock()
+	full := c.Name == "client" && !l.clients[c.Client] && len(l.clients) >= MaxClients
+	l.mu.Unlock()
+	if full {
+		return "", fmt.Errorf("%s: the lab has its %d clients: reset to start again", c, MaxClients)
+	}
 	return l.do(ctx, c, nil), nil
 }
 
-// do runs c on the run and records it as a step.
+// do runs c on the run and records it as a step; l.queue is held.
 func (l *Lab) do(ctx context.Context, c script.Cmd, narration []string) string {
 	l.mu.Lock()
 	env := l.env
+	if c.Name == "client" {
+		l.clients[c.Client] = true
+	}
 	l.mu.Unlock()
 	out := script.Do(ctx, env, c).String()
 	l.mu.Lock()
@@ -163,8 +195,20 @@ func (l *Lab) do(ctx context.Context, c script.Cmd, narration []string) string {
 	return out
 }
 
+// Lessons are the catalog scenarios a lab steps through: those written as
+// steps, for a lock on etcd (the lab's store).
+func Lessons() []string {
+	var names []string
+	for _, s := range scenarios.Catalog() {
+		if steps, err := s.Script(); err == nil && steps != nil && s.NotFor(scenarios.EtcdLock) == "" {
+			names = append(names, s.Name)
+		}
+	}
+	return names
+}
+
 // Load starts again with the catalog scenario called name to step through
-// (Next), on the lock in use.
+// (Next), on the lock in use: one of Lessons.
 func (l *Lab) Load(name string) error {
 	s, err := scenarios.Lookup(name)
 	if err != nil {
@@ -176,11 +220,16 @@ func (l *Lab) Load(name string) error {
 		return err
 	case steps == nil:
 		return fmt.Errorf("%s is driven by a workload, not steps: run it with locklab run --scenario %s", name, name)
+	case s.NotFor(scenarios.EtcdLock) != "":
+		return fmt.Errorf("%s, and the lab's locks are on etcd (lessons: %s)", s.NotFor(scenarios.EtcdLock),
+			strings.Join(Lessons(), ", "))
 	}
+	l.queue.Lock()
+	defer l.queue.Unlock()
 	l.mu.Lock()
 	lk := l.lock
 	l.mu.Unlock()
-	if err := l.Reset(lk); err != nil {
+	if err := l.reset(lk); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -190,9 +239,11 @@ func (l *Lab) Load(name string) error {
 	return nil
 }
 
-// Next runs the loaded lesson's next step and returns it; false when
-// there is none left.
+// Next runs the loaded lesson's next step, after the commands before it,
+// and returns it; false when there is none left.
 func (l *Lab) Next(ctx context.Context) (Step, bool) {
+	l.queue.Lock()
+	defer l.queue.Unlock()
 	l.mu.Lock()
 	ls := l.lesson
 	if ls == nil || ls.next >= len(ls.steps) {
@@ -250,9 +301,12 @@ func (l *Lab) watch() {
 	}
 }
 
-// Close ends the lab: the run's faults undone, its keys gone.
+// Close ends the lab, after the step in flight: the run's faults undone,
+// its keys gone.
 func (l *Lab) Close() error {
 	l.end()
+	l.queue.Lock()
+	defer l.queue.Unlock()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.env.Close()

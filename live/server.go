@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/reports"
-	"github.com/locklab/locklab/scenarios"
 )
 
 //go:embed page.html
@@ -106,15 +105,7 @@ func (l *Lab) routes() *http.ServeMux {
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, l.State()) })
 	mux.HandleFunc("GET /events", l.serveEvents)
 	mux.HandleFunc("GET /view", l.serveView)
-	mux.HandleFunc("GET /scenarios", func(w http.ResponseWriter, _ *http.Request) {
-		var names []string
-		for _, s := range scenarios.Catalog() {
-			if steps, err := s.Script(); err == nil && steps != nil && s.Stores != scenarios.RedisOnly && s.Stores != scenarios.RedlockOnly {
-				names = append(names, s.Name)
-			}
-		}
-		writeJSON(w, names)
-	})
+	mux.HandleFunc("GET /scenarios", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, Lessons()) })
 	mux.HandleFunc("POST /do", func(w http.ResponseWriter, r *http.Request) {
 		out, err := l.Do(r.Context(), r.FormValue("line"))
 		if err != nil {
