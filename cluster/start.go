@@ -3,11 +3,11 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/internal/piddir"
 )
 
 // Start starts an embedded cluster and returns once it has a leader and every
@@ -20,11 +20,9 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	parent := cfg.Dir
-	if parent == "" {
-		parent = os.TempDir()
-	}
-	dir, err := os.MkdirTemp(parent, "locklab-cluster-")
+	// Named after this process: a run killed before it could remove it
+	// leaves it to the next run's Make.
+	dir, err := piddir.Make(cfg.Dir, "cluster")
 	if err != nil {
 		return nil, fmt.Errorf("cluster: data directory: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/internal/piddir"
 	"github.com/locklab/locklab/internal/tailbuf"
 )
 
@@ -86,7 +87,7 @@ func (l *execLock) start() (*proc, error) {
 	if l.p != nil {
 		return l.p, nil
 	}
-	dir, err := os.MkdirTemp("", "locklab-exec-")
+	dir, err := piddir.Make("", "exec")
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}

@@ -279,6 +279,14 @@ func (e *Env) sweepLeases(ctx context.Context) {
 	}
 }
 
+// aliveSince reports whether lease was seen alive at or after at (run
+// clock).
+func (e *Env) aliveSince(lease clientv3.LeaseID, at time.Duration) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.alive[int64(lease)] >= int64(at)
+}
+
 // isLeaseLost reports whether the server is known to have ended lease.
 func (e *Env) isLeaseLost(lease int64) bool {
 	e.mu.Lock()

@@ -285,6 +285,13 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 		}
 		g = old
 	}
+	// Whether the grant's lease was alive as the release began: a lock may
+	// revoke its lease as part of releasing, and a lease that ends then is
+	// the release's doing, not a grant found ended.
+	asked := time.Since(e.start)
+	if g.Lease != 0 && !e.isLost(g) {
+		e.checkLease(ctx, client, g.Lease) //nolint:errcheck // unknown: judged as before
+	}
 	e.mu.Lock()
 	w.releasing = true
 	e.mu.Unlock()
@@ -312,7 +319,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	// release can free another holder's lock is the stale-release
 	// scenario's question), so the step's output does not tell them apart;
 	// the history does.
-	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) {
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) && !e.aliveSince(g.Lease, asked) {
 		return Outcome{Kind: ReleasedEnded, Client: client}, nil
 	}
 	if err != nil {

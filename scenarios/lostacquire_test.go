@@ -76,23 +76,3 @@ func caughtOnEveryResource(t *testing.T, scenario string, factory lock.Factory, 
 	}
 	assert.Equal(t, 1, sum.ExitCode())
 }
-
-// A lock that takes a lease for every attempt (a lease of its own, renewed
-// by itself, polled) may lose the lease it waits on and go on waiting on a
-// fresh one: expire revokes the lease the pending acquire uses, and a grant
-// on the fresh one is a grant on a live lease, not the expired waiter's
-// bug. Both expire lessons hold for it. (renew-gives-up is such a lock; its
-// own bug needs a keep-alive that fails, which nothing here makes.)
-func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
-	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Locks: []string{"lease-per-attempt"},
-		Resources: lock.ResourceNames(), Seed: 1, Runs: 2, Factories: map[string]lock.Factory{"lease-per-attempt": lock.NewRenewGivesUp},
-	})
-	require.NoError(t, err)
-	require.Len(t, sum.Results, 2*2*len(lock.ResourceNames()))
-	for _, r := range sum.Results {
-		assert.True(t, r.Matches, "%s × %s seed %d: %s %s", r.Scenario, r.Resource, r.Seed, r.Verdict, r.Error)
-	}
-	assert.Equal(t, 0, sum.ExitCode())
-}

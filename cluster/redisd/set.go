@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/internal/piddir"
 	"github.com/locklab/locklab/internal/poll"
 )
 
@@ -65,7 +66,7 @@ func start(ctx context.Context, n, primary int, opts Options) (_ *Set, err error
 	if err != nil {
 		return nil, err
 	}
-	root, err := os.MkdirTemp("", "locklab-redis-")
+	root, err := piddir.Make("", "redis")
 	if err != nil {
 		return nil, fmt.Errorf("redisd: %w", err)
 	}

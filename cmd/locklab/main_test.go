@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -353,6 +354,47 @@ func TestCtrlCLeavesNoLockProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A SIGKILL of locklab leaves no lock process behind either: each gets
+// SIGTERM as its parent dies, and the etcdctl lock's script takes its
+// etcdctl along — killing it if it would go on retrying its release
+// against the cluster that died with the lab. What a killed run could not
+// remove (its cluster's data, its lock processes' directories, named after
+// its process) the next run removes: the temporary directory is left as it
+// was found.
+func TestSIGKILLLeavesNoLockProcess(t *testing.T) {
+	t.Parallel() // runs on clusters of its own, mostly waiting
+	tmp := t.TempDir()
+	for try := range 3 {
+		cmd := exec.Command(os.Args[0], "run", "--lock", "etcdctl", "--scenario", "contention", "--out", filepath.Join(tmp, "out", fmt.Sprint(try)))
+		cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp)
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill() })
+		require.Eventually(t, func() bool { return len(lockProcesses(t, tmp)) >= 4 }, 30*time.Second, 10*time.Millisecond,
+			"the run starts its lock processes")
+		require.NoError(t, cmd.Process.Kill())
+		cmd.Wait()
+		if !assert.Eventually(t, func() bool { return len(lockProcesses(t, tmp)) == 0 }, 15*time.Second, 50*time.Millisecond,
+			"try %d: a lock process outlived locklab's SIGKILL", try) {
+			for _, pid := range lockProcesses(t, tmp) {
+				cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+				stat, _ := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+				wchan, _ := os.ReadFile(filepath.Join("/proc", pid, "wchan"))
+				status, _ := exec.Command("grep", "-E", "^(Sig|Shd|PPid|State)", filepath.Join("/proc", pid, "status")).Output()
+				fds, _ := exec.Command("ls", "-l", filepath.Join("/proc", pid, "fd")).Output()
+				t.Logf("left: %s: %q %s wchan=%s\n%s\n%s", pid, cmdline, stat, wchan, status, fds)
+			}
+		}
+	}
+	cmd := exec.Command(os.Args[0], "run", "--lock", "queue", "--scenario", "paused-holder", "--resource", "fenced",
+		"--out", filepath.Join(tmp, "out", "next"))
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "TMPDIR="+tmp)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	left, err := filepath.Glob(filepath.Join(tmp, "locklab-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "the next run removes what the killed ones left")
 }
 
 // lockProcesses lists the live processes whose LOCKLAB_DIR lies in dir: the
