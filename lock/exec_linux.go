@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -79,6 +80,9 @@ type proc struct {
 	started  time.Time
 	// answered is set once it has answered a command.
 	answered atomic.Bool
+	// readErr says why its output stopped being read (a line past
+	// MaxAnswer); set before lines closes.
+	readErr error
 }
 
 func (l *execLock) start() (*proc, error) {
@@ -136,6 +140,12 @@ func (l *execLock) start() (*proc, error) {
 		defer out.Close()
 		defer close(p.lines)
 		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 4<<10), MaxAnswer)
+		defer func() {
+			if errors.Is(sc.Err(), bufio.ErrTooLong) {
+				p.readErr = fmt.Errorf("printed a line longer than %d bytes on its standard output", MaxAnswer)
+			}
+		}()
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
 			if line == "" || strings.HasPrefix(line, "#") {
@@ -163,6 +173,14 @@ func (l *execLock) ask(ctx context.Context, command string) (string, error) {
 	p, err := l.start()
 	if err != nil {
 		return "", err
+	}
+	select {
+	case line, ok := <-p.lines:
+		if ok { // printed before it was asked anything
+			return "", l.stray(p, command, line, "before it was asked to "+command)
+		}
+		return "", l.died(p, command, "closed its output")
+	default:
 	}
 	if _, err := io.WriteString(p.stdin, command+"\n"); err != nil {
 		return "", l.died(p, command, "stopped reading its input")
@@ -192,6 +210,29 @@ func (l *execLock) Starting() bool {
 	return l.p == nil || !l.p.answered.Load()
 }
 
+// MaxAnswer is the longest line a lock process may print: an answer is a
+// few words.
+const MaxAnswer = 64 << 10
+
+// stray reports a line that is no answer to command — printed unasked (a
+// banner, a log line), or instead of the answer — and stops the process:
+// the lines after it would answer the wrong commands. The next command
+// starts it again.
+func (l *execLock) stray(p *proc, command, line, when string) error {
+	l.stop(p, syscall.SIGTERM)
+	return fmt.Errorf("lock: %s printed %q %s, which is no answer of the protocol (one line per command: granted, "+
+		"released or error; print anything else to standard error, or start it with #): it was stopped, and starts "+
+		"again for the next command", l.argv[0], truncate(line), when)
+}
+
+// truncate shortens a line for a message.
+func truncate(line string) string {
+	if len(line) > 200 {
+		return line[:200] + "…"
+	}
+	return line
+}
+
 // died reports a process that will not answer — it exited, or did what
 // and is still running stopTimeout later — and stops and forgets it.
 func (l *execLock) died(p *proc, command, what string) error {
@@ -199,6 +240,10 @@ func (l *execLock) died(p *proc, command, what string) error {
 	l.stop(p, syscall.SIGTERM)
 	msg := p.stderr.Last(1)
 	switch {
+	case p.readErr != nil && !exited:
+		return fmt.Errorf("lock: %s %v, asked to %s, and was stopped", l.argv[0], p.readErr, command)
+	case p.readErr != nil:
+		return fmt.Errorf("lock: %s %v, asked to %s", l.argv[0], p.readErr, command)
 	case !exited:
 		return fmt.Errorf("lock: %s %s without answering %q, and was stopped: %s", l.argv[0], what, command, cmp.Or(msg, "(no error output)"))
 	case msg == "":
@@ -310,7 +355,7 @@ func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
 	case "error":
 		return Grant{}, answerErr(msg)
 	default:
-		return Grant{}, fmt.Errorf("lock: %s answered acquire with %q (want granted or error)", l.argv[0], line)
+		return Grant{}, l.strayAnswer("acquire", line)
 	}
 	g := Grant{Key: fields["key"]}
 	if g.Token, err = parseInt(fields["token"]); err != nil {
@@ -365,7 +410,18 @@ func (l *execLock) Release(ctx context.Context, g Grant) error {
 	case "error":
 		return answerErr(msg)
 	}
-	return fmt.Errorf("lock: %s answered release with %q (want released or error)", l.argv[0], line)
+	return l.strayAnswer("release", line)
+}
+
+// strayAnswer is stray for the running process's answer to command.
+func (l *execLock) strayAnswer(command, line string) error {
+	l.mu.Lock()
+	p := l.p
+	l.mu.Unlock()
+	if p == nil {
+		return fmt.Errorf("lock: %s answered %s with %q, which is no answer of the protocol", l.argv[0], command, truncate(line))
+	}
+	return l.stray(p, command, line, "when asked to "+command)
 }
 
 // Lease is the lease of the latest grant, or zero before the first.

@@ -119,7 +119,8 @@ func TestExecBadProgram(t *testing.T) {
 		{"", "No such file"},
 		{"read x; echo oops >&2", "exited without answering \"acquire\": oops"},
 		{"read x; echo granted; read x", "neither key nor token"},
-		{"read x; echo yes; read x", `answered acquire with "yes"`},
+		{"read x; echo yes; read x", `printed "yes" when asked to acquire, which is no answer of the protocol`},
+		{"read x; head -c 70000 /dev/zero | tr '\\0' x; echo; read x", "printed a line longer than 65536 bytes on its standard output, asked to acquire"},
 		{"read x; echo granted token=abc; read x", "token in"},
 	} {
 		t.Run(tc.want, func(t *testing.T) {
@@ -133,6 +134,36 @@ func TestExecBadProgram(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// A program that prints a line the protocol does not know — a banner as it
+// starts — gets an error that names the line, and is started again: the
+// lines after it would otherwise answer the wrong commands (an acquire
+// answered by the banner, the release by the acquire's answer).
+func TestExecStrayLineRestartsTheProgram(t *testing.T) {
+	t.Parallel() // on a cluster of its own
+	c := start(t)
+	dir := t.TempDir()
+	inner, err := filepath.Abs("etcdctl-lock.sh")
+	require.NoError(t, err)
+	// The first start prints a banner; the ones after do not.
+	banner := filepath.Join(dir, "banner.sh")
+	require.NoError(t, os.WriteFile(banner, []byte(`[ -e "$1" ] || { touch "$1"; echo "my-lock 1.0 ready"; }`+"\n"+
+		`exec sh "`+inner+`"`+"\n"), 0o644))
+	cl, err := c.NewClient("c1", c.Members()[0])
+	require.NoError(t, err)
+	f, err := lock.Exec("sh " + banner + " " + filepath.Join(dir, "started"))
+	require.NoError(t, err)
+	l, err := f(cl.Etcd(), "stray", lock.Options{TTL: 5})
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = l.Acquire(ctx(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `printed "my-lock 1.0 ready"`)
+	assert.Contains(t, err.Error(), "starts again for the next command")
+	g, err := l.Acquire(ctx(t))
+	require.NoError(t, err, "started again, it answers its commands")
+	require.NoError(t, l.Release(ctx(t), g), "and its release is the release's answer")
 }
 
 // orphanEnv, set, makes the test binary the lab process of
