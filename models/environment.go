@@ -21,13 +21,15 @@ import (
 // starved of CPU — and what follows from it (the next client rightly
 // granted, a lost update on an unfenced store) is no evidence against the
 // lock. Its result is ERROR when such a lapse or shortfall happened, with
-// each one as evidence; PASS when none did; N/A with no grant. It is not a
+// each one as evidence; PASS when none did; N/A with no grant (and no
+// step gone astray while the lab stood still). It is not a
 // safety check: Judge reads it (a caught violation that was not expected,
 // or too little progress, becomes ERROR), and the runner runs such a
 // configuration again.
 func CheckEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum) Verdict {
 	v := Verdict{Check: "environment", Operations: grants(ops)}
-	if v.Operations == 0 {
+	short, stood := shortfalls(ops, events, min)
+	if v.Operations == 0 && len(short) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
 		return v
 	}
@@ -62,7 +64,6 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
 		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
 	}
-	short, stood := shortfalls(ops, events, min)
 	v.Evidence = append(v.Evidence, stood...)
 	if len(why) == 0 && len(short) == 0 {
 		v.Result = Pass

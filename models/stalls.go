@@ -86,14 +86,15 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 // its progress (fewer grants, sections or writes than min asks) or of its
 // script (history.RunError) — when the stalls explain it (see
 // stalls.explain): a busy machine's doing, not evidence against the lock.
-// A lock that granted nothing at all is not excused: no stall keeps a
-// working lock from granting once.
+// A lock that granted nothing at all is not excused its progress: no stall
+// keeps a working lock from granting once. (A step gone astray is ERROR
+// whatever the environment did; excused, it is run again.)
 func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum) (why, evidence []string) {
 	s := stallsOf(events)
-	if !s.explain() || grants(ops) == 0 {
+	if !s.explain() {
 		return nil, nil
 	}
-	if min != nil {
+	if min != nil && grants(ops) > 0 {
 		if short, _ := shortBy(ops, min); len(short) > 0 {
 			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
 		}

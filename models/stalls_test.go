@@ -53,6 +53,8 @@ func TestAShortRunWhileTheLabStoodStillIsTheEnvironments(t *testing.T) {
 		{"too little progress, a quiet machine", build(granted, nil, nil), short, models.Pass, models.Fail, ""},
 		{"too little progress, one short stall", with(build(granted, nil, nil), stall(1000, 1260)), short, models.Pass, models.Fail, ""},
 		{"a lock that never granted", with(build(never, nil, nil), stall(1000, 3000)), short, models.NotApplicable, models.Fail, ""},
+		{"a first acquire timed out, the lab stood still", with(build(never, nil, nil), stall(1000, 3000), runErr), nil,
+			models.Error, models.Error, "a step went otherwise than its script (step 4 acquire c2"},
 		{"a step timed out, the lab stood still", with(build(granted, nil, nil), stall(1000, 2200), runErr), nil,
 			models.Error, models.Error, "a step went otherwise than its script (step 4 acquire c2"},
 		{"a step timed out on a quiet machine", with(build(granted, nil, nil), runErr), nil, models.Pass, models.Error, ""},

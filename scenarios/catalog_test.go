@@ -196,6 +196,9 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 				verdict = fmt.Sprintf("ANY, matches %v", r.Matches)
 			}
 			out = append(out, fmt.Sprintf("%s × %s × %s: %s", r.Scenario, r.Lock, r.Resource, verdict))
+			if r.Error != "" && r.Expected != scenarios.ExpectAny {
+				t.Logf("parallel %d: %s × %s × %s: %s: %s %v", parallel, r.Scenario, r.Lock, r.Resource, r.Verdict, r.Error, r.Retried)
+			}
 		}
 		return out
 	}
