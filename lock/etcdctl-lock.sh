@@ -39,10 +39,12 @@ end() {
 
 # SIGTERM (the lab stopping this client, or dying): take etcdctl along, and
 # remove the directory, which a dead lab cannot. SIGTERM goes to the whole
-# process group first (this script takes its own as a no-op): a job forked
-# a moment ago, whose number $pid does not hold yet, is stopped too, rather
-# than left waiting for ever to open the pipe nobody will read.
-trap 'trap : TERM; kill -TERM 0 2>/dev/null; if [ -n "$pid" ]; then end; fi; rm -rf "$LOCKLAB_DIR"; exit 143' TERM
+# process group first (this script takes its own as a no-op), and SIGKILL
+# last, this script included: a job forked a moment ago — whose number $pid
+# does not hold yet, and which may lose a SIGTERM while it sets itself up —
+# is ended too, rather than left waiting for ever to open the pipe nobody
+# will read.
+trap 'trap : TERM; kill -TERM 0 2>/dev/null; if [ -n "$pid" ]; then end; fi; rm -rf "$LOCKLAB_DIR"; kill -KILL 0' TERM
 
 while read -r cmd; do
 	case $cmd in
@@ -54,7 +56,9 @@ while read -r cmd; do
 			continue
 		fi
 		rm -f "$out" && mkfifo "$out"
-		etcdctl --endpoints="$LOCKLAB_ENDPOINTS" lock --ttl="$LOCKLAB_TTL" "$LOCKLAB_LOCK" >"$out" 2>"$err" &
+		# Opened read-write, the pipe never keeps etcdctl waiting for a
+		# reader (this script, which may be gone).
+		etcdctl --endpoints="$LOCKLAB_ENDPOINTS" lock --ttl="$LOCKLAB_TTL" "$LOCKLAB_LOCK" 1<>"$out" 2>"$err" &
 		pid=$!
 		exec 3<"$out"
 		if read -r key <&3; then

@@ -22,6 +22,7 @@ const Name = "etcdctl"
 // as etcdctl to every lock process started from then on (lock.OfferTool).
 func Serve() {
 	if os.Getenv(envVar) != "" && filepath.Base(os.Args[0]) == Name {
+		dieWithParent()
 		ctlv3.MustStart()
 		os.Exit(0)
 	}
