@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,21 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		code, _, stderr := locklab(t, t.Context(), tc.args...)
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		oneLine(t, stderr, tc.want...)
+	}
+}
+
+// The main job's flags as the README gives them (none) make a valid run:
+// every check made before anything starts (members, TTL, scripts) passes
+// on the default catalog, Redis lessons and their five servers included.
+func TestTheDefaultRunIsValid(t *testing.T) {
+	for _, args := range [][]string{nil, {"--runs", "2"}, {"--ttl", "3"}} {
+		var f runFlags
+		fs := newFlagSet("run")
+		f.register(fs)
+		require.NoError(t, parse(fs, args))
+		cfg, err := f.config(io.Discard)
+		require.NoError(t, err, "%v", args)
+		assert.NotEmpty(t, cfg.Scenarios)
 	}
 }
 

@@ -286,7 +286,7 @@ func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
 		if i := slices.IndexFunc(cfg.Extra, func(x scenarios.Scenario) bool { return x.Name == name }); i >= 0 {
 			s, err = cfg.Extra[i], nil
 		}
-		if err == nil && s.Members > f.members {
+		if err == nil && s.NotFor(scenarios.EtcdLock) == "" && s.Members > f.members {
 			return usagef("--members %d: scenario %s needs %d members", f.members, name, s.Members)
 		}
 	}
