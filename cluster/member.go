@@ -1,9 +1,12 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"sync"
+	"syscall"
 
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -76,14 +79,17 @@ func (m *member) peerTarget() (string, error) {
 	return m.peerAddr, nil
 }
 
-// embedConfig builds the etcd configuration for one start of m.
-func (c *Cluster) embedConfig(m *member, initialCluster string) *embed.Config {
+// embedConfig builds the etcd configuration for one start of m: its
+// clients' port is client, a free loopback address (see freeLoopback).
+func (c *Cluster) embedConfig(m *member, initialCluster, client string) *embed.Config {
 	loopback := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
 	ec := embed.NewConfig()
 	ec.Name = m.name
 	ec.Dir = m.dir
 	ec.ListenPeerUrls = []url.URL{loopback}
-	ec.ListenClientUrls = []url.URL{loopback}
+	// A port of its own, not 127.0.0.1:0: etcd's HTTP/JSON gateway dials
+	// the address it was told to listen on, and port 0 reaches nothing.
+	ec.ListenClientUrls = []url.URL{{Scheme: "http", Host: client}}
 	ec.AdvertisePeerUrls = []url.URL{{Scheme: "http", Host: m.peerProxy.Addr()}}
 	ec.AdvertiseClientUrls = []url.URL{{Scheme: "http", Host: m.clientProxy.Addr()}}
 	ec.InitialCluster = initialCluster
@@ -93,6 +99,34 @@ func (c *Cluster) embedConfig(m *member, initialCluster string) *embed.Config {
 	ec.UnsafeNoFsync = !c.cfg.Fsync
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(c.cfg.Logger.Named(m.name))
 	return ec
+}
+
+// startOn starts m with the cluster's configuration on a free loopback
+// port for its clients, trying another if the port was taken meanwhile.
+func (c *Cluster) startOn(m *member, initialCluster string) error {
+	var err error
+	for range 3 {
+		var client string
+		if client, err = freeLoopback(); err != nil {
+			return err
+		}
+		if err = m.start(c.embedConfig(m, initialCluster, client)); !errors.Is(err, syscall.EADDRINUSE) {
+			return err
+		}
+	}
+	return err
+}
+
+// freeLoopback is a loopback address whose port the kernel just chose and
+// freed: free, unless another listener takes it first (startOn tries
+// again then).
+func freeLoopback() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("a client port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
 
 // start runs m on its data dir: a new member the first time, the same member

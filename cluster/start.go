@@ -51,7 +51,7 @@ func Start(ctx context.Context, cfg Config) (_ *Cluster, err error) {
 	// rather than timing out, so the whole cluster is ready in about one
 	// election.
 	for _, m := range c.members {
-		if err := m.start(c.embedConfig(m, initial)); err != nil {
+		if err := c.startOn(m, initial); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
 	}
@@ -117,7 +117,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	}
 	// The initial cluster is ignored on a data dir that has a WAL, but the
 	// configuration must still validate.
-	if err := m.start(c.embedConfig(m, c.initialCluster())); err != nil {
+	if err := c.startOn(m, c.initialCluster()); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
 	c.mu.Lock()
