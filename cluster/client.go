@@ -194,8 +194,9 @@ func (cl *Client) Etcd() *clientv3.Client { return cl.etcd.Load() }
 func (cl *Client) Requests() int64 { return cl.reqs.Load() }
 
 // Answered is how many of those requests the server answered without an
-// error: an answer is proof the request took effect (or was refused), which
-// a request merely sent is not.
+// error — with ReadWire, every answer that crossed the link: an answer is
+// proof the request took effect (or was refused), which a request merely
+// sent is not.
 func (cl *Client) Answered() int64 { return cl.answered.Load() }
 
 // count counts every unary request and every answer, and notes every lease
@@ -207,7 +208,7 @@ func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *
 	}
 	cl.sending(method)
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	if err == nil {
+	if err == nil && !cl.wired.Load() { // read off the wire once it is read
 		cl.answered.Add(1)
 	}
 	if r, ok := reply.(*etcdserverpb.LeaseGrantResponse); ok && err == nil && r.ID != 0 {
@@ -242,7 +243,7 @@ func (cl *Client) noteGrant(id, ttl int64) {
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
 		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
-			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal})
+			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal, Answer: func() { cl.answered.Add(1) }})
 		return c.Request, c.Answer
 	})
 	cl.wired.Store(true)

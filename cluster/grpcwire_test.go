@@ -42,8 +42,9 @@ func TestReadWireLearnsAnotherProgramsLeases(t *testing.T) {
 	assert.Equal(t, want, got)
 }
 
-// With ReadWire, the client's request and wake-up counts are read off the
-// link: another program's unary requests count, its streams do not, and
+// With ReadWire, the client's request, answer and wake-up counts are read
+// off the link: another program's unary requests and their answers count
+// (an error is no answer), its streams do not, and
 // each watch response that carries events is one wake-up — as the lab
 // counts its own client's, which now are read off the link too, once.
 func TestReadWireCountsRequestsAndWakeUps(t *testing.T) {
@@ -61,7 +62,7 @@ func TestReadWireCountsRequestsAndWakeUps(t *testing.T) {
 	defer cancel()
 	events := other.Watch(wctx, "w", clientv3.WithPrefix(), clientv3.WithCreatedNotify())
 	<-events // created: no events, no wake-up
-	reqs := cl.Requests()
+	reqs, answered := cl.Requests(), cl.Answered()
 	for i := range 3 {
 		_, err := other.Put(ctx(t), fmt.Sprintf("w%d", i), "v")
 		require.NoError(t, err)
@@ -72,6 +73,10 @@ func TestReadWireCountsRequestsAndWakeUps(t *testing.T) {
 	_, err = cl.Etcd().Get(ctx(t), "w", clientv3.WithPrefix())
 	require.NoError(t, err)
 	assert.Equal(t, reqs+5, cl.Requests(), "three puts and a get of the other program's, a get of the lab's")
+	assert.Equal(t, answered+5, cl.Answered(), "and their five answers, read off the link: a program's wait is seen")
+	_, err = other.Revoke(ctx(t), 0x1234)
+	require.Error(t, err, "no such lease")
+	assert.Equal(t, answered+5, cl.Answered(), "an error is no answer")
 	assert.EqualValues(t, 3, cl.WatchEvents(), "three watch responses carried events")
 }
 

@@ -47,6 +47,10 @@ type Hooks struct {
 	Wake func()
 	// KeepAlive is a keep-alive the client sent for lease id.
 	KeepAlive func(id int64)
+	// Answer is a unary request the server answered without an error
+	// (its trailers say grpc-status 0): proof it took effect, or was
+	// refused as a lock's Txn may be.
+	Answer func()
 }
 
 // maxBuffered bounds what one direction keeps of a frame not yet complete;
@@ -60,6 +64,7 @@ type Conn struct {
 
 	mu      sync.Mutex
 	streams map[uint32]string // streams read (LeaseGrant, Watch, LeaseKeepAlive) → method, until done
+	unary   map[uint32]bool   // unary requests awaiting their answer's status
 
 	up, down direction
 }
@@ -78,7 +83,7 @@ type direction struct {
 // NewConn returns a reader for one connection that reports what it reads
 // to hooks.
 func NewConn(hooks Hooks) *Conn {
-	c := &Conn{hooks: hooks, streams: map[uint32]string{}}
+	c := &Conn{hooks: hooks, streams: map[uint32]string{}, unary: map[uint32]bool{}}
 	c.up = direction{preface: true, dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
 	c.down = direction{dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
 	return c
@@ -188,16 +193,22 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 	case http2.FrameRSTStream:
 		delete(d.data, stream)
 		c.done(stream)
+		c.mu.Lock()
+		delete(c.unary, stream)
+		c.mu.Unlock()
 	}
 }
 
 // headers decodes the gathered header block; on requests it counts them,
 // and notes the streams to read.
 func (c *Conn) headers(d *direction, request bool) {
-	var path string
+	var path, status string
 	d.dec.SetEmitFunc(func(f hpack.HeaderField) {
-		if f.Name == ":path" {
+		switch f.Name {
+		case ":path":
 			path = f.Value
+		case "grpc-status":
+			status = f.Value
 		}
 	})
 	_, err := d.dec.Write(d.block)
@@ -209,11 +220,20 @@ func (c *Conn) headers(d *direction, request bool) {
 		d.stop() // the table is lost: nothing after this can be read
 		return
 	}
-	if !request || path == "" {
+	if !request {
+		c.answered(d.blockOf, status)
 		return
 	}
-	if !slices.Contains(streaming, path) && c.hooks.Request != nil {
-		c.hooks.Request(path)
+	if path == "" {
+		return
+	}
+	if !slices.Contains(streaming, path) {
+		if c.hooks.Request != nil {
+			c.hooks.Request(path)
+		}
+		c.mu.Lock()
+		c.unary[d.blockOf] = true
+		c.mu.Unlock()
 	}
 	if path == leaseGrant || path == watch || path == leaseKeepAlive {
 		c.mu.Lock()
@@ -241,6 +261,21 @@ func (c *Conn) message(method string, body []byte) {
 		if proto.Unmarshal(body, &req) == nil && req.ID != 0 && c.hooks.KeepAlive != nil {
 			c.hooks.KeepAlive(req.ID)
 		}
+	}
+}
+
+// answered notes the status a unary request's answer ended with, if these
+// headers carry it (its trailers do): a status of 0 is an answer.
+func (c *Conn) answered(stream uint32, status string) {
+	if status == "" {
+		return
+	}
+	c.mu.Lock()
+	unary := c.unary[stream]
+	delete(c.unary, stream)
+	c.mu.Unlock()
+	if unary && status == "0" && c.hooks.Answer != nil {
+		c.hooks.Answer()
 	}
 }
 
