@@ -375,6 +375,13 @@ func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
 		if len(resp.Kvs) == 0 {
 			return Grant{}, fmt.Errorf("%w: granted, but its key %s is gone", ErrSessionExpired, g.Key)
 		}
+		if g.Lease != 0 && clientv3.LeaseID(resp.Kvs[0].Lease) != g.Lease {
+			// The key the answer named now rests on another lease: the
+			// grant's lease ended and the next holder took the key. Its
+			// token is not this grant's.
+			return Grant{}, fmt.Errorf("%w: granted on lease %x, but its key %s now rests on lease %x (the next holder's)",
+				ErrSessionExpired, int64(g.Lease), g.Key, resp.Kvs[0].Lease)
+		}
 		g.Token = cmp.Or(g.Token, resp.Kvs[0].CreateRevision)
 		g.Lease = cmp.Or(g.Lease, clientv3.LeaseID(resp.Kvs[0].Lease))
 	}

@@ -166,6 +166,42 @@ func TestExecStrayLineRestartsTheProgram(t *testing.T) {
 	require.NoError(t, l.Release(ctx(t), g), "and its release is the release's answer")
 }
 
+// A grant whose answer names its lease, but whose key the lab finds on
+// another lease when it reads the token, ended before the lab could read
+// it: the key is the next holder's, and so would the token be. It is the
+// session's end, never a grant with the next holder's token.
+func TestExecTokenIsNeverTheNextHolders(t *testing.T) {
+	t.Parallel() // on a cluster of its own
+	c := start(t)
+	cl, err := c.NewClient("c1", c.Members()[0])
+	require.NoError(t, err)
+	next, err := cl.Etcd().Grant(ctx(t), 30)
+	require.NoError(t, err)
+	_, err = cl.Etcd().Put(ctx(t), "held", "", clientv3.WithLease(next.ID))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for i, tc := range []struct {
+		lease int64
+		err   error
+	}{{int64(next.ID) + 1, lock.ErrSessionExpired}, {int64(next.ID), nil}} {
+		path := filepath.Join(dir, strconv.Itoa(i)+".sh")
+		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("read x; echo granted key=held lease=%d; read x\n", tc.lease)), 0o644))
+		f, err := lock.Exec("sh " + path)
+		require.NoError(t, err)
+		l, err := f(cl.Etcd(), "next", lock.Options{TTL: 5})
+		require.NoError(t, err)
+		g, err := l.Acquire(ctx(t))
+		l.Close()
+		if tc.err != nil {
+			require.ErrorIs(t, err, tc.err)
+			assert.Contains(t, err.Error(), "now rests on lease")
+			continue
+		}
+		require.NoError(t, err)
+		assert.NotZero(t, g.Token, "the key rests on the lease the answer named: its token is the grant's")
+	}
+}
+
 // orphanEnv, set, makes the test binary the lab process of
 // TestExecDiesWithTheLab: it waits for an etcdctl lock at the endpoint the
 // variable names, prints the lock's process group and blocks until killed.
