@@ -18,33 +18,9 @@ class() {
 	esac
 }
 
-# end: SIGTERM to etcdctl, which deletes its key and exits, and SIGKILL if
-# it has not within 2 s (its cluster gone or cut off, it would retry for
-# ever): what the trap does, when the lab stops this script or dies.
-end() {
-	kill -TERM "$pid" 2>/dev/null
-	(
-		sleep 2 &
-		s=$!
-		trap 'kill "$s" 2>/dev/null; exit 0' TERM
-		wait "$s" && kill -KILL "$pid" 2>/dev/null
-	) &
-	killer=$!
-	wait "$pid"
-	st=$?
-	kill -TERM "$killer" 2>/dev/null
-	wait "$killer"
-	return $st
-}
-
 # SIGTERM (the lab stopping this client, or dying): take etcdctl along, and
-# remove the directory, which a dead lab cannot. SIGTERM goes to the whole
-# process group first (this script takes its own as a no-op), and SIGKILL
-# last, this script included: a job forked a moment ago — whose number $pid
-# does not hold yet, and which may lose a SIGTERM while it sets itself up —
-# is ended too, rather than left waiting for ever to open the pipe nobody
-# will read.
-trap 'trap : TERM; kill -TERM 0 2>/dev/null; if [ -n "$pid" ]; then end; fi; rm -rf "$LOCKLAB_DIR"; kill -KILL 0' TERM
+# remove the directory, which a dead lab cannot.
+trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid"; fi; rm -rf "$LOCKLAB_DIR"; exit 143' TERM
 
 while read -r cmd; do
 	case $cmd in
@@ -76,7 +52,7 @@ while read -r cmd; do
 			# SIGTERM: etcdctl deletes its key and exits 0; if its session
 			# ended first, it has left (or leaves) with "session expired".
 			# The lab bounds the wait: past its deadline it stops this
-			# script (SIGTERM, and the trap's end).
+			# script (SIGTERM, and the trap).
 			kill -TERM "$pid" 2>/dev/null
 			if wait "$pid"; then
 				echo released
