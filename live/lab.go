@@ -166,8 +166,10 @@ func (l *Lab) Do(ctx context.Context, line string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", strings.TrimSpace(line), err)
 	}
-	l.queue.Lock()
-	defer l.queue.Unlock()
+	if !waits(c) {
+		l.queue.Lock()
+		defer l.queue.Unlock()
+	}
 	l.mu.Lock()
 	full := c.Name == "client" && !l.clients[c.Client] && len(l.clients) >= MaxClients
 	l.mu.Unlock()
@@ -177,7 +179,16 @@ func (l *Lab) Do(ctx context.Context, line string) (string, error) {
 	return l.do(ctx, c, nil), nil
 }
 
-// do runs c on the run and records it as a step; l.queue is held.
+// waits reports whether c only waits for what other commands bring about
+// (await, the wait- commands): it does not take the queue, or it would
+// hold back the very command it waits for — a resume sent at the same
+// moment as the await it unblocks.
+func waits(c script.Cmd) bool {
+	return c.Name == "await" || strings.HasPrefix(c.Name, "wait-")
+}
+
+// do runs c on the run and records it as a step; l.queue is held, unless
+// c only waits (see waits).
 func (l *Lab) do(ctx context.Context, c script.Cmd, narration []string) string {
 	l.mu.Lock()
 	env := l.env
