@@ -1,7 +1,3 @@
-// Package piddir makes temporary directories that carry the number of the
-// process that made them, and removes those whose process has died: a run
-// killed with SIGKILL cannot remove its own directories (an embedded
-// cluster's data, a lock process's), so the next run on the machine does.
 package piddir
 
 import (
