@@ -32,33 +32,30 @@ type stalls struct {
 // stallsOf adds up the stalls events record.
 func stallsOf(events []history.Event) stalls {
 	var s stalls
+	var stood []history.Event
 	for _, e := range events {
 		s.span = max(s.span, time.Duration(e.Time))
-		if e.Type != history.Observed || e.What != history.ObservedStalled {
-			continue
+		if e.Type == history.Observed && e.What == history.ObservedStalled {
+			stood = append(stood, e)
 		}
-		d := time.Duration(e.Time - e.StalledFrom)
-		if s.n == 0 || d < s.shortest {
+	}
+	length := func(e history.Event) time.Duration { return time.Duration(e.Time - e.StalledFrom) }
+	for i, e := range stood {
+		d := length(e)
+		if i == 0 || d < s.shortest {
 			s.shortest = d
 		}
-		s.n++
 		s.total += d
 		s.longest = max(s.longest, d)
 	}
-	var longest []history.Event
-	for _, e := range events {
-		if e.Type == history.Observed && e.What == history.ObservedStalled {
-			longest = append(longest, e)
-		}
-	}
-	slices.SortStableFunc(longest, func(a, b history.Event) int {
-		return cmp.Compare(b.Time-b.StalledFrom, a.Time-a.StalledFrom)
-	})
-	longest = longest[:min(len(longest), maxStallEvidence)]
-	slices.SortFunc(longest, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
-	for _, e := range longest {
+	s.n = len(stood)
+	// The longest few, in time order.
+	slices.SortStableFunc(stood, func(a, b history.Event) int { return cmp.Compare(length(b), length(a)) })
+	stood = stood[:min(len(stood), maxStallEvidence)]
+	slices.SortFunc(stood, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
+	for _, e := range stood {
 		s.evidence = append(s.evidence, fmt.Sprintf("the lab's own process stood still %v, from %v to %v into the run",
-			round(time.Duration(e.Time-e.StalledFrom)), round(time.Duration(e.StalledFrom)), round(time.Duration(e.Time))))
+			round(length(e)), round(time.Duration(e.StalledFrom)), round(time.Duration(e.Time))))
 	}
 	return s
 }
