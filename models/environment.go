@@ -14,7 +14,9 @@ import (
 // than its script, while the lab's own process stood still; min is the
 // progress the run had to make, nil for none): a grant's lease ended
 // while its holder held it (or a lease while its client waited, see
-// waitLosses), no fault of the schedule explains it, and yet the client
+// waitLosses), no fault of the schedule that could reach its client
+// explains it (see reaches: a fault of another client's link, or of a
+// member the client never talked to, does not), and yet the client
 // had sent the lease a keep-alive in time (within one TTL of its last
 // sighting alive), or the lab's own process stood still meanwhile. That is a
 // busy machine's doing — a server too slow to take a renewal in, a process
@@ -35,7 +37,7 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 	}
 	var why []string
 	for _, h := range heldLosses(ops, events) {
-		switch h.excuse {
+		switch h.environmental() {
 		case byRenewal:
 			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold although its client had sent it a "+
 				"keep-alive %v before it was last seen alive (TTL %v)", h.grant.Client,
@@ -54,7 +56,7 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 	}
 	for _, w := range waitLosses(ops, events) {
 		what := ", and the lab's own process stood still meanwhile"
-		switch w.excuse {
+		switch w.environmental() {
 		case byOutlived:
 			what = ", " + outlivedWhy(events, w)
 		case byRenewal:
@@ -108,7 +110,7 @@ func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
 	if len(losses) == 0 {
 		return nil
 	}
-	excused := excuses(events)
+	excused, members := excuses(events), connections(events)
 	var out []heldLoss
 	for _, op := range ops {
 		if op.Op != history.Acquire || op.Synthetic {
@@ -123,8 +125,12 @@ func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
 				(op.Type == history.Ok && l.Lease == op.Lease) {
 				continue
 			}
-			if e := excuseOf(excused, op.Client, op.Call, l); e == byRenewal || e == byStall || e == byOutlived {
-				out = append(out, heldLoss{grant: op, loss: l, excuse: e})
+			w := heldLoss{grant: op, loss: l, excuse: excuseOf(excused, op.Client, op.Call, l)}
+			if w.excuse == byFault {
+				w.aside = aside(excused, members, op.Client, op.Call, l)
+			}
+			if w.environmental() != unexcused {
+				out = append(out, w)
 			}
 		}
 	}

@@ -85,6 +85,10 @@ type heldLoss struct {
 	grant  history.Operation
 	loss   history.Loss
 	excuse excuse
+	// aside, for a loss a fault excused, is what excuses it once the
+	// faults that cannot have reached its client are set aside (see
+	// environmental).
+	aside excuse
 	// blip, for an unexcused loss, is a fault that held the holder's link
 	// in that time but too briefly to starve the lease (nil: none).
 	blip *span
@@ -101,7 +105,7 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 	if len(losses) == 0 {
 		return nil
 	}
-	excused := excuses(events)
+	excused, members := excuses(events), connections(events)
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
 	stale := staleReleases(sorted)
@@ -115,6 +119,9 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
 		}
 		h := heldLoss{grant: g, loss: l, excuse: excuseOf(excused, g.Client, g.Call, l)}
+		if h.excuse == byFault {
+			h.aside = aside(excused, members, g.Client, g.Call, l)
+		}
 		if h.excuse == unexcused {
 			h.late = lateKeepAlive(excused, g.Client, g.Call, l)
 			for _, sp := range excused {
@@ -223,6 +230,8 @@ type span struct {
 	// delay, for a delay-client of link, is its delay each way: a slow
 	// link, not a held one (see lateKeepAlive).
 	delay int64
+	// window is the fault's window; nil for a stall.
+	window *history.FaultWindow
 }
 
 // excuses lists the stretches in which a lease may lapse through no fault
@@ -231,7 +240,7 @@ type span struct {
 func excuses(events []history.Event) []span {
 	var out []span
 	for _, w := range history.FaultWindows(events) {
-		sp := span{from: w.Start, to: w.Until(), fault: true}
+		sp := span{from: w.Start, to: w.Until(), fault: true, window: &w}
 		switch k := w.Spec.Kind; {
 		case !w.Open && (k == history.FaultCutClient || k == history.FaultLoseAnswer):
 			sp.link = w.Spec.Client

@@ -39,14 +39,30 @@ func attempts(ctx context.Context, run func() []Result) []Result {
 // took a holder's lease away. "" if none does.
 func environmentLapsed(rs []Result) string {
 	for _, r := range rs {
-		if r.Skipped != "" || r.Matches {
-			continue
+		if why := r.Environmental(); why != "" {
+			return fmt.Sprintf("%s %s — %s", r.Resource, r.Verdict, why)
 		}
-		for _, v := range r.Checks {
-			if v.Check == "environment" && v.Result == models.Error {
-				why, _, _ := strings.Cut(v.Explanation, ". ")
-				return fmt.Sprintf("%s %s — %s", r.Resource, r.Verdict, why)
-			}
+	}
+	return ""
+}
+
+// Environmental says, in its first sentence, why the environment rather
+// than the lock may have decided a result that does not match its
+// expectation — a busy machine let a lease its lock renewed lapse, or cut
+// the run short while the lab's own process stood still (see
+// models.CheckEnvironment) — and "" when it did not: the result matches,
+// was skipped, or nothing of the environment's is recorded. The runner
+// runs such a configuration again (Attempts); one that is still
+// environmental after the last attempt was not judged: a quieter machine,
+// or a longer TTL, may judge it.
+func (r Result) Environmental() string {
+	if r.Skipped != "" || r.Matches {
+		return ""
+	}
+	for _, v := range r.Checks {
+		if v.Check == "environment" && v.Result == models.Error {
+			why, _, _ := strings.Cut(v.Explanation, ". ")
+			return why
 		}
 	}
 	return ""

@@ -86,6 +86,7 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 		}
 	}
 	require.Len(t, sum.Results, pairs*len(lock.ResourceNames()))
+	unjudged := 0
 	for _, r := range sum.Results {
 		if r.Skipped != "" && slices.Contains(redislock.Names(), r.Lock) {
 			// etcd's resource, or a fenced one for Redlock.
@@ -99,7 +100,9 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 			assert.Empty(t, r.Verdict, "a skipped run has no verdict")
 			continue
 		}
-		if !assert.True(t, r.Matches, "%s × %s × %s: got %s, expected %s (%s)", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected, r.Error) {
+		if !matches(t, r) {
+			unjudged++
+		} else if !r.Matches {
 			for _, v := range r.Checks {
 				if v.Result != models.Pass && v.Result != models.NotApplicable {
 					t.Logf("  %s %s: %s %v", v.Check, v.Result, v.Explanation, v.Evidence)
@@ -111,7 +114,10 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 			assert.NoError(t, err, "the recorded history reads back")
 		}
 	}
-	assert.Equal(t, 0, sum.ExitCode())
+	enough(t, unjudged, len(sum.Results))
+	if unjudged == 0 {
+		assert.Equal(t, 0, sum.ExitCode())
+	}
 	_, err = os.Stat(filepath.Join(out, "results.json"))
 	assert.NoError(t, err)
 }
@@ -166,13 +172,17 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 		require.NoError(t, err)
 		out := map[string]string{}
 		for _, r := range sum.Results {
-			assert.True(t, r.Matches, "%s × seed %d × %s: %s (%s)", r.Lock, r.Seed, r.Resource, r.Verdict, r.Error)
-			out[fmt.Sprintf("%s/%d/%s", r.Lock, r.Seed, r.Resource)] = fmt.Sprintf("%s belief %s", r.Verdict, r.Belief)
+			verdict := fmt.Sprintf("%s belief %s", r.Verdict, r.Belief)
+			if !matches(t, r) {
+				verdict = unjudgedMark
+			}
+			out[fmt.Sprintf("%s/%d/%s", r.Lock, r.Seed, r.Resource)] = verdict
 		}
 		return out
 	}
 	first, second := run(), run()
 	require.Len(t, first, 36)
+	enough(t, compareJudged(first, second), 2*len(first))
 	assert.Equal(t, first, second)
 }
 
@@ -183,28 +193,36 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 // is compared as what it is, reported and never gated, not by its value.
 func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 	t.Parallel()
-	verdicts := func(parallel int) []string {
+	var order [2][]string
+	verdicts := func(parallel int) map[string]string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
 			Scenarios: []string{"paused-holder", "expire-while-waiting", "member-restart", "slow-holder"},
 			Locks:     []string{"queue", "ttl-poll"}, Resources: lock.ResourceNames(), Seed: 3, Parallel: parallel,
 		})
 		require.NoError(t, err)
-		var out []string
+		out := map[string]string{}
 		for _, r := range sum.Results {
 			verdict := string(r.Verdict)
 			if r.Expected == scenarios.ExpectAny {
 				verdict = fmt.Sprintf("ANY, matches %v", r.Matches)
 			}
-			out = append(out, fmt.Sprintf("%s × %s × %s: %s", r.Scenario, r.Lock, r.Resource, verdict))
-			if r.Error != "" && r.Expected != scenarios.ExpectAny {
+			if r.Environmental() != "" && r.Expected != scenarios.ExpectFail {
+				t.Logf("parallel %d: not judged: %s × %s × %s: %s %v", parallel, r.Scenario, r.Lock, r.Resource, r.Environmental(), r.Retried)
+				verdict = unjudgedMark
+			} else if r.Error != "" && r.Expected != scenarios.ExpectAny {
 				t.Logf("parallel %d: %s × %s × %s: %s: %s %v", parallel, r.Scenario, r.Lock, r.Resource, r.Verdict, r.Error, r.Retried)
 			}
+			name := fmt.Sprintf("%s × %s × %s", r.Scenario, r.Lock, r.Resource)
+			out[name] = verdict
+			order[min(parallel-1, 1)] = append(order[min(parallel-1, 1)], name)
 		}
 		return out
 	}
-	sequential := verdicts(1)
+	sequential, parallel := verdicts(1), verdicts(4)
 	require.Len(t, sequential, 4*2*3)
-	assert.Equal(t, sequential, verdicts(4))
+	assert.Equal(t, order[0], order[1], "the same (catalog) order")
+	enough(t, compareJudged(sequential, parallel), 2*len(sequential))
+	assert.Equal(t, sequential, parallel)
 }
 
 // A history file judges itself exactly as the run did: its header carries
@@ -497,9 +515,7 @@ func TestALazySessionLockPasses(t *testing.T) {
 		Seed: 1, Runs: 1,
 	})
 	require.NoError(t, err)
-	for _, r := range sum.Results {
-		assert.True(t, r.Matches, "%s × %s: %s %s", r.Scenario, r.Resource, r.Verdict, r.Error)
-	}
+	allMatch(t, sum.Results)
 }
 
 // A run on a user's own cluster leaves it as it found it: no key of the
@@ -515,9 +531,7 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 		External: &cluster.External{Endpoints: c.Endpoints()},
 	})
 	require.NoError(t, err)
-	for _, r := range sum.Results {
-		assert.True(t, r.Matches, "%s × %s × %s: %s %s", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Error)
-	}
+	allMatch(t, sum.Results)
 	resp, err := c.Admin().Get(t.Context(), "locklab/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
 	require.NoError(t, err)
 	var left []string
@@ -563,7 +577,7 @@ func TestRedisLocksRunOnARedisOfYourOwn(t *testing.T) {
 			assert.Contains(t, r.Skipped, "not available on a Redis of your own")
 			continue
 		}
-		assert.True(t, r.Matches, "%s: %s, expected %s: %s", r.Resource, r.Verdict, r.Expected, r.Error)
+		matches(t, r)
 	}
 	n, err := own.Admin(0).DBSize(t.Context()).Result()
 	require.NoError(t, err)

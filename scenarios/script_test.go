@@ -234,8 +234,7 @@ func TestASlowStartingProcessLockIsJudgedAsALock(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 3)
-	for _, r := range sum.Results {
-		assert.True(t, r.Matches, "%s: %s, expected %s: %s", r.Resource, r.Verdict, r.Expected, r.Error)
+	if allMatch(t, sum.Results) == 0 {
+		assert.Equal(t, 0, sum.ExitCode())
 	}
-	assert.Equal(t, 0, sum.ExitCode())
 }

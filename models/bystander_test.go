@@ -1,0 +1,58 @@
+package models_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// A fault excuses a lapse for the lock's own checks, but a lease its
+// client kept renewing, lapsed while only faults that cannot reach that
+// client were open, lapsed through the machine: the environment's ERROR,
+// so the run is judged again. A fault that can reach the client — its own
+// link or member, a partition, one the history says too little about —
+// leaves the lapse to the fault, as before.
+func TestAFaultElsewhereLeavesALapseToTheMachine(t *testing.T) {
+	ops := []op{
+		{client: "c2", op: A, call: 0, ret: 10, token: 10, lease: 0xb},
+		{client: "c2", op: C, call: 20, ret: 6000, token: 10, value: val(0), accepted: yes},
+		{client: "c2", op: R, call: 6010, ret: 6020},
+	}
+	// Renewed at 3150, last seen alive at 3300 with a TTL of 3000: the
+	// lock did its part.
+	lapse := []lost{{client: "c2", t: 3500, aliveUntil: 3300, lease: 0xb, ttl: 3000, renewals: []int64{0, 3150}, renewedAt: 3150}}
+	connected := []history.Event{
+		{Type: history.Observed, What: history.ObservedConnected, Client: "c1", Member: "m1"},
+		{Type: history.Observed, What: history.ObservedConnected, Client: "c2", Member: "m2"},
+	}
+	for _, tc := range []struct {
+		name      string
+		fault     string
+		connected []history.Event
+		env       models.Result
+	}{
+		{"another member cut off", "isolate-member m1", connected, models.Error},
+		{"another client's link cut", "cut-client c1", connected, models.Error},
+		{"another client paused", "pause-client c1 at before-write", connected, models.Error},
+		{"its own member cut off", "isolate-member m2", connected, models.Pass},
+		{"its own link cut", "cut-client c2", connected, models.Pass},
+		{"a partition reaches every client", "partition m1 | m2 m3", connected, models.Pass},
+		{"no connection recorded", "isolate-member m1", nil, models.Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := append(slices.Clone(tc.connected), build(ops, lapse, []fault{{name: tc.fault, start: 15, end: 5900}})...)
+			r := mustCheck(t, events, time.Second)
+			kept := r.Safety[slices.IndexFunc(r.Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })]
+			assert.Equal(t, models.Pass, kept.Result, "the fault excuses the lapse for the lock: %s", kept.Explanation)
+			assert.Equal(t, tc.env, r.Environment.Result, r.Environment.Explanation)
+			if tc.env == models.Error {
+				assert.Contains(t, r.Environment.Explanation, "c2's lease ended 3.49µs into its hold although its client had sent it a keep-alive")
+			}
+		})
+	}
+}
