@@ -73,6 +73,9 @@ const (
 	// EffectWaitedOutLease: Clients[0], queued before Clients[1] crashed,
 	// was granted in that wait once Clients[1]'s lease ended.
 	EffectWaitedOutLease EffectKind = "waited-out-lease"
+	// EffectGaveUp: Clients[0]'s acquire reached its deadline while
+	// Clients[1] held the lock.
+	EffectGaveUp EffectKind = "gave-up"
 )
 
 // Effect is one claimed effect as data, written into a history's header so

@@ -193,6 +193,11 @@ type Event struct {
 	// fault healed, or had renewed just before it, is how a fault that
 	// could not have starved the lease is told from one that could.
 	Renewals []int64 `json:"renewals,omitempty"`
+	// Deadline (an acquire's invoke) is when the context the lab gave the
+	// lock's Acquire ends — for a lock run as a process, with the time the
+	// lab allows to stop it — (run clock; zero: not recorded). The lock
+	// must answer by then, or within DeadlineGrace after.
+	Deadline int64 `json:"deadline,omitempty"`
 	// Key, KeyRevision and TokenAhead (observed bad-token) say how a
 	// grant's token and key disagree (see ObservedBadToken).
 	Key         string `json:"key,omitempty"`

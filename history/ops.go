@@ -21,6 +21,9 @@ type Operation struct {
 	// Answered is when the client heard the operation's outcome (for Info
 	// too: it stopped waiting then, not knowing); zero if it never did.
 	Answered int64
+	// Deadline is when an acquire's context ended (Event.Deadline); zero
+	// if not recorded.
+	Deadline int64
 
 	Token    int64
 	Lease    int64 // the lease a grant rests on; zero if not recorded
@@ -72,7 +75,7 @@ func Pair(events []Event) []Operation {
 		case e.Type == Invoke:
 			index[e.ID] = len(ops)
 			ops = append(ops, Operation{ID: e.ID, Client: e.Client, Op: e.Op, Lock: e.Lock, Type: Info,
-				Call: e.Time, Return: Infinity, Token: e.Token})
+				Call: e.Time, Return: Infinity, Token: e.Token, Deadline: e.Deadline})
 		case e.IsCompletion():
 			i, ok := index[e.ID]
 			if !ok {

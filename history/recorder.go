@@ -84,13 +84,13 @@ func (r *Recorder) emit(e Event) {
 }
 
 // Invoke records that client starts op and returns the operation's id for
-// Complete. in carries the operation's input: Lock; its other fields are
-// ignored.
+// Complete. in carries the operation's input: Lock, and an acquire's
+// Deadline; its other fields are ignored.
 func (r *Recorder) Invoke(client string, op Op, in Event) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nextID++
-	e := Event{Type: Invoke, ID: r.nextID, Client: client, Op: op, Lock: in.Lock}
+	e := Event{Type: Invoke, ID: r.nextID, Client: client, Op: op, Lock: in.Lock, Deadline: in.Deadline}
 	r.open[e.ID] = e
 	r.emit(e)
 	return e.ID

@@ -114,6 +114,8 @@ func (v *validator) invoke(e Event, line int) string {
 		return fmt.Sprintf("invoke with id %d: ids are positive", e.ID)
 	case v.done[e.ID] || v.open[e.ID] != (openOp{}):
 		return fmt.Sprintf("operation id %d used twice", e.ID)
+	case e.Deadline != 0 && (e.Op != Acquire || e.Deadline < e.Time):
+		return fmt.Sprintf("invoke of %s with deadline %d: only an acquire has one, at or after its call (%d)", e.Op, e.Deadline, e.Time)
 	}
 	if id, busy := v.busy[e.Client]; busy {
 		prev := v.open[id]

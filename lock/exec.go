@@ -83,6 +83,13 @@ type Process interface {
 // as such ("printed nothing within … of starting").
 const StartupAllowance = 10 * time.Second
 
+// StopAllowance is how much longer than an acquire's deadline a lock run
+// as a process may take to answer: when the deadline passes, the lab stops
+// the process (SIGTERM; SIGKILL of its group if anything of it is left
+// half that time later), and its Acquire returns the context's error once
+// the process is gone. A program that gives up at once leaves at once.
+const StopAllowance = 6 * time.Second
+
 // Exec returns the factory of the lock run by command (a program and its
 // arguments, split on spaces). Locks run as processes need Linux; elsewhere
 // Exec says so.

@@ -31,7 +31,7 @@ func processSupport() error { return nil }
 
 // stopTimeout bounds how long a process has to leave after SIGTERM (or
 // after its standard input closed) before it is killed.
-const stopTimeout = 3 * time.Second
+const stopTimeout = StopAllowance / 2
 
 // execFactory runs argv; setup, if not nil, prepares the process's own
 // directory before it starts (the built-in etcdctl lock writes its script

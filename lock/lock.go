@@ -229,14 +229,20 @@ func (l *leased) ownKey(resp *clientv3.TxnResponse) int64 {
 // Acquire may have left: its put committed while the answer was lost, or it
 // was queued when ctx ended. Without this, the key stays while the session
 // keeps its lease alive, and a queue behind it waits for a client that no
-// longer waits. It has its own timeout: ctx may be why Acquire failed. If
-// the store cannot be reached, the key is left to the next Acquire, which
-// takes it up (see ownKey), or to Close.
-func abandon(s *concurrency.Session, key string, after int64) error {
+// longer waits. It has its own timeout: ctx may be why Acquire failed
+// (why, the error it failed with) — and then a short one, lateCleanup: the
+// caller's deadline has passed, and Acquire must return within a second of
+// it. If the store cannot be reached, the key is left to the next Acquire,
+// which takes it up (see ownKey), or to Close.
+func abandon(s *concurrency.Session, key string, after int64, why error) error {
 	if isExpired(s) {
 		return nil // nothing renews the lease: it takes its keys within its TTL
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	timeout := closeTimeout
+	if errors.Is(why, context.DeadlineExceeded) || errors.Is(why, context.Canceled) {
+		timeout = lateCleanup
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	_, err := s.Client().Txn(ctx).If(
 		clientv3.Compare(clientv3.LeaseValue(key), "=", int64(s.Lease())),
@@ -245,13 +251,17 @@ func abandon(s *concurrency.Session, key string, after int64) error {
 	return err
 }
 
+// lateCleanup bounds the clean-up of an Acquire whose context ended (see
+// abandon): half the second a lock has to answer after its deadline.
+const lateCleanup = closeTimeout / 4
+
 // failed returns err, the error of a failed Acquire, after abandoning key
 // (see abandon). A clean-up that fails is named beside err.
 func failed(err error, s *concurrency.Session, key string, after int64) error {
 	if errors.Is(err, ErrSessionExpired) {
 		return err
 	}
-	if cerr := abandon(s, key, after); cerr != nil {
+	if cerr := abandon(s, key, after, err); cerr != nil {
 		return fmt.Errorf("%w (and its key %s may be left until the next acquire: %v)", err, key, cerr)
 	}
 	return err

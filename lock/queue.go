@@ -234,11 +234,14 @@ func created(ctx context.Context, w clientv3.WatchChan) (int64, error) {
 	}
 }
 
+// watchErr is what ended a watch, if anything did: the context first (a
+// watch made with clientv3.WithRequireLeader reports its context's end as
+// "no leader"), then the watch's own error.
 func watchErr(ctx context.Context, wr clientv3.WatchResponse, ok bool) error {
+	if ctx.Err() != nil && (!ok || wr.Err() != nil) {
+		return ctx.Err()
+	}
 	if !ok {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
 		return errors.New("lock: watch closed")
 	}
 	if err := wr.Err(); err != nil {

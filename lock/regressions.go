@@ -116,6 +116,15 @@ var regressions = []Regression{
 		Scenarios: []string{"isolated-asks"}, Check: "validity",
 		Factory: NewStaleReentry,
 	},
+	{
+		Name: "ignores-deadline",
+		Bug: "the lock waits on a context of its own, not the caller's: an acquire whose caller gave up at its " +
+			"deadline goes on waiting, and when the lock comes free it is granted to nobody while the next client " +
+			"waits behind it",
+		Link:      "https://github.com/pingcap/tidb/issues/61288",
+		Scenarios: []string{"gave-up"}, Check: "deadline",
+		Factory: NewDeadlineIgnored,
+	},
 }
 
 // RegressionNames lists the known-bad locks in order.

@@ -56,3 +56,24 @@ func TestAFaultElsewhereLeavesALapseToTheMachine(t *testing.T) {
 		})
 	}
 }
+
+// A lease its client renewed, lapsed while the client held nothing and
+// asked for nothing, is the machine's too: the client's next step asks on
+// a session that ended through no fault of the lock. One it stopped
+// renewing is not.
+func TestAnIdleClientsRenewedLapseIsTheMachines(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c1", op: R, call: 20, ret: 30},
+		{client: "c2", op: A, call: 4000, ret: 4010, token: 12, lease: 0xb},
+		{client: "c2", op: R, call: 4020, ret: 4030},
+	}
+	renewed := []lost{{client: "c1", t: 3500, aliveUntil: 3300, lease: 0xa, ttl: 3000, renewals: []int64{0, 3150}, renewedAt: 3150}}
+	r := mustCheck(t, build(ops, renewed, nil), time.Second)
+	assert.Equal(t, models.Error, r.Environment.Result, r.Environment.Explanation)
+	assert.Contains(t, r.Environment.Explanation, "c1's lease ended while c1 held nothing and asked for nothing")
+
+	stopped := []lost{{client: "c1", t: 3500, aliveUntil: 3300, lease: 0xa, ttl: 3000, renewals: []int64{0, 100}, renewedAt: 100}}
+	r = mustCheck(t, build(ops, stopped, nil), time.Second)
+	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
+}

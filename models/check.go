@@ -75,6 +75,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckValidity(ops, events),
 			CheckExpiredWaiter(ops, events),
 			CheckLeaseKept(ops, events),
+			CheckDeadline(ops, events),
 		},
 		Liveness:     CheckLiveness(ops, events, h.Minimum),
 		Progress:     CheckProgress(ops, events, h.Minimum),

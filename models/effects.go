@@ -106,6 +106,8 @@ func judgeOf(e history.Effect) effect {
 		return crashedHolding(c(0))
 	case history.EffectWaitedOutLease:
 		return waitedOutLease(c(0), c(1))
+	case history.EffectGaveUp:
+		return gaveUp(c(0), c(1))
 	}
 	return effect{name: fmt.Sprintf("unknown effect %q", e.Kind),
 		missing: func(timeline) string { return "this locklab cannot judge it" }}

@@ -66,6 +66,12 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
 		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
 	}
+	for _, l := range idleLosses(ops, events) {
+		why = append(why, fmt.Sprintf("%s's lease ended while %s held nothing and asked for nothing, although its "+
+			"client had sent it a keep-alive %v before it was last seen alive (TTL %v)", l.Client, l.Client,
+			time.Duration(l.AliveUntil-l.RenewedAt), time.Duration(l.TTL)))
+		v.Evidence = append(v.Evidence, describeLoss(l))
+	}
 	v.Evidence = append(v.Evidence, stood...)
 	if len(why) == 0 && len(short) == 0 {
 		v.Result = Pass
@@ -135,4 +141,57 @@ func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		}
 	}
 	return out
+}
+
+// idleLosses lists the leases the server ended while their client held no
+// grant and had no operation under way, which its client had renewed in
+// time (byRenewal, once the faults that cannot reach it are set aside): a
+// lease that lapsed under an idle client sends its next step astray (it
+// asks on a session that has ended) through no fault of the lock.
+func idleLosses(ops []history.Operation, events []history.Event) []history.Loss {
+	losses := history.LeaseLosses(events)
+	if len(losses) == 0 {
+		return nil
+	}
+	excused, members := excuses(events), connections(events)
+	var out []history.Loss
+	for _, l := range losses {
+		if busyAt(ops, l.Client, l.AliveUntil, l.Gone) {
+			continue
+		}
+		from := max(l.AliveUntil-l.TTL, 0)
+		e := excuseOf(excused, l.Client, from, l)
+		if e == byFault {
+			e = aside(excused, members, l.Client, from, l)
+		}
+		if e == byRenewal {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// busyAt reports whether client held a grant, or had an operation under
+// way, at some moment from from to to.
+func busyAt(ops []history.Operation, client string, from, to int64) bool {
+	var held *history.Operation
+	for i, op := range ops {
+		if op.Client != client || op.Synthetic {
+			continue
+		}
+		end := op.Return
+		if op.Answered != 0 {
+			end = op.Answered
+		}
+		if op.Call <= to && (end >= from || op.Answered == 0 && op.Type == history.Info) {
+			return true
+		}
+		switch {
+		case op.Op == history.Acquire && op.Type == history.Ok && op.Return <= to:
+			held = &ops[i]
+		case op.Op == history.Release && held != nil && op.Call <= from:
+			held = nil
+		}
+	}
+	return held != nil
 }

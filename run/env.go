@@ -57,6 +57,9 @@ type Env struct {
 	learned map[string]int          // client → how many of its lease grants the monitor has taken in
 	// revoking are the leases Expire is revoking: it records their loss.
 	revoking map[int64]bool
+	// abandoned are the Acquire calls the lab stopped waiting for, each
+	// closed when its call returns (see lockerAcquire).
+	abandoned []<-chan struct{}
 
 	minimum     *history.Minimum
 	stopMonitor context.CancelFunc
@@ -109,6 +112,9 @@ type worker struct {
 	// closed by a renew that has not yet replaced it.
 	making chan made
 	closed bool
+	// stuck: locker is still in an Acquire the lab stopped waiting for (see
+	// lockerAcquire); a crash's new Locker ends it.
+	stuck bool
 }
 
 // Config describes a run.
@@ -245,6 +251,7 @@ func (e *Env) Close() error {
 		errs = append(errs, e.c.CloseClient(w.cl.Name()))
 		errs = append(errs, e.dropMaking(ctx, w))
 	}
+	errs = append(errs, e.waitAbandoned(ctx))
 	if e.c.IsExternal() {
 		// A user's own cluster is left as it was found: the run's keys (its
 		// counter, what its lockers left) go. An embedded one goes whole.
@@ -348,6 +355,9 @@ func (e *Env) ready(client string) (*worker, int, error) {
 		return nil, 0, err
 	}
 	n, err := e.restart(w)
+	if err == nil {
+		err = e.checkStuck(w)
+	}
 	return w, n, err
 }
 

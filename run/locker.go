@@ -61,7 +61,7 @@ func (e *Env) renew(w *worker) error {
 		return fmt.Errorf("client %s: %w", w.name, m.err)
 	}
 	e.mu.Lock()
-	w.locker, w.held, w.born, w.closed = m.l, false, w.crashes, false
+	w.locker, w.held, w.born, w.closed, w.stuck = m.l, false, w.crashes, false, false
 	e.mu.Unlock()
 	w.cl.SetLease(m.l.Lease())
 	e.learn(w)

@@ -21,7 +21,6 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	ids := e.runs.invoke(client, history.Acquire)
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
 	// old Locker has noticed yet is timing, not the lock's behaviour. If it
@@ -29,6 +28,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	// lease grant waits for one: see renew), that is its ask's answer.
 	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
 		if err := e.renew(w); err != nil {
+			ids := e.runs.invoke(client, history.Acquire, time.Time{})
 			e.runs.complete(ids, history.Definite(err), history.Event{})
 			return failed(Failed, client, err), err
 		}
@@ -37,7 +37,12 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	w.acquiring, w.endedWaiting = true, 0
 	e.mu.Unlock()
 	actx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
-	g, err := w.locker.Acquire(actx)
+	deadline, _ := actx.Deadline()
+	if _, ok := w.locker.(lock.Process); ok {
+		deadline = deadline.Add(lock.StopAllowance) // the time it takes to stop the process
+	}
+	ids := e.runs.invoke(client, history.Acquire, deadline)
+	g, err := e.lockerAcquire(actx, w, deadline)
 	cancel()
 	e.mu.Lock()
 	ended := w.endedWaiting
@@ -295,7 +300,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	e.mu.Lock()
 	w.releasing = true
 	e.mu.Unlock()
-	ids := e.runs.invoke(client, history.Release)
+	ids := e.runs.invoke(client, history.Release, time.Time{})
 	rctx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
 	err = w.locker.Release(rctx, g)
 	cancel()

@@ -20,12 +20,16 @@ type resourceRun struct {
 // recorded on every one of them, through these methods.
 type histories []*resourceRun
 
-// invoke records the start of client's op on every history; the ids are
-// per history.
-func (hs histories) invoke(client string, op history.Op) []int {
+// invoke records the start of client's op on every history, with the
+// moment its context ends (zero: none recorded); the ids are per history.
+func (hs histories) invoke(client string, op history.Op, deadline time.Time) []int {
 	ids := make([]int, len(hs))
 	for i, h := range hs {
-		ids[i] = h.rec.Invoke(client, op, history.Event{Lock: "lock"})
+		in := history.Event{Lock: "lock"}
+		if !deadline.IsZero() {
+			in.Deadline = h.rec.Since(deadline)
+		}
+		ids[i] = h.rec.Invoke(client, op, in)
 	}
 	return ids
 }

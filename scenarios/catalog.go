@@ -245,6 +245,18 @@ var catalog = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "gave-up",
+		Lesson: "c1 holds the lock; c2 asks for it and waits until its context's deadline passes. Acquire must then " +
+			"return the context's error, and leave nothing behind: c3, which asks next, is granted when c1 releases. " +
+			"A caller whose deadline passed has moved on — it reports a time-out, retries, serves another request — " +
+			"so a lock that goes on waiting for it grants the lock to nobody, and c3 waits behind a holder that does " +
+			"not know it holds. The deadline check FAILs a grant returned more than a second after the deadline, and " +
+			"an acquire still unanswered ten seconds after it, when the lab stops waiting for it.",
+		Members: 3, TTL: 1, script: "gave-up.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
+		Effects: []Effect{gaveUp("c2", "c1")},
+	},
+	{
 		Name: "crashed-holder",
 		Lesson: "c1 holds the lock when its process is killed (SIGKILL, an OOM kill, a crash) and started again. A dead " +
 			"process releases nothing and revokes nothing: its lock key and lease stay on the server, and c2, waiting " +

@@ -107,6 +107,10 @@ func waitedOutLease(waiter, crashed string) Effect {
 	return Effect{Kind: history.EffectWaitedOutLease, Clients: []string{waiter, crashed}}
 }
 
+func gaveUp(waiter, holder string) Effect {
+	return Effect{Kind: history.EffectGaveUp, Clients: []string{waiter, holder}}
+}
+
 // EffectCount says in how many runs of a scenario × lock one effect
 // happened. A run counts once, however many resources it judged: the
 // effect happened if it is in every one of its histories.
