@@ -22,4 +22,6 @@
 //   - codec.go: Writer (atomic file), ReadFile, Decode, Scanner; validate.go: the rules
 //   - ops.go: Operation and Pair
 //   - fault.go: FaultKind, FaultSpec, FaultWindow and FaultWindows
+//   - promises.go: how long a lock has to keep the contract's promises
+//     (DeadlineGrace, DeadlineWait, LostGrace)
 package history

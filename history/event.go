@@ -119,6 +119,13 @@ const (
 	// holds nothing from then on — while the server keeps its keys until
 	// its lease ends.
 	ObservedCrashed = "crashed"
+	// ObservedToldLost: the Grant.Lost of Client's grant Token closed: the
+	// lock told its holder the lease is gone.
+	ObservedToldLost = "told-lost"
+	// ObservedUnfollowed: the lab stopped following the Grant.Lost of
+	// Client's grant Token before it closed: it replaced Client's Locker
+	// (what closing the old one does to Lost is the lab's doing).
+	ObservedUnfollowed = "lost-unfollowed"
 	// ObservedBadToken: Client's grant (Token, Key) broke lock.Grant's
 	// contract: Token is not the create revision of Key. KeyRevision is the
 	// create revision Key had at revision Token (zero: Key did not exist
@@ -193,6 +200,10 @@ type Event struct {
 	// fault healed, or had renewed just before it, is how a fault that
 	// could not have starved the lease is told from one that could.
 	Renewals []int64 `json:"renewals,omitempty"`
+	// Tells (an acquire's ok) says the grant came with a Grant.Lost the
+	// lab follows: the lock can tell its holder that its lease is gone
+	// (ObservedToldLost).
+	Tells bool `json:"tells,omitempty"`
 	// Deadline (an acquire's invoke) is when the context the lab gave the
 	// lock's Acquire ends — for a lock run as a process, with the time the
 	// lab allows to stop it — (run clock; zero: not recorded). The lock

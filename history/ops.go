@@ -24,6 +24,8 @@ type Operation struct {
 	// Deadline is when an acquire's context ended (Event.Deadline); zero
 	// if not recorded.
 	Deadline int64
+	// Tells: the grant came with a Grant.Lost the lab follows (Event.Tells).
+	Tells bool
 
 	Token    int64
 	Lease    int64 // the lease a grant rests on; zero if not recorded
@@ -89,7 +91,7 @@ func Pair(events []Event) []Operation {
 			if e.Token != 0 {
 				op.Token = e.Token
 			}
-			op.Lease, op.Value, op.WriteAt = e.Lease, e.Value, e.WriteAt
+			op.Lease, op.Value, op.WriteAt, op.Tells = e.Lease, e.Value, e.WriteAt, e.Tells
 			op.Accepted, op.Reason = e.Accepted, e.Reason
 		}
 	}

@@ -109,7 +109,7 @@ func (r *Recorder) Complete(id int, err error, out Event) {
 	delete(r.open, id)
 	e := Event{Type: Classify(err), ID: id, Client: inv.Client, Op: inv.Op, Lock: inv.Lock,
 		Token: out.Token, Lease: out.Lease, Value: out.Value, Accepted: out.Accepted, Reason: out.Reason,
-		WriteAt: out.WriteAt}
+		WriteAt: out.WriteAt, Tells: out.Tells}
 	if err != nil {
 		e.Error = err.Error()
 	}
@@ -222,6 +222,15 @@ func (r *Recorder) ObserveBadToken(b BadToken) {
 	defer r.mu.Unlock()
 	r.emit(Event{Type: Observed, What: ObservedBadToken, Client: b.Client, Token: b.Token, Key: b.Key,
 		KeyRevision: b.KeyRevision, TokenAhead: b.Ahead})
+}
+
+// ObserveLost records, now, what became of the Grant.Lost of client's
+// grant token: what is ObservedToldLost (it closed) or ObservedUnfollowed
+// (the lab stopped following it).
+func (r *Recorder) ObserveLost(what, client string, token int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: what, Client: client, Token: token})
 }
 
 // ObserveStall records, now, that the lab's process stood still since from

@@ -16,6 +16,8 @@
 //   - singlekey.go: single-key-watch, every waiter on one key (the herd)
 //   - election.go: etcd-election, etcd's concurrency.Election as a lock
 //   - resource.go: unfenced, fenced and etcd-guarded counters; CriticalSection
+//   - regressions.go, renewer.go, stalereentry.go, freshkey.go, promises.go:
+//     the known-bad locks (promises.go: ignores-deadline, lost-untold)
 //   - exec.go: locks run as processes (Exec, the line protocol, the etcdctl
 //     lock, OfferTool); exec_linux.go drives the processes (process groups,
 //     SIGSTOP, SIGKILL), which only Linux gives: elsewhere Exec says so

@@ -125,6 +125,15 @@ var regressions = []Regression{
 		Scenarios: []string{"gave-up"}, Check: "deadline",
 		Factory: NewDeadlineIgnored,
 	},
+	{
+		Name: "lost-untold",
+		Bug: "the grant's Lost is a channel nothing closes (etcd's Mutex gives no word that it is no longer held, " +
+			"and a Lost not taken from the session that holds the key never closes): a holder whose lease the server " +
+			"ended is never told, and works on under a lock the next client now holds",
+		Link:      "https://github.com/etcd-io/etcd/issues/6127",
+		Scenarios: []string{"holder-told"}, Check: "told-lost",
+		Factory: NewLostUntold,
+	},
 }
 
 // RegressionNames lists the known-bad locks in order.

@@ -76,6 +76,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckExpiredWaiter(ops, events),
 			CheckLeaseKept(ops, events),
 			CheckDeadline(ops, events),
+			CheckToldLost(ops, events),
 		},
 		Liveness:     CheckLiveness(ops, events, h.Minimum),
 		Progress:     CheckProgress(ops, events, h.Minimum),

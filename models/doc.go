@@ -22,10 +22,15 @@
 //   - direct.go: token, stale-write, validity-window and expired-waiter checks
 //   - leasekept.go: a lease lost while no fault or stall excuses it (a blip
 //     of the holder's own link only if it could have starved the lease)
+//   - deadline.go, told.go: the contract's promises — Acquire answers by
+//     its deadline, Grant.Lost closes once a held grant's lease ends
+//   - environment.go, stalls.go, bystander.go: what the environment did (a
+//     renewed lease lapsed, the lab stood still; a fault that cannot reach
+//     a client's lease does not excuse its lapse there)
 //   - progress.go: minimum progress, liveness after the last fault (a wedge),
 //     lost fraction
 //   - check.go: Check, which runs them all on a history and its header
-//   - effects.go, effectkinds.go: what a scenario claims happens (the
+//   - effects.go, effectkinds.go, effectdeadline.go: what a scenario claims happens (the
 //     header's history.Effect data), judged from the history alone
 //   - judge.go: Judge and JudgeHistory, the last word — verdict, and whether
 //     it is the documented one (the header's Expect) — for a run as for

@@ -319,8 +319,9 @@ func TestHandWrittenHistories(t *testing.T) {
 			want := map[string]models.Result{
 				"counter": tc.want.counter, "tokens": tc.want.tokens, "stale-writes": tc.want.stale,
 				"validity": tc.want.validity, "expired-waiter": waiter, "lease-kept": cmp.Or(tc.want.kept, P),
-				"deadline": N, // these histories record no deadline
-				"mutex":    tc.want.mutex,
+				"deadline":  N, // these histories record no deadline
+				"told-lost": N, // nor a grant's Lost
+				"mutex":     tc.want.mutex,
 			}
 			assert.Equal(t, want, got)
 			for _, v := range append(report.Safety, report.Belief) {

@@ -10,7 +10,10 @@
 // Where things are:
 //   - env.go: Env, New, Close; clients, their lockers and crashes
 //   - record.go: the histories, each fact recorded on every one
-//   - ops.go: one client's acquire, critical section and release
+//   - ops.go: one client's acquire, critical section and release;
+//     deadline.go: an acquire waited for until its deadline and
+//     history.DeadlineWait after, then abandoned; told.go: each grant's
+//     Grant.Lost followed, and wait-told
 //   - faults.go: pauses, cuts, crashes and faults named by the run's clients
 //   - lease.go: the leases the lab follows: checkLease, the one place the
 //     server's word on a lease is taken in and a loss recorded (waits and

@@ -64,6 +64,10 @@ type Env struct {
 	minimum     *history.Minimum
 	stopMonitor context.CancelFunc
 	monitorDone chan struct{}
+	// monitorCtx ends when the monitor stops; following are the goroutines
+	// following grants' Grant.Lost (see followLost), which end with it.
+	monitorCtx context.Context
+	following  sync.WaitGroup
 
 	// bg, when set, is the run's context: background steps (async ones, a
 	// pause being applied) outlive the step that started them, not the run.
@@ -115,6 +119,9 @@ type worker struct {
 	// stuck: locker is still in an Acquire the lab stopped waiting for (see
 	// lockerAcquire); a crash's new Locker ends it.
 	stuck bool
+	// told is closed when the newest grant's Grant.Lost closes (nil: it
+	// has none); quit when the lab replaces locker (see followLost).
+	told, quit chan struct{}
 }
 
 // Config describes a run.
@@ -175,7 +182,7 @@ func New(cfg Config) (*Env, error) {
 		e.runs.fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
-	e.stopMonitor, e.monitorDone = cancel, make(chan struct{})
+	e.stopMonitor, e.monitorDone, e.monitorCtx = cancel, make(chan struct{}), ctx
 	var bg sync.WaitGroup
 	bg.Go(func() { e.monitorLeases(ctx) })
 	bg.Go(func() { e.watchStalls(ctx) })
@@ -232,6 +239,7 @@ func (e *Env) Close() error {
 	errs := []error{e.nemesis.UndoAll(ctx)}
 	e.stopMonitor()
 	<-e.monitorDone
+	e.following.Wait()
 	// One last look at every lease not yet seen gone, before the lockers
 	// revoke theirs: a lease that lapsed just before the run ended must be on
 	// the timeline, or its holder's validity would seem to run on.

@@ -26,6 +26,10 @@ type made struct {
 func (e *Env) renew(w *worker) error {
 	e.mu.Lock()
 	old := w.locker
+	if w.quit != nil {
+		close(w.quit) // what closing it does to its grants' Lost is the lab's doing
+	}
+	w.quit, w.told = make(chan struct{}), nil
 	if w.closed {
 		old = nil // closed by a renew that gave up: a second Close could wait as long again
 	}

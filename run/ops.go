@@ -65,7 +65,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		lease = cmp.Or(int64(g.Lease), key.leaseOrZero(), int64(w.locker.Lease()))
 		g.Lease = clientv3.LeaseID(lease)
 	}
-	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease})
+	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
 	var bad *history.BadToken
 	if err == nil {
 		if key == nil {
@@ -93,6 +93,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	}
 	w.grants[label] = g
 	e.mu.Unlock()
+	e.followLost(client, w, g)
 	// A lock that takes a lease per attempt may lose the one it waited on
 	// (the lab ended it) and go on waiting on a fresh one: the grant
 	// rests on that.

@@ -52,6 +52,9 @@ const (
 	Isolated           // Member is cut off from the other members (its clients still reach it)
 	FailedOver         // the primary From was killed and Member promoted; Lacked: whose lock keys it lacked
 	Killed             // Member was killed, until heal restarts it
+	Told               // the client's grant's Grant.Lost closed: the lock told it its lease is gone
+	NotTold            // it did not close within For
+	CannotTell         // the client's grant has no Grant.Lost
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -196,6 +199,12 @@ func (o Outcome) String() string {
 		return fmt.Sprintf("server: %s's lease is gone", c)
 	case Waiting:
 		return c + ": waiting"
+	case Told:
+		return c + ": told its lock is lost"
+	case NotTold:
+		return fmt.Sprintf("%s: not told its lock is lost within %v", c, o.For)
+	case CannotTell:
+		return c + ": its lock cannot tell it (no Grant.Lost)"
 	case Checked:
 		return renderChecks(o.Checks)
 	case Free:

@@ -74,6 +74,12 @@ func (hs histories) badToken(b history.BadToken) {
 	}
 }
 
+func (hs histories) lost(what, client string, token int64) {
+	for _, h := range hs {
+		h.rec.ObserveLost(what, client, token)
+	}
+}
+
 func (hs histories) stall(from time.Time) {
 	for _, h := range hs {
 		h.rec.ObserveStall(from)

@@ -245,6 +245,18 @@ var catalog = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "holder-told",
+		Lesson: "c1 holds the lock when its link is cut, and the server ends its lease a TTL later. The lock must tell " +
+			"c1 — close its grant's Lost — within two seconds of that, though it cannot reach the server: Lost is how " +
+			"a holder learns that it must stop working under the lock, and a lock that never closes it lets its " +
+			"holder work on, believing it holds, while the next client is granted. etcd's client gives up on a lease " +
+			"a TTL after its last keep-alive answer; a lock whose grants carry no Lost says so, and is not judged " +
+			"(the told-lost check).",
+		Members: 3, TTL: 1, script: "holder-told.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
+		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
+	},
+	{
 		Name: "gave-up",
 		Lesson: "c1 holds the lock; c2 asks for it and waits until its context's deadline passes. Acquire must then " +
 			"return the context's error, and leave nothing behind: c3, which asks next, is granted when c1 releases. " +
@@ -472,47 +484,6 @@ func (s Scenario) Plan(seed uint64) (Plan, error) {
 	}
 	return p, nil
 }
-
-// slowOpTimeout bounds an operation in slow-holder: a waiter may wait for
-// every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
-const slowOpTimeout = 15 * time.Second
-
-// lostAcquireTTL is lost-acquire's lease TTL in seconds, 3 as
-// retried-release's: a client whose answers are cut hears no keep-alive
-// answer from its acquire's write until its link is severed and its
-// session's keep-alive stream is open again — etcd's client waits half a
-// second before it reopens one, and renews on a half-second tick — and on
-// 1 s leases its session could end on its side meanwhile (a loaded CI
-// runner saw it: the next acquire said "session expired", not what the
-// lesson is about).
-const lostAcquireTTL = 3
-
-// lostAcquireOpTimeout bounds an operation of lost-acquire: the acquire
-// after the lost ones must be able to wait past the bound on granting again
-// (a lock that wedges is caught by an acquire that waited that long, not
-// by one given up before), and a lock that leaves a key to its lease (a
-// process that exits with its session) needs a lease's time.
-var lostAcquireOpTimeout = run.RegrantWithin(lostAcquireTTL) + lostAcquireTTL*time.Second
-
-// lapseOpTimeout bounds an operation of expire-while-waiting-lapse: the
-// waiter's acquire waits out its own lease's lapse (a TTL from its last
-// keep-alive, and the server's noticing), c1's release, the heal and its
-// client's reconnection before it hears anything — at the default 2 s, a
-// busy machine timed out a lock that would have answered as it should.
-const lapseOpTimeout = 5 * time.Second
-
-// blipOpTimeout bounds an operation of link-blip: a waiter waits out a
-// holder that works for two TTLs, and a blip.
-const blipOpTimeout = 10 * time.Second
-
-// slowLinkOpTimeout bounds an operation of slow-link: a waiter waits out a
-// holder that works for two TTLs (6 s), over a slow link.
-const slowLinkOpTimeout = 15 * time.Second
-
-// crashOpTimeout bounds an operation of crashed-holder: the waiter's
-// acquire spans the crashed holder's lease running out (one TTL, and the
-// server's expiry check after it).
-const crashOpTimeout = 10 * time.Second
 
 func (s Scenario) steps() ([]script.Step, error) {
 	text := s.text

@@ -161,9 +161,13 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 
 // Each drawn script of the random scenario runs twice with the same
 // verdicts, belief included: every step waits for what it needs, so timing
-// decides nothing.
+// decides nothing — but a busy machine's: where the environment lapsed a
+// lease its lock renewed (in either run), whether two clients believed
+// they held at once is the machine's doing, and only the verdict is
+// compared.
 func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	lapsed := map[string]bool{}
 	run := func() map[string]string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
 			Scenarios: []string{"random"}, Locks: []string{"queue", "etcd-mutex"}, Resources: lock.ResourceNames(),
@@ -176,13 +180,24 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 			if !matches(t, r) {
 				verdict = unjudgedMark
 			}
-			out[fmt.Sprintf("%s/%d/%s", r.Lock, r.Seed, r.Resource)] = verdict
+			key := fmt.Sprintf("%s/%d/%s", r.Lock, r.Seed, r.Resource)
+			out[key] = verdict
+			if slices.ContainsFunc(r.Checks, func(v models.Verdict) bool { return v.Check == "environment" && v.Result == models.Error }) {
+				lapsed[key] = true
+			}
 		}
 		return out
 	}
 	first, second := run(), run()
 	require.Len(t, first, 36)
 	enough(t, compareJudged(first, second), 2*len(first))
+	for key := range lapsed {
+		if first[key] != unjudgedMark {
+			t.Logf("%s: the environment lapsed a lease: belief not compared (%s, then %s)", key, first[key], second[key])
+			first[key], _, _ = strings.Cut(first[key], " belief ")
+			second[key], _, _ = strings.Cut(second[key], " belief ")
+		}
+	}
 	assert.Equal(t, first, second)
 }
 

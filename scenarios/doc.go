@@ -12,9 +12,12 @@
 //   - catalog.go: the catalog as data (Scenario, Lookup, Plan, Execute);
 //     kinds.go: which stores a lesson runs on and which kind of lock it is
 //     a lesson for (Stores, LockKind, Scenario.NotFor);
-//     userscript.go: a scenario from a user's file (FromScript)
+//     userscript.go: a scenario from a user's file (FromScript);
+//     timeouts.go: the lessons' own bounds (TTLs, operation timeouts)
 //   - effects.go: each scenario's claimed effects, as data (package models
 //     judges them), and their counts over a run
+//   - attempts.go: a configuration run again when its environment, not its
+//     lock, decided it (Attempts, Result.Environmental)
 //   - runner.go: Run — configurations in parallel, histories and results
 //     written, each judged by models.Judge against its expectation;
 //     jobs.go: what a run's configurations are (another store's lessons

@@ -128,6 +128,7 @@ var specs = map[string]spec{
 	"expire":          {client: true, keys: []string{"mode"}},
 	"wait-lease-gone": {client: true},
 	"wait-queued":     {client: true},
+	"wait-told":       {client: true},
 	"wait-free":       {},
 	"failover":        {},
 	"check":           {},

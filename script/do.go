@@ -97,6 +97,12 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		return e.WaitQueued(ctx, c.Client)
 	case "wait-free":
 		return e.WaitFree(ctx)
+	case "wait-told":
+		t, ok := e.(Telling)
+		if !ok {
+			return run.Outcome{}, errors.New("wait-told: the lab does not follow Grant.Lost on this store")
+		}
+		return t.WaitTold(ctx, c.Client)
 	case "check":
 		return e.Check()
 	case "failover":

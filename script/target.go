@@ -71,3 +71,10 @@ type Faults interface {
 type FailingOver interface {
 	Failover(ctx context.Context) (run.Outcome, error)
 }
+
+// A Telling store follows each grant's Grant.Lost: WaitTold waits, for at
+// most history.LostGrace, until the lock tells client its lease is gone
+// (the `wait-told` command).
+type Telling interface {
+	WaitTold(ctx context.Context, client string) (run.Outcome, error)
+}

@@ -2,8 +2,7 @@ package history
 
 import "time"
 
-// How the deadline check judges an acquire against its deadline
-// (Event.Deadline).
+// How the deadline and told-lost checks judge what a lock promises.
 const (
 	// DeadlineGrace is how long past its deadline an acquire may still
 	// return a grant: time for a correct lock that had its answer in hand
@@ -17,4 +16,9 @@ const (
 	// own Mutex cleans up a failed wait on its client's context, not the
 	// caller's, and returns late while its member is down.
 	DeadlineWait = 10 * time.Second
+	// LostGrace is how long after the server ended a held grant's lease
+	// its Grant.Lost may take to close: etcd's client gives up on a lease
+	// a TTL after the last keep-alive answer, which is when the server
+	// ends it too, and looks each second.
+	LostGrace = 2 * time.Second
 )

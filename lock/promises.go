@@ -26,3 +26,27 @@ func NewDeadlineIgnored(client *clientv3.Client, name string, opts Options) (Loc
 func (l deadlineIgnored) Acquire(ctx context.Context) (Grant, error) {
 	return l.Locker.Acquire(context.WithoutCancel(ctx)) // the bug
 }
+
+// lostUntold is etcd's Mutex whose grants carry a Lost that never closes —
+// a channel made for the grant and forgotten, or one closed only by
+// Release: the holder is never told that its lease is gone, and works on
+// under a lock the next client now holds. Known bad: holder-told catches
+// it (the told-lost check).
+type lostUntold struct{ Locker }
+
+// NewLostUntold returns the lost-untold known-bad lock.
+func NewLostUntold(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	l, err := NewMutex(client, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return lostUntold{l}, nil
+}
+
+func (l lostUntold) Acquire(ctx context.Context) (Grant, error) {
+	g, err := l.Locker.Acquire(ctx)
+	if err == nil {
+		g.Lost = make(chan struct{}) // the bug: nothing ever closes it
+	}
+	return g, err
+}
