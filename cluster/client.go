@@ -44,6 +44,7 @@ type Client struct {
 	grants   []LeaseGrant // every lease granted through this client
 	granted  map[clientv3.LeaseID]bool
 	renewals map[clientv3.LeaseID][]time.Time // each lease's latest keep-alives sent, oldest first
+	answers  map[clientv3.LeaseID][]time.Time // each lease's latest keep-alive answers received alive, oldest first
 }
 
 // keptRenewals is how many of a lease's latest keep-alives a client keeps:
@@ -243,7 +244,8 @@ func (cl *Client) noteGrant(id, ttl int64) {
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
 		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
-			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal, Answer: func() { cl.answered.Add(1) }})
+			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal, KeptAlive: cl.noteKeptAlive,
+			Answer: func() { cl.answered.Add(1) }})
 		return c.Request, c.Answer
 	})
 	cl.wired.Store(true)
@@ -271,7 +273,7 @@ func (cl *Client) readStream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 }
 
 // keepAliveNoter is a keep-alive stream that notes each keep-alive sent,
-// unless the wire does.
+// and each answer received, unless the wire does.
 type keepAliveNoter struct {
 	grpc.ClientStream
 	cl *Client
@@ -285,19 +287,38 @@ func (k keepAliveNoter) SendMsg(m any) error {
 	return err
 }
 
+func (k keepAliveNoter) RecvMsg(m any) error {
+	err := k.ClientStream.RecvMsg(m)
+	if r, ok := m.(*etcdserverpb.LeaseKeepAliveResponse); ok && err == nil && r.ID != 0 && !k.cl.wired.Load() {
+		k.cl.noteKeptAlive(r.ID, r.TTL)
+	}
+	return err
+}
+
 // noteRenewal records that the client sent a keep-alive for lease id, now.
-func (cl *Client) noteRenewal(id int64) {
+func (cl *Client) noteRenewal(id int64) { cl.note(&cl.renewals, id) }
+
+// noteKeptAlive records that the client received an answer to a keep-alive
+// for lease id, now, if it says the lease lives (ttl above zero).
+func (cl *Client) noteKeptAlive(id, ttl int64) {
+	if ttl > 0 {
+		cl.note(&cl.answers, id)
+	}
+}
+
+// note appends now to lease id's times in *times, keeping the latest few.
+func (cl *Client) note(times *map[clientv3.LeaseID][]time.Time, id int64) {
 	now := time.Now()
 	cl.grantsMu.Lock()
 	defer cl.grantsMu.Unlock()
-	if cl.renewals == nil {
-		cl.renewals = map[clientv3.LeaseID][]time.Time{}
+	if *times == nil {
+		*times = map[clientv3.LeaseID][]time.Time{}
 	}
-	r := append(cl.renewals[clientv3.LeaseID(id)], now)
+	r := append((*times)[clientv3.LeaseID(id)], now)
 	if len(r) > keptRenewals {
 		r = slices.Delete(r, 0, len(r)-keptRenewals)
 	}
-	cl.renewals[clientv3.LeaseID(id)] = r
+	(*times)[clientv3.LeaseID(id)] = r
 }
 
 // LastRenewal is when the client last sent a keep-alive for lease id at or
@@ -323,6 +344,14 @@ func (cl *Client) Renewals(id clientv3.LeaseID) []time.Time {
 	cl.grantsMu.Lock()
 	defer cl.grantsMu.Unlock()
 	return slices.Clone(cl.renewals[id])
+}
+
+// KeptAlive lists the answers the client received to its keep-alives for
+// lease id that said the lease lived, the latest few, oldest first.
+func (cl *Client) KeptAlive(id clientv3.LeaseID) []time.Time {
+	cl.grantsMu.Lock()
+	defer cl.grantsMu.Unlock()
+	return slices.Clone(cl.answers[id])
 }
 
 // watchCounter is a watch stream that counts the responses with events,

@@ -93,10 +93,11 @@ func TestWireIsNotReadUnlessAsked(t *testing.T) {
 	assert.Empty(t, cl.LeaseGrants())
 }
 
-// Each keep-alive a client sends is noted with its lease: the lab's own
-// connection's through the interceptor, another program's off the wire. A
-// lease no keep-alive went out for has none, and none is known before the
-// first one was sent.
+// Each keep-alive a client sends is noted with its lease, and each answer
+// that says the lease lives: the lab's own connection's through the
+// interceptor, another program's off the wire. A lease no keep-alive went
+// out for has none, and none is known before the first one was sent; an
+// answer that the lease is gone is no sign of life.
 func TestKeepAlivesAreNoted(t *testing.T) {
 	c := start(t, 3)
 	cl, err := c.NewClient("c1", "m1")
@@ -116,6 +117,12 @@ func TestKeepAlivesAreNoted(t *testing.T) {
 	assert.True(t, at.After(before))
 	_, ok = cl.LastRenewal(own.ID, before)
 	assert.False(t, ok, "no keep-alive was sent before the lease existed")
+	assert.Len(t, cl.KeptAlive(own.ID), 1, "the answer to the lab's own keep-alive is noted")
+	_, err = cl.Etcd().Revoke(ctx(t), own.ID)
+	require.NoError(t, err)
+	_, err = cl.Etcd().KeepAliveOnce(ctx(t), own.ID)
+	require.Error(t, err)
+	assert.Len(t, cl.KeptAlive(own.ID), 1, "an answer that the lease is gone is not one it lives")
 
 	cl.ReadWire()
 	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
@@ -129,5 +136,8 @@ func TestKeepAlivesAreNoted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return renewed(theirs.ID) }, wait, 10*time.Millisecond,
 		"another program's keep-alive is read off the wire")
+	assert.Eventually(t, func() bool { return len(cl.KeptAlive(theirs.ID)) == 1 }, wait, 10*time.Millisecond,
+		"and the answer to it")
 	assert.False(t, renewed(silent.ID), "a lease nobody renewed")
+	assert.Empty(t, cl.KeptAlive(silent.ID))
 }

@@ -114,6 +114,13 @@ const (
 	// client — and the embedded cluster — stood still, as in a pause of
 	// them all, so a lease that lapsed then says nothing about the lock.
 	ObservedStalled = "stalled"
+	// ObservedStarved: from StalledFrom to the event's Time the machine's
+	// CPUs were oversubscribed — for at least half that time some runnable
+	// task waited for a CPU (Linux's CPU pressure) — with the lab's own
+	// process, the embedded cluster and every lock's process among those
+	// that waited. The run was slowed, not stopped: too little progress
+	// then says nothing about the lock's liveness. It excuses no lapse.
+	ObservedStarved = "cpu-starved"
 	// ObservedCrashed: Client's process was killed (SIGKILL) and started
 	// again: what it held or had under way died with it — it believes it
 	// holds nothing from then on — while the server keeps its keys until
@@ -200,6 +207,13 @@ type Event struct {
 	// fault healed, or had renewed just before it, is how a fault that
 	// could not have starved the lease is told from one that could.
 	Renewals []int64 `json:"renewals,omitempty"`
+	// KeptAlive (lease-lost) are the answers the client received to its
+	// keep-alives for the lease while it was alive (a TTL above zero), the
+	// latest few up to the event, oldest first (run clock): each is the
+	// server's word to the client that its lease lived on. A gap of a TTL
+	// between two of them is a client that could not know its lease
+	// lived, and may rightly have given it up.
+	KeptAlive []int64 `json:"kept_alive,omitempty"`
 	// Tells (an acquire's ok) says the grant came with a Grant.Lost the
 	// lab follows: the lock can tell its holder that its lease is gone
 	// (ObservedToldLost).

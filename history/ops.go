@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 	"slices"
+	"time"
 )
 
 // Infinity is the Return of an operation whose outcome is unknown: it may
@@ -104,10 +105,35 @@ type Loss struct {
 	Client           string
 	Lease            int64
 	AliveUntil, Gone int64
-	// RenewedAt, TTL and Renewals: see Event.RenewedAt, Event.LeaseTTL and
-	// Event.Renewals.
+	// RenewedAt, TTL, Renewals and KeptAlive: see Event.RenewedAt,
+	// Event.LeaseTTL, Event.Renewals and Event.KeptAlive.
 	RenewedAt, TTL int64
 	Renewals       []int64
+	KeptAlive      []int64
+}
+
+// Unanswered is how long, across [from, to], the client went without an
+// answer to its keep-alives (see Event.KeptAlive): from the last answer
+// before from to the first at or after to, or to itself if none came then.
+// false if no answer before from is known.
+func (l Loss) Unanswered(from, to int64) (time.Duration, bool) {
+	last, ok := int64(0), false
+	for _, a := range l.KeptAlive {
+		if a < from {
+			last, ok = a, true
+		}
+	}
+	if !ok {
+		return 0, false
+	}
+	next := to
+	for _, a := range l.KeptAlive {
+		if a >= to {
+			next = a
+			break
+		}
+	}
+	return time.Duration(next - last), true
 }
 
 // RenewedBefore is the latest keep-alive of Renewals sent before t, or
@@ -135,7 +161,7 @@ func LeaseLosses(events []Event) []Loss {
 	for _, e := range events {
 		if e.Type == LeaseLost {
 			out = append(out, Loss{Client: e.Client, Lease: e.Lease, AliveUntil: e.AliveUntil, Gone: e.Time,
-				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL, Renewals: e.Renewals})
+				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL, Renewals: e.Renewals, KeptAlive: e.KeptAlive})
 		}
 	}
 	return out

@@ -147,6 +147,9 @@ type LeaseEnd struct {
 	// saw (the latest few), after the moment it was granted, if known:
 	// oldest first.
 	Renewals []time.Time
+	// KeptAlive are the answers the client received to its keep-alives
+	// for it while it was alive (the latest few), oldest first.
+	KeptAlive []time.Time
 }
 
 // LeaseLost records, now, that a lease ended on the server: now is the
@@ -164,6 +167,11 @@ func (r *Recorder) LeaseLost(end LeaseEnd) {
 	for _, t := range end.Renewals {
 		if at := r.Since(t); at >= 0 && at <= now {
 			e.Renewals = append(e.Renewals, at)
+		}
+	}
+	for _, t := range end.KeptAlive {
+		if at := r.Since(t); at >= 0 && at <= now {
+			e.KeptAlive = append(e.KeptAlive, at)
 		}
 	}
 	r.emit(e)
@@ -239,6 +247,14 @@ func (r *Recorder) ObserveStall(from time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.emit(Event{Type: Observed, What: ObservedStalled, StalledFrom: max(r.Since(from), 0)})
+}
+
+// ObserveStarved records, now, that the machine's CPUs were
+// oversubscribed since from (see ObservedStarved).
+func (r *Recorder) ObserveStarved(from time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedStarved, StalledFrom: max(r.Since(from), 0)})
 }
 
 // Final records the resource's value at the end of the run.

@@ -77,6 +77,8 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("lease-lost: negative lease_ttl %d", e.LeaseTTL)
 		case !slices.IsSorted(e.Renewals) || len(e.Renewals) > 0 && (e.Renewals[0] < 0 || e.Renewals[len(e.Renewals)-1] > e.Time):
 			return fmt.Sprintf("lease-lost: renewals %v are not in order between 0 and the event's time %d", e.Renewals, e.Time)
+		case !slices.IsSorted(e.KeptAlive) || len(e.KeptAlive) > 0 && (e.KeptAlive[0] < 0 || e.KeptAlive[len(e.KeptAlive)-1] > e.Time):
+			return fmt.Sprintf("lease-lost: kept_alive %v are not in order between 0 and the event's time %d", e.KeptAlive, e.Time)
 		}
 		return ""
 	case Observed:
@@ -93,8 +95,8 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("observed %s without the grant's token", e.What)
 		case e.What == ObservedRunError && e.Error == "":
 			return "observed run-error without an error"
-		case e.What == ObservedStalled && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):
-			return fmt.Sprintf("observed stalled: stalled_from %d is not before the event's time %d", e.StalledFrom, e.Time)
+		case (e.What == ObservedStalled || e.What == ObservedStarved) && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):
+			return fmt.Sprintf("observed %s: stalled_from %d is not before the event's time %d", e.What, e.StalledFrom, e.Time)
 		}
 		return ""
 	case Final:

@@ -19,10 +19,15 @@ import (
 // that cannot have reached client are set aside (see reaches):
 // unexcused if nothing else does.
 func aside(excused []span, members map[string]map[string]bool, client string, from int64, l history.Loss) excuse {
-	near := slices.DeleteFunc(slices.Clone(excused), func(s span) bool {
+	return excuseOf(reaching(excused, client, members), client, from, l)
+}
+
+// reaching keeps, of the excuses, the stalls and the faults that can have
+// reached client (see reaches).
+func reaching(excused []span, client string, members map[string]map[string]bool) []span {
+	return slices.DeleteFunc(slices.Clone(excused), func(s span) bool {
 		return s.window != nil && !reaches(*s.window, client, members[client])
 	})
-	return excuseOf(near, client, from, l)
 }
 
 // environmental is the excuse that makes h's lapse the environment's:
@@ -34,7 +39,7 @@ func (h heldLoss) environmental() excuse {
 	if e == byFault {
 		e = h.aside
 	}
-	if e == byRenewal || e == byStall || e == byOutlived {
+	if e == byRenewal || e == byStall || e == byOutlived || e == byUnanswered {
 		return e
 	}
 	return unexcused

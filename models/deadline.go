@@ -16,7 +16,11 @@ import (
 // lease ends — never, on a session that lives on), and a call that does
 // not return keeps its caller from anything else. An error returned late,
 // within history.DeadlineWait, is not judged (see there). A stall of the
-// lab's own process in that time excuses it (the lock stood still too).
+// lab's own process in that time excuses it (the lock stood still too), and
+// a call that did not return is excused by a fault that could reach its
+// client while it ran (see reaches: its member killed or cut off, its link
+// cut): a lock may wait on that member to clean up, as etcd's Mutex does.
+// A late grant has no such excuse: it is handed to nobody, fault or not.
 // N/A when the history records no deadline.
 func CheckDeadline(ops []history.Operation, events []history.Event) Verdict {
 	v := Verdict{Check: "deadline"}
@@ -24,12 +28,7 @@ func CheckDeadline(ops []history.Operation, events []history.Event) Verdict {
 	for _, e := range events {
 		end = max(end, e.Time)
 	}
-	var stalls []span
-	for _, sp := range excuses(events) {
-		if sp.window == nil {
-			stalls = append(stalls, sp)
-		}
-	}
+	excused, members := excuses(events), connections(events)
 	for _, op := range ops {
 		if op.Op != history.Acquire || op.Deadline == 0 || op.Synthetic {
 			continue
@@ -47,7 +46,8 @@ func CheckDeadline(ops []history.Operation, events []history.Event) Verdict {
 		default:
 			continue
 		}
-		if overlaps(stalls, op.Deadline, answered) {
+		if excusedBetween(excused, op.Deadline, answered, 0, false) ||
+			op.Type != history.Ok && excusedBetween(reaching(excused, op.Client, members), op.Call, answered, 0, true) {
 			continue
 		}
 		v.Result, v.Evidence = Fail, evidence(op)
@@ -60,7 +60,8 @@ func CheckDeadline(ops []history.Operation, events []history.Event) Verdict {
 	}
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("All %d acquires returned by their context's deadline: no grant came more than %v after "+
-		"it, and every call answered within %v of it (or the lab's own process stood still meanwhile).",
+		"it, and every call answered within %v of it (or the lab's own process stood still meanwhile, or a fault "+
+		"held its client from its member).",
 		v.Operations, history.DeadlineGrace, history.DeadlineWait)
 	return v
 }
@@ -83,14 +84,4 @@ func lateExplanationOf(op history.Operation, end int64) string {
 		"and a grant handed to it then is a lock held for nobody — until its lease ends, or for ever on a session "+
 		"that lives on — while the next client waits.", called, op.Token, ms(op.Answered-op.Deadline),
 		history.DeadlineGrace, must)
-}
-
-// overlaps reports whether a span of spans meets [from, to].
-func overlaps(spans []span, from, to int64) bool {
-	for _, s := range spans {
-		if s.from <= to && s.to >= from {
-			return true
-		}
-	}
-	return false
 }

@@ -13,8 +13,9 @@ import (
 // Acquire returns by its context's deadline: a grant more than
 // history.DeadlineGrace after it, or no answer history.DeadlineWait after
 // it (or by the history's end), is the lock's FAIL, unless the lab's own
-// process stood still meanwhile; an error returned late, but within
-// history.DeadlineWait, is not judged.
+// process stood still meanwhile, or — for a call that did not return — a
+// fault held its client from its member; an error returned late, but
+// within history.DeadlineWait, is not judged.
 func TestCheckDeadline(t *testing.T) {
 	s := func(n float64) int64 { return int64(n * float64(time.Second)) }
 	acquire := func(answer history.Type, at float64, token int64, err string) []history.Event {
@@ -28,6 +29,13 @@ func TestCheckDeadline(t *testing.T) {
 	}
 	stall := history.Event{Time: s(3.5), Type: history.Observed, What: history.ObservedStalled, StalledFrom: s(2.5)}
 	end := history.Event{Time: s(14), Type: history.Final, Value: new(int64)}
+	// fault puts the call on c1, connected to m1, with f open from 1 s to 13 s.
+	fault := func(f string, call []history.Event) []history.Event {
+		evs := []history.Event{{Type: history.Observed, What: history.ObservedConnected, Client: "c1", Member: "m1"}, call[0],
+			{Time: s(1), Type: history.FaultStart, ID: 2, Fault: f}}
+		evs = append(evs, call[1:]...)
+		return append(evs, history.Event{Time: s(13), Type: history.FaultEnd, ID: 2, Fault: f}, end)
+	}
 	for _, tc := range []struct {
 		name     string
 		events   []history.Event
@@ -44,6 +52,12 @@ func TestCheckDeadline(t *testing.T) {
 		{"no answer by the end", append(acquire("", 0, 0, ""), end), models.Fail, "had not answered when the history ended, 12s past"},
 		{"late while the lab stood still", []history.Event{acquire("", 0, 0, "")[0], stall, acquire(history.Ok, 4, 10, "")[1], end},
 			models.Pass, ""},
+		{"no answer while its member was down", fault("kill-member m1", acquire(history.Info, 12, 0, "lock: Acquire had not returned")),
+			models.Pass, ""},
+		{"no answer while another member was down", fault("kill-member m2", acquire(history.Info, 12, 0, "lock: Acquire had not returned")),
+			models.Fail, "had still not returned"},
+		{"a late grant while its member was down", fault("kill-member m1", acquire(history.Ok, 5, 10, "")), models.Fail,
+			"returned a grant (token 10) 3s past its deadline"},
 		{"no deadline recorded", []history.Event{
 			{Time: s(0), Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l"},
 			{Time: s(7), Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l", Token: 10}, end,

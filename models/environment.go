@@ -49,6 +49,9 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 		case byOutlived:
 			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold, %s", h.grant.Client,
 				time.Duration(h.loss.Gone-h.grant.Return), outlivedWhy(events, h)))
+		case byUnanswered:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold: %s", h.grant.Client,
+				time.Duration(h.loss.Gone-h.grant.Return), unansweredWhy(events, h)))
 		default:
 			continue
 		}
@@ -62,6 +65,8 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 		case byRenewal:
 			what = fmt.Sprintf(" although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
 				time.Duration(w.loss.AliveUntil-w.loss.RenewedAt), time.Duration(w.loss.TTL))
+		case byUnanswered:
+			what = ": " + unansweredWhy(events, w)
 		}
 		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
 		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
@@ -100,6 +105,21 @@ func outlivedWhy(events []history.Event, h heldLoss) string {
 	last := lastReached(excuses(events), h.grant.Client, h.grant.Call, h.loss)
 	return fmt.Sprintf("yet the server still had it alive %v after the last keep-alive the lab saw reached it (TTL %v): "+
 		"the server's own time had stood still", time.Duration(h.loss.AliveUntil-last), time.Duration(h.loss.TTL))
+}
+
+// unansweredWhy says how long h's client went without an answer to its
+// keep-alives across a fault too brief to starve its lease (see
+// unansweredBlip).
+func unansweredWhy(events []history.Event, h heldLoss) string {
+	b := unansweredBlip(excuses(events), h.grant.Client, h.grant.Call, h.loss)
+	if b == nil {
+		return "its client heard no answer to its keep-alives for a TTL"
+	}
+	gap, _ := h.loss.Unanswered(b.from, b.to)
+	return fmt.Sprintf("its client heard no answer to its keep-alives for %v across a %v fault on its link (TTL %v), "+
+		"so from where it stood the lease may have ended and giving it up was right: the link and the server answered "+
+		"too slowly for the fault to be the brief one it was meant to be", round(gap), round(time.Duration(b.to-b.from)),
+		time.Duration(h.loss.TTL))
 }
 
 // waitLosses lists the leases the server ended while their client waited
@@ -164,7 +184,7 @@ func idleLosses(ops []history.Operation, events []history.Event) []history.Loss 
 		if e == byFault {
 			e = aside(excused, members, l.Client, from, l)
 		}
-		if e == byRenewal {
+		if e == byRenewal || e == byUnanswered {
 			out = append(out, l)
 		}
 	}

@@ -54,6 +54,7 @@ type lost struct {
 	renewedAt     int64 // the client's last keep-alive for it (0: none seen)
 	ttl           int64 // the TTL granted (0: not known)
 	renewals      []int64
+	keptAlive     []int64 // the answers to its keep-alives the client received
 }
 
 // fault is a fault window.
@@ -80,7 +81,7 @@ func build(ops []op, leases []lost, faults []fault) []history.Event {
 	}
 	for _, l := range leases {
 		evs = append(evs, history.Event{Time: l.t, Type: history.LeaseLost, Client: l.client, AliveUntil: l.aliveUntil, Lease: l.lease,
-			RenewedAt: l.renewedAt, LeaseTTL: l.ttl, Renewals: l.renewals})
+			RenewedAt: l.renewedAt, LeaseTTL: l.ttl, Renewals: l.renewals, KeptAlive: l.keptAlive})
 	}
 	for i, f := range faults {
 		evs = append(evs, history.Event{Time: f.start, Type: history.FaultStart, ID: i + 1, Fault: f.name},

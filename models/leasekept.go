@@ -31,7 +31,7 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 	renewed := 0
 	for _, h := range heldLosses(ops, events) {
 		switch h.excuse {
-		case byFault, byStall, byOutlived:
+		case byFault, byUnanswered, byStall, byOutlived:
 			continue
 		case byRenewal:
 			renewed++
@@ -77,6 +77,10 @@ const (
 	byStall           // the lab's own process stood still
 	byRenewal         // the client had renewed it in time
 	byOutlived        // the server kept it alive too long after its last renewal: the server's time stood still
+	// byUnanswered: a fault held the holder's link too briefly to starve
+	// the lease, yet its client heard no answer to its keep-alives for a
+	// TTL across it (see unansweredBlip)
+	byUnanswered
 )
 
 // heldLoss is a grant whose lease the server ended while its holder held
@@ -141,6 +145,8 @@ func excuseOf(excused []span, client string, from int64, l history.Loss) excuse 
 	switch {
 	case excusedBetween(starving(excused, client, l), from, l.Gone, l.TTL, true):
 		return byFault
+	case unansweredBlip(excused, client, from, l) != nil:
+		return byUnanswered
 	case excusedBetween(excused, from, l.Gone, l.TTL, false):
 		return byStall
 	case outlived(excused, client, from, l) > 0:
@@ -278,6 +284,28 @@ func starving(excused []span, client string, l history.Loss) []span {
 		before, ok := l.RenewedBefore(s.from)
 		return ok && s.to-before < l.TTL
 	})
+}
+
+// unansweredBlip is a fault that held client's own link too briefly to
+// starve its lease l (see starving), from the moment from on, across which
+// the client still heard no answer to its keep-alives for a TTL or more
+// (history.Loss.Unanswered): its keep-alives sent before the fault were
+// answered late, or the one held by the fault was answered late after it.
+// From where the client stood its lease may have ended, and a renewer
+// that gives the lease up then (etcd's client does, a TTL after its last
+// answer) is right to: the fault was no blip for it, through the link's
+// and the server's slowness, not the lock's. nil if there is none.
+func unansweredBlip(excused []span, client string, from int64, l history.Loss) *span {
+	for _, s := range excused {
+		if s.link != client || client == "" || s.delay != 0 || l.TTL <= 0 ||
+			!excusedBetween([]span{s}, from, l.Gone, l.TTL, true) {
+			continue
+		}
+		if gap, ok := l.Unanswered(s.from, s.to); ok && int64(gap) >= l.TTL {
+			return &s
+		}
+	}
+	return nil
 }
 
 // heldRenewal reports whether l's last keep-alive was sent while a fault

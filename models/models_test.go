@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -495,7 +496,10 @@ func TestLeaseKept(t *testing.T) {
 // could live unrenewed — excuses a lost lease only if the link was held a
 // TTL past the client's last keep-alive before it: otherwise the lease was
 // alive when the link came back, and a lock that renews it after the heal
-// keeps it. The keep-alives the history lists tell which.
+// keeps it. The keep-alives the history lists tell which. A client that
+// heard no answer to its keep-alives for a TTL across the blip could not
+// know its lease lived: its lapse is the environment's (ERROR), not the
+// lock's.
 func TestLeaseKeptBlips(t *testing.T) {
 	ops := []op{
 		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
@@ -510,31 +514,47 @@ func TestLeaseKeptBlips(t *testing.T) {
 		return []lost{l}
 	}
 	blip := []fault{{name: "cut-client c1", start: 100, end: 400}}
+	intoTheBlip := func(answers ...int64) []lost {
+		return []lost{{client: "c1", t: 1500, aliveUntil: 1200, lease: 0xa, ttl: 1000, renewedAt: 300,
+			renewals: []int64{90, 300}, keptAlive: answers}}
+	}
 	for _, tc := range []struct {
 		name   string
 		events []history.Event
 		want   models.Result
+		env    models.Result // PASS unless said
 	}{
-		{"renewal stopped after a blip", build(ops, loss(50, 90), blip), models.Fail},
-		{"kept renewing after the blip", build(ops, loss(90, 400, 650, 900), blip), models.Pass},
+		{"renewal stopped after a blip", build(ops, loss(50, 90), blip), models.Fail, ""},
+		{"into the blip, answered in time", build(ops, intoTheBlip(60, 95, 420), blip), models.Fail, ""},
+		{"into the blip, no answer for a TTL", build(ops, intoTheBlip(60, 1100), blip), models.Pass, models.Error},
+		{"into the blip, no answer since", build(ops, intoTheBlip(60), blip), models.Fail, ""},
+		{"kept renewing after the blip", build(ops, loss(90, 400, 650, 900), blip), models.Pass, models.Error},
 		// The last keep-alive was sent into the blip and delivered when
 		// it healed (the lease lived a TTL past that): nothing after it.
 		{"renewed only into the blip", build(ops, []lost{{client: "c1", t: 1500, aliveUntil: 1200, lease: 0xa, ttl: 1000,
-			renewedAt: 300, renewals: []int64{90, 300}}}, blip), models.Fail},
+			renewedAt: 300, renewals: []int64{90, 300}}}, blip), models.Fail, ""},
 		// The last keep-alive was sent into the blip and never reached the
 		// server (the lease ended within a TTL of the link's return, which a
 		// delivered one rules out): the client gave up on it and sent
 		// nothing after the link came back, while the lease still lived.
 		{"renewed into the blip, the keep-alive given up", build(ops, []lost{{client: "c1", t: 1300, aliveUntil: 1200, lease: 0xa, ttl: 1000,
-			renewedAt: 300, renewals: []int64{90, 300}}}, blip), models.Fail},
-		{"a cut long enough to starve the lease", build(ops, loss(50, 90), []fault{{name: "cut-client c1", start: 100, end: 1200}}), models.Pass},
-		{"keep-alives not recorded: any fault excuses", build(ops, loss(), blip), models.Pass},
-		{"a member's fault still excuses", build(ops, loss(50, 90), []fault{{name: "isolate-member m1", start: 100, end: 400}}), models.Pass},
+			renewedAt: 300, renewals: []int64{90, 300}}}, blip), models.Fail, ""},
+		{"a cut long enough to starve the lease", build(ops, loss(50, 90), []fault{{name: "cut-client c1", start: 100, end: 1200}}), models.Pass, ""},
+		{"keep-alives not recorded: any fault excuses", build(ops, loss(), blip), models.Pass, ""},
+		{"a member's fault still excuses", build(ops, loss(50, 90), []fault{{name: "isolate-member m1", start: 100, end: 400}}), models.Pass, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := mustCheck(t, tc.events, time.Second)
 			v := r.Safety[slices.IndexFunc(r.Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })]
 			assert.Equal(t, tc.want, v.Result, v.Explanation)
+			if tc.env == models.Error {
+				assert.Equal(t, models.Error, r.Environment.Result)
+			} else {
+				assert.NotEqual(t, models.Error, r.Environment.Result, r.Environment.Explanation)
+			}
+			if strings.Contains(tc.name, "no answer for a TTL") {
+				assert.Contains(t, r.Environment.Explanation, "heard no answer to its keep-alives for")
+			}
 			if tc.name == "renewal stopped after a blip" {
 				assert.Contains(t, v.Explanation, "A fault held c1's link from")
 				assert.Contains(t, v.Explanation, "but too briefly to starve the lease")

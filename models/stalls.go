@@ -20,14 +20,21 @@ const (
 	stallLong  = 500 * time.Millisecond
 )
 
-// stalls is what the lab's own process lost to standing still in a run.
+// stalls is what the lab's own process lost to standing still in a run,
+// and how long the machine's CPUs were oversubscribed in it.
 type stalls struct {
 	n              int
 	total, longest time.Duration
 	shortest       time.Duration
 	span           time.Duration // the run's length: its last event's time
 	evidence       []string      // the longest few, in time order
+	starved        time.Duration // the intervals history.ObservedStarved records, added up
 }
+
+// starvedShare is the share of a run the machine's CPUs must have been
+// oversubscribed (history.ObservedStarved) for that to explain too little
+// progress: most of it.
+const starvedShare = 0.5
 
 // stallsOf adds up the stalls events record.
 func stallsOf(events []history.Event) stalls {
@@ -37,6 +44,9 @@ func stallsOf(events []history.Event) stalls {
 		s.span = max(s.span, time.Duration(e.Time))
 		if e.Type == history.Observed && e.What == history.ObservedStalled {
 			stood = append(stood, e)
+		}
+		if e.Type == history.Observed && e.What == history.ObservedStarved {
+			s.starved += time.Duration(e.Time - e.StalledFrom)
 		}
 	}
 	length := func(e history.Event) time.Duration { return time.Duration(e.Time - e.StalledFrom) }
@@ -63,6 +73,19 @@ func stallsOf(events []history.Event) stalls {
 // maxStallEvidence is how many stalls, the longest, a verdict lists.
 const maxStallEvidence = 5
 
+// slowed reports whether the machine's CPUs were oversubscribed for most
+// of the run: enough to explain too little progress, not a step gone
+// astray (a slowed run still runs every step).
+func (s stalls) slowed() bool {
+	return s.span > 0 && float64(s.starved) >= starvedShare*float64(s.span)
+}
+
+// starvedString says the oversubscription in a phrase.
+func (s stalls) starvedString() string {
+	return fmt.Sprintf("the machine's CPUs were oversubscribed (some task waiting for a CPU at least half the time) for "+
+		"%v of a run of %v", round(s.starved), round(s.span))
+}
+
 // explain reports whether the stalls explain a run that fell short.
 func (s stalls) explain() bool {
 	return s.n > 0 && (s.longest >= stallLong || s.span > 0 && float64(s.total) >= stallShare*float64(s.span))
@@ -82,26 +105,33 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 // shortfalls says how the run fell short while the lab stood still — of
 // its progress (fewer grants, sections or writes than min asks) or of its
 // script (history.RunError) — when the stalls explain it (see
-// stalls.explain): a busy machine's doing, not evidence against the lock.
-// A lock that granted nothing at all is not excused its progress: no stall
-// keeps a working lock from granting once. (A step gone astray is ERROR
+// stalls.explain), or — its progress only — while the machine's CPUs were
+// oversubscribed for most of the run (stalls.slowed): a busy machine's
+// doing, not evidence against the lock. A lock that granted nothing at all
+// is not excused its progress: no stall keeps a working lock from granting
+// once. (A step gone astray is ERROR
 // whatever the environment did; excused, it is run again.)
 func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum) (why, evidence []string) {
 	s := stallsOf(events)
-	if !s.explain() {
+	if !s.explain() && !s.slowed() {
 		return nil, nil
 	}
 	if min != nil && grants(ops) > 0 {
 		if short, _ := shortBy(ops, min); len(short) > 0 {
-			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
+			while := s.String()
+			if !s.explain() {
+				while = s.starvedString()
+				evidence = append(evidence, while)
+			}
+			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), while))
 		}
 	}
-	if runErr := history.RunError(events); runErr != "" {
+	if runErr := history.RunError(events); runErr != "" && s.explain() {
 		first, _, _ := strings.Cut(runErr, "\n")
 		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, s))
 	}
 	if len(why) == 0 {
 		return nil, nil
 	}
-	return why, s.evidence
+	return why, append(s.evidence, evidence...)
 }

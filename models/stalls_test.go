@@ -12,6 +12,30 @@ import (
 	"github.com/locklab/locklab/models"
 )
 
+// A short run's history, for the tests below: c1 is granted once, c2's
+// acquire fails 9 s in; runErr is a step gone astray, recorded last; short
+// asks for two grants.
+var (
+	granted = []op{
+		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
+		{client: "c1", op: C, call: ms(20), ret: ms(30), token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: ms(40), ret: ms(50)},
+		{client: "c2", op: A, call: ms(60), ret: ms(9000), typ: history.Fail},
+	}
+	runErr = history.Event{Time: ms(9000), Type: history.Observed, What: history.ObservedRunError,
+		Error: "step 4 acquire c2: got \"error: context deadline exceeded\", the script expects a grant"}
+	short = &history.Minimum{Grants: 2}
+)
+
+func ms(n int64) int64 { return n * int64(time.Millisecond) }
+
+// with is evs and more, in time order.
+func with(evs []history.Event, more ...history.Event) []history.Event {
+	evs = append(evs, more...)
+	slices.SortStableFunc(evs, func(a, b history.Event) int { return int(a.Time - b.Time) })
+	return evs
+}
+
 // A run that fell short — too little progress, or a step that went
 // otherwise than its script — while the lab's own process stood still for
 // a good part of it is the busy machine's doing: the environment says
@@ -19,25 +43,10 @@ import (
 // again), never the lock's FAIL. Without such stalls, or with a lock that
 // granted nothing at all, the shortfall stays the lock's.
 func TestAShortRunWhileTheLabStoodStillIsTheEnvironments(t *testing.T) {
-	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
-	granted := []op{
-		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
-		{client: "c1", op: C, call: ms(20), ret: ms(30), token: 10, value: val(0), accepted: yes},
-		{client: "c1", op: R, call: ms(40), ret: ms(50)},
-		{client: "c2", op: A, call: ms(60), ret: ms(9000), typ: history.Fail},
-	}
 	never := []op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}
 	stall := func(from, to int64) history.Event {
 		return history.Event{Time: ms(to), Type: history.Observed, What: history.ObservedStalled, StalledFrom: ms(from)}
 	}
-	with := func(evs []history.Event, more ...history.Event) []history.Event {
-		evs = append(evs, more...)
-		slices.SortStableFunc(evs, func(a, b history.Event) int { return int(a.Time - b.Time) })
-		return evs
-	}
-	runErr := history.Event{Time: ms(9000), Type: history.Observed, What: history.ObservedRunError,
-		Error: "step 4 acquire c2: got \"error: context deadline exceeded\", the script expects a grant"}
-	short := &history.Minimum{Grants: 2}
 	for _, tc := range []struct {
 		name    string
 		events  []history.Event
@@ -98,4 +107,42 @@ func TestARecordedRunErrorJudgesTheFile(t *testing.T) {
 	evs[len(evs)-1].Error = ""
 	_, _, _, err = models.JudgeHistory(history.Header{}, evs, time.Second)
 	assert.ErrorContains(t, err, "observed run-error without an error")
+}
+
+// A run whose machine had its CPUs oversubscribed for most of it
+// (history.ObservedStarved) was slowed, not stopped: too little progress
+// then is the environment's (ERROR, with that as evidence); a step gone
+// astray is not excused by it, nor is oversubscription for less than half
+// the run.
+func TestAShortRunOnAnOversubscribedMachineIsTheEnvironments(t *testing.T) {
+	starved := func(from, to int64) history.Event {
+		return history.Event{Time: ms(to), Type: history.Observed, What: history.ObservedStarved, StalledFrom: ms(from)}
+	}
+	for _, tc := range []struct {
+		name    string
+		events  []history.Event
+		min     *history.Minimum
+		env     models.Result
+		verdict models.Result
+	}{
+		{"too little progress, oversubscribed 6 s of 9", with(build(granted, nil, nil), starved(1000, 4000), starved(4000, 7000)), short,
+			models.Error, models.Error},
+		{"too little progress, oversubscribed 2 s of 9", with(build(granted, nil, nil), starved(1000, 3000)), short,
+			models.Pass, models.Fail},
+		{"a step timed out, oversubscribed", with(build(granted, nil, nil), starved(0, 8000), runErr), nil,
+			models.Pass, models.Error},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, _, j, err := models.JudgeHistory(history.Header{Minimum: tc.min}, tc.events, time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, tc.env, rep.Environment.Result, rep.Environment.Explanation)
+			assert.Equal(t, tc.verdict, j.Verdict, j.Error)
+			if tc.env == models.Error {
+				assert.Contains(t, rep.Environment.Explanation, "the run made too little progress (1 of 2 grants) while the "+
+					"machine's CPUs were oversubscribed (some task waiting for a CPU at least half the time) for 6s of a run of 9s")
+				assert.Contains(t, rep.Environment.Evidence, "the machine's CPUs were oversubscribed (some task waiting for a "+
+					"CPU at least half the time) for 6s of a run of 9s")
+			}
+		})
+	}
 }

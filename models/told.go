@@ -17,8 +17,9 @@ import (
 // still ran then, the lab still followed it (history.ObservedUnfollowed)
 // and the holder had not begun to release it. A grant with no Lost (the
 // lock cannot tell: allowed), a holder that crashed, or a stall of the
-// lab's own process in that time, is not judged. N/A when no
-// such grant lost its lease.
+// lab's own process in that time, is not judged; nor is a grant the
+// history, the lab or the holder left before its time was up. N/A when no
+// grant was judged.
 func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 	v := Verdict{Check: "told-lost"}
 	told, unfollowed := map[string]int64{}, map[string]int64{}
@@ -40,29 +41,27 @@ func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 			crashed[e.Client] = append(crashed[e.Client], e.Time)
 		}
 	}
-	var stalls []span
-	for _, sp := range excuses(events) {
-		if sp.window == nil {
-			stalls = append(stalls, sp)
-		}
-	}
+	excused := excuses(events)
 	grace := int64(history.LostGrace)
 	for _, h := range heldLosses(ops, events) {
 		g, need := h.grant, h.loss.Gone+grace
 		if !g.Tells || crashedBetween(crashed[g.Client], g.Return, need) {
 			continue
 		}
-		v.Operations++
 		at, ok := told[grantKey(g.Client, g.Token)]
 		stopped, dropped := unfollowed[grantKey(g.Client, g.Token)]
 		switch {
-		case ok && at <= need, !ok && end < need, overlaps(stalls, h.loss.Gone, need):
+		case ok && at <= need:
+			v.Operations++ // told in time
 			continue
+		case !ok && end < need, excusedBetween(excused, h.loss.Gone, need, 0, false):
+			continue // the history ended first, or the lab stood still
 		case !ok && dropped && stopped < need:
 			continue // the lab replaced the Locker before the lock had all its time
 		case !ok && releasedBy(ops, g, need):
 			continue
 		}
+		v.Operations++
 		v.Result, v.Evidence = Fail, append(evidence(g), describeLoss(h.loss))
 		when := fmt.Sprintf("had not closed %v later, when the history ended", time.Duration(end-h.loss.Gone).Round(time.Millisecond))
 		if ok {
@@ -75,12 +74,13 @@ func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 		return v
 	}
 	if v.Operations == 0 {
-		v.Result, v.Explanation = NotApplicable, "No grant whose lock can tell (Grant.Lost) lost its lease while held."
+		v.Result, v.Explanation = NotApplicable, "No grant whose lock can tell (Grant.Lost) lost its lease while held "+
+			"with the history, the lab and its holder there to see whether Lost closed in time."
 		return v
 	}
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("Every grant whose lease ended while held had its Grant.Lost closed within %v (%d "+
-		"grants), or was released, or the history ended, before then.", history.LostGrace, v.Operations)
+		"grants).", history.LostGrace, v.Operations)
 	return v
 }
 

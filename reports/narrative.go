@@ -112,6 +112,8 @@ func observed(e history.Event) string {
 		return fmt.Sprintf("%s's lock key is gone from the server while %s holds it", e.Client, e.Client)
 	case history.ObservedStalled:
 		return fmt.Sprintf("the lab itself stood still since %s", at(e.StalledFrom))
+	case history.ObservedStarved:
+		return fmt.Sprintf("the machine's CPUs were oversubscribed since %s: the run was slowed", at(e.StalledFrom))
 	case history.ObservedBadToken:
 		return history.BadTokenOf(e).String()
 	case history.ObservedCrashed:

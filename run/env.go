@@ -186,6 +186,7 @@ func New(cfg Config) (*Env, error) {
 	var bg sync.WaitGroup
 	bg.Go(func() { e.monitorLeases(ctx) })
 	bg.Go(func() { e.watchStalls(ctx) })
+	bg.Go(func() { WatchStarved(ctx, e.runs.starved) })
 	go func() {
 		bg.Wait()
 		close(e.monitorDone)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/cpupressure"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 )
@@ -153,6 +154,7 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 			}
 		}
 		end.Renewals = append(end.Renewals, w.cl.Renewals(lease)...)
+		end.KeptAlive = w.cl.KeptAlive(lease)
 	}
 	e.runs.leaseLost(end)
 }
@@ -241,7 +243,17 @@ func (e *Env) watchStalls(ctx context.Context) { WatchStalls(ctx, e.runs.stall) 
 // stalled with its start: every client stood still then, and a lease that
 // lapsed meanwhile says nothing about the lock (history.ObservedStalled).
 func WatchStalls(ctx context.Context, stalled func(from time.Time)) {
-	t := time.NewTicker(stallTick)
+	everyTick(ctx, stallTick, func(last, now time.Time) {
+		if now.Sub(last) >= stallGap {
+			stalled(last)
+		}
+	})
+}
+
+// everyTick calls f with the previous tick's time and this one's, every
+// interval until ctx ends.
+func everyTick(ctx context.Context, interval time.Duration, f func(last, now time.Time)) {
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	last := time.Now()
 	for {
@@ -251,11 +263,34 @@ func WatchStalls(ctx context.Context, stalled func(from time.Time)) {
 		case <-t.C:
 		}
 		now := time.Now()
-		if now.Sub(last) >= stallGap {
-			stalled(last)
-		}
+		f(last, now)
 		last = now
 	}
+}
+
+// starvedTick is how often the CPU starvation watcher samples the
+// machine's CPU pressure; an interval in which tasks waited for a CPU
+// starvedShare of the time or more is recorded as starved.
+const (
+	starvedTick  = time.Second
+	starvedShare = 0.5
+)
+
+// WatchStarved notes, until ctx ends, every interval in which the
+// machine's CPUs were oversubscribed (see cpupressure, and
+// history.ObservedStarved), calling starved with its start. Where the
+// machine does not tell its CPU pressure, it notes nothing.
+func WatchStarved(ctx context.Context, starved func(from time.Time)) {
+	s := cpupressure.NewSampler()
+	if _, err := cpupressure.Read(); err != nil {
+		return
+	}
+	s.Sample(time.Now())
+	everyTick(ctx, starvedTick, func(last, now time.Time) {
+		if share, ok := s.Sample(now); ok && share >= starvedShare {
+			starved(last)
+		}
+	})
 }
 
 // sweepLeases asks the server once about every lease not yet seen gone.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -18,9 +19,9 @@ type made struct {
 // session. A lock's factory takes no context, and one may block: a session
 // begins with a lease grant, which on a member cut off from the quorum
 // waits for the quorum (etcd's client retries it for minutes). renew waits
-// for it for an operation's timeout, as long as an acquire may take; then
-// it gives up with an error that is a timeout (context.DeadlineExceeded),
-// and the factory is left at work. The client's next renew waits for that
+// for it for an operation's timeout, as long as an acquire may take (see
+// patience); then it gives up with an error that is a timeout
+// (context.DeadlineExceeded), and the factory is left at work. The client's next renew waits for that
 // same call again rather than start another; a Locker it makes after all
 // is used then, or closed with the run (see dropMaking).
 func (e *Env) renew(w *worker) error {
@@ -50,13 +51,14 @@ func (e *Env) renew(w *worker) error {
 		}()
 	}
 	e.mu.Unlock()
-	timer := time.NewTimer(e.opTimeout)
+	wait := e.patience()
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	var m made
 	select {
 	case m = <-ch:
 	case <-timer.C:
-		return fmt.Errorf("client %s: its lock was not made within %v: %w", w.name, e.opTimeout, context.DeadlineExceeded)
+		return fmt.Errorf("client %s: its lock was not made within %v: %w", w.name, wait, context.DeadlineExceeded)
 	}
 	e.mu.Lock()
 	w.making = nil
@@ -70,6 +72,20 @@ func (e *Env) renew(w *worker) error {
 	w.cl.SetLease(m.l.Lease())
 	e.learn(w)
 	return nil
+}
+
+// patience is how long renew waits for a lock's factory: an operation's
+// timeout while a fault of the schedule is open (a member cut off from the
+// quorum keeps a session's lease grant waiting for minutes), and
+// history.DeadlineWait longer while none is: then nothing stands between
+// the client and a working cluster, and a factory that is slow is slow
+// through the machine's load (a lease grant is a quorum's write), which
+// is not the lock's to answer for, nor a reason to end the run.
+func (e *Env) patience() time.Duration {
+	if len(e.nemesis.Active()) > 0 {
+		return e.opTimeout
+	}
+	return e.opTimeout + history.DeadlineWait
 }
 
 // dropMaking waits, until ctx ends, for a factory renew gave up on, once

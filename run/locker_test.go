@@ -11,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -39,6 +40,8 @@ func TestRenewGivesUpOnAFactoryThatBlocks(t *testing.T) {
 	require.NoError(t, e.AddClient(t.Context(), "c1", "m1"))
 	w, err := e.worker("c1")
 	require.NoError(t, err)
+	_, err = e.Fault(t.Context(), faults.Fault{Kind: faults.CutClient, Client: "c1"}) // what keeps a grant waiting
+	require.NoError(t, err)
 	start := time.Now()
 	err = e.renew(w)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -48,5 +51,28 @@ func TestRenewGivesUpOnAFactoryThatBlocks(t *testing.T) {
 	assert.Equal(t, int32(2), calls.Load(), "the second renew waited for the call the first gave up on")
 	f, _ := failureOf(err)
 	assert.Equal(t, FailTimedOut, f)
+	require.NoError(t, e.Close())
+}
+
+// With no fault open, a factory slower than an operation's timeout — a
+// lease grant on a machine too busy to commit it in time — is waited for:
+// the client is made, and the step goes on.
+func TestRenewWaitsForASlowFactoryWhenNoFaultIsOpen(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{Members: 1})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, c.Close()) }()
+	const opTimeout = 100 * time.Millisecond
+	slow := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		select {
+		case <-time.After(3 * opTimeout): // not a guess at a condition: the slowness under test
+		case <-cli.Ctx().Done():
+			return nil, cli.Ctx().Err()
+		}
+		return lock.NewQueue(cli, name, opts)
+	}
+	e, err := New(Config{Cluster: c, Factory: slow, TTL: 1, RunID: "slow", Resource: []string{"unfenced"},
+		OpTimeout: opTimeout})
+	require.NoError(t, err)
+	require.NoError(t, e.AddClient(t.Context(), "c1", "m1"))
 	require.NoError(t, e.Close())
 }

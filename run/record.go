@@ -86,6 +86,12 @@ func (hs histories) stall(from time.Time) {
 	}
 }
 
+func (hs histories) starved(from time.Time) {
+	for _, h := range hs {
+		h.rec.ObserveStarved(from)
+	}
+}
+
 // err is the first error a history's recorder met (a sink that failed).
 func (hs histories) err() error {
 	for _, h := range hs {

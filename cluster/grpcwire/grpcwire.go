@@ -47,6 +47,9 @@ type Hooks struct {
 	Wake func()
 	// KeepAlive is a keep-alive the client sent for lease id.
 	KeepAlive func(id int64)
+	// KeptAlive is the server's answer to a keep-alive for lease id, with
+	// the TTL it says the lease has left (zero or less: the lease is gone).
+	KeptAlive func(id, ttl int64)
 	// Answer is a unary request the server answered without an error
 	// (its trailers say grpc-status 0): proof it took effect, or was
 	// refused as a lock's Txn may be.
@@ -165,7 +168,7 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 		c.mu.Lock()
 		method := c.streams[stream]
 		c.mu.Unlock()
-		if method == "" || request != (method == leaseKeepAlive) {
+		if method == "" || request && method != leaseKeepAlive {
 			return // a stream not read, or its direction not read
 		}
 		msg := append(d.data[stream], unpad(flags, payload)...)
@@ -179,7 +182,7 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 				c.done(stream) // one answer
 			}
 			if !compressed {
-				c.message(method, body)
+				c.message(method, body, request)
 			}
 		}
 		switch {
@@ -243,8 +246,8 @@ func (c *Conn) headers(d *direction, request bool) {
 }
 
 // message reads one whole message of method: an answer, or for
-// LeaseKeepAlive a request.
-func (c *Conn) message(method string, body []byte) {
+// LeaseKeepAlive a request too.
+func (c *Conn) message(method string, body []byte, request bool) {
 	switch method {
 	case leaseGrant:
 		var resp etcdserverpb.LeaseGrantResponse
@@ -257,6 +260,13 @@ func (c *Conn) message(method string, body []byte) {
 			c.hooks.Wake()
 		}
 	case leaseKeepAlive:
+		if !request {
+			var resp etcdserverpb.LeaseKeepAliveResponse
+			if proto.Unmarshal(body, &resp) == nil && resp.ID != 0 && c.hooks.KeptAlive != nil {
+				c.hooks.KeptAlive(resp.ID, resp.TTL)
+			}
+			return
+		}
 		var req etcdserverpb.LeaseKeepAliveRequest
 		if proto.Unmarshal(body, &req) == nil && req.ID != 0 && c.hooks.KeepAlive != nil {
 			c.hooks.KeepAlive(req.ID)

@@ -119,6 +119,9 @@ func New(cfg Config) (*Env, error) {
 		wg.Go(func() {
 			run.WatchStalls(ctx, func(from time.Time) { e.each(func(r *history.Recorder) { r.ObserveStall(from) }) })
 		})
+		wg.Go(func() {
+			run.WatchStarved(ctx, func(from time.Time) { e.each(func(r *history.Recorder) { r.ObserveStarved(from) }) })
+		})
 		wg.Wait()
 	}()
 	return e, nil
