@@ -99,6 +99,26 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 	return v
 }
 
+// Unjudged says, in the first sentence of the environment's verdict, why
+// a result that does not match its expectation (matches false) was the
+// environment's rather than the lock's: checks hold an environment ERROR
+// (see CheckEnvironment). "" when it matches, or nothing of the
+// environment's is recorded. Such a result was not judged: it is neither
+// as expected nor a finding against the lock, and a quieter machine, or a
+// longer TTL, may judge it.
+func Unjudged(matches bool, checks []Verdict) string {
+	if matches {
+		return ""
+	}
+	for _, v := range checks {
+		if v.Check == "environment" && v.Result == Error {
+			why, _, _ := strings.Cut(v.Explanation, ". ")
+			return why
+		}
+	}
+	return ""
+}
+
 // outlivedWhy says how long the server kept h's lease alive past what its
 // keep-alives allow (see outlived).
 func outlivedWhy(events []history.Event, h heldLoss) string {

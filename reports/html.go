@@ -76,6 +76,7 @@ type matrixCell struct {
 type indexPage struct {
 	Report
 	AsExpected, Not, Skipped    int
+	Unjudged                    int // not judged: the machine was too busy (models.Unjudged)
 	Scenarios, Locks, Resources []string
 	Rows                        []matrixRow
 	// Paged: each run has its own page; Inline are drawn in full on the
@@ -165,7 +166,7 @@ func verdicts(r Run) string {
 func writePages(r Report, views map[int]map[string]string, index io.Writer,
 	pageFile func(rel string, write func(io.Writer) error) error) error {
 	data := indexPage{Report: r, Paged: len(r.Runs) > pagedOver}
-	data.AsExpected, data.Not, data.Skipped = counts(r.Runs)
+	data.AsExpected, data.Not, data.Unjudged, data.Skipped = counts(r.Runs)
 	seeds := map[uint64]bool{}
 	for _, run := range r.Runs {
 		seeds[run.Seed] = true

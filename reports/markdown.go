@@ -18,9 +18,13 @@ func writeMarkdown(w io.Writer, r Report) error {
 	if !r.Complete {
 		b.WriteString("**Interrupted: these results are incomplete.**\n\n")
 	}
-	asExpected, not, skipped := counts(r.Runs)
-	fmt.Fprintf(&b, "%d configuration(s) in %.1f s: %d as expected, %d not, %d skipped.\n\n",
-		len(r.Runs), r.Seconds, asExpected, not, skipped)
+	asExpected, not, unjudged, skipped := counts(r.Runs)
+	fmt.Fprintf(&b, "%d configuration(s) in %.1f s: %d as expected, %d not, %d skipped", len(r.Runs), r.Seconds,
+		asExpected, not, skipped)
+	if unjudged > 0 {
+		fmt.Fprintf(&b, ", %d not judged (the machine was too busy)", unjudged)
+	}
+	b.WriteString(".\n\n")
 	if r.Command != "" {
 		fmt.Fprintf(&b, "`%s`\n\n", codeEscape(r.Command))
 	}
@@ -32,6 +36,8 @@ func writeMarkdown(w io.Writer, r Report) error {
 		switch {
 		case run.Skipped != "":
 			mark = "⏭️"
+		case models.Unjudged(run.Matches, run.Checks) != "":
+			mark = "⏸️" // not judged: the machine was too busy
 		case !run.Matches:
 			mark = "❌"
 		case run.Verdict == models.Fail:
@@ -50,14 +56,17 @@ func writeMarkdown(w io.Writer, r Report) error {
 	return err
 }
 
-// counts tallies runs as expected, not, and skipped.
-func counts(runs []Run) (asExpected, not, skipped int) {
+// counts tallies runs as expected, not, not judged (models.Unjudged) and
+// skipped.
+func counts(runs []Run) (asExpected, not, unjudged, skipped int) {
 	for _, r := range runs {
 		switch {
 		case r.Skipped != "":
 			skipped++
 		case r.Matches:
 			asExpected++
+		case models.Unjudged(r.Matches, r.Checks) != "":
+			unjudged++
 		default:
 			not++
 		}

@@ -165,3 +165,23 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 		}
 	}
 }
+
+// A run the environment kept from being judged is counted as such on the
+// page and in summary.md, not as a finding against the lock.
+func TestANotJudgedRunIsCountedAsSuch(t *testing.T) {
+	dir := t.TempDir()
+	rep := pausedHolder(t, dir)
+	busy := rep.Runs[1]
+	busy.Verdict, busy.Matches = models.Error, false
+	busy.Checks = append(busy.Checks, models.Verdict{Check: "environment", Result: models.Error,
+		Explanation: "The environment cut the run short: too little progress. The machine was too slow."})
+	rep.Runs[1] = busy
+	require.NoError(t, reports.Write(dir, rep))
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "1 as expected, 0 not, 0 skipped, 1 not judged (the machine was too busy).")
+	assert.Contains(t, string(md), "⏸️")
+	page, err := os.ReadFile(filepath.Join(dir, reports.IndexFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "1 as expected, 0 not, 0 skipped, 1 not judged (the machine was too busy).")
+}

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/locklab/locklab/models"
 )
@@ -56,14 +55,8 @@ func environmentLapsed(rs []Result) string {
 // environmental after the last attempt was not judged: a quieter machine,
 // or a longer TTL, may judge it.
 func (r Result) Environmental() string {
-	if r.Skipped != "" || r.Matches {
+	if r.Skipped != "" {
 		return ""
 	}
-	for _, v := range r.Checks {
-		if v.Check == "environment" && v.Result == models.Error {
-			why, _, _ := strings.Cut(v.Explanation, ". ")
-			return why
-		}
-	}
-	return ""
+	return models.Unjudged(r.Matches, r.Checks)
 }

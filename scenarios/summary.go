@@ -22,7 +22,9 @@ type Summary struct {
 
 // ExitCode is the command's exit status for s: 0 when every verdict equals
 // its expectation, 1 when one does not (an ERROR never does), 3 when a
-// checker could not decide or the run is incomplete.
+// checker could not decide, the environment kept a configuration from
+// being judged (Result.Environmental, after its last attempt), or the run
+// is incomplete.
 func (s Summary) ExitCode() int {
 	code := 0
 	if !s.Complete || s.NothingRan() {
@@ -31,6 +33,8 @@ func (s Summary) ExitCode() int {
 	for _, r := range s.Results {
 		switch {
 		case r.Skipped != "":
+		case r.Environmental() != "":
+			code = 3 // not judged: the machine decided it, not the lock
 		case !r.Matches && r.Verdict != models.Unknown:
 			return 1
 		case r.Verdict == models.Unknown:

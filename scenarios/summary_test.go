@@ -18,3 +18,21 @@ func TestARunOfNothingButSkipsDoesNotPass(t *testing.T) {
 	assert.Equal(t, 0, Summary{Complete: true, Results: []Result{skipped, passed}}.ExitCode())
 	assert.False(t, Summary{}.NothingRan(), "no results at all is another error (nothing to run)")
 }
+
+// A configuration the environment kept from being judged on its last
+// attempt is neither as expected nor the lock's finding: the run does not
+// pass (3, undecided), and a real mismatch beside it still says 1.
+func TestANotJudgedConfigurationDoesNotPass(t *testing.T) {
+	env := models.Verdict{Check: "environment", Result: models.Error,
+		Explanation: "The environment let a renewed lease lapse: c2's lease ended. The machine was too slow."}
+	unjudged := Result{Scenario: "contention", Lock: "queue", Resource: "fenced", Verdict: models.Error,
+		Checks: []models.Verdict{env}}
+	passed := Result{Scenario: "s", Lock: "queue", Resource: "fenced", Verdict: models.Pass, Matches: true}
+	failed := Result{Scenario: "s", Lock: "queue", Resource: "unfenced", Verdict: models.Fail}
+	assert.Equal(t, "The environment let a renewed lease lapse: c2's lease ended", unjudged.Environmental())
+	assert.Equal(t, 3, Summary{Complete: true, Results: []Result{passed, unjudged}}.ExitCode())
+	assert.Equal(t, 1, Summary{Complete: true, Results: []Result{unjudged, failed}}.ExitCode())
+	matched := unjudged
+	matched.Matches = true
+	assert.Empty(t, matched.Environmental(), "a result that matches was judged")
+}

@@ -151,3 +151,15 @@ func TestMatchesAlternatives(t *testing.T) {
 	assert.False(t, script.Matches(both, "c2: granted token=t2"), "a grant on the lease that ended is the bug")
 	assert.True(t, script.Matches("c1: released", "c1: released"))
 }
+
+// An alternative that ends in "…" is any answer that begins as it does:
+// "c2: error: …" is any error, in whatever words the lock gives it.
+func TestMatchesAnyEnding(t *testing.T) {
+	anyErr := "c2: error: …"
+	assert.True(t, script.Matches(anyErr, "c2: error: timed out"))
+	assert.True(t, script.Matches(anyErr, "c2: error: lock: gave up waiting"))
+	assert.False(t, script.Matches(anyErr, "c2: granted token=t2"))
+	assert.False(t, script.Matches(anyErr, "c3: error: timed out"), "another client's answer")
+	assert.False(t, script.Matches(anyErr, "c2: error: timed out\nc3: granted token=t2"), "one line only")
+	assert.True(t, script.Matches("c2: granted token=t2\nor\nc2: error: …", "c2: error: session expired"))
+}

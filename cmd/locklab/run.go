@@ -513,7 +513,7 @@ func runParallel() int { return min(4*runtime.NumCPU(), 8) }
 func printSummary(w io.Writer, sum scenarios.Summary) {
 	printTable(w, sum)
 	printEffectCounts(w, sum)
-	expected, unexpected, skipped, interrupted := 0, 0, 0, 0
+	expected, unexpected, unjudged, skipped, interrupted := 0, 0, 0, 0, 0
 	for _, r := range sum.Results {
 		switch {
 		case r.Interrupted:
@@ -522,6 +522,8 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			skipped++
 		case r.Matches:
 			expected++
+		case r.Environmental() != "":
+			unjudged++
 		default:
 			unexpected++
 		}
@@ -530,6 +532,10 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 		expected, unexpected, skipped)
 	if interrupted > 0 {
 		fmt.Fprintf(w, ", %d interrupted", interrupted)
+	}
+	if unjudged > 0 {
+		fmt.Fprintf(w, ", %d not judged (the machine was too busy on every attempt: run them again on a quieter "+
+			"machine, or with --ttl 2; exit status 3)", unjudged)
 	}
 	fmt.Fprintln(w)
 	if sum.NothingRan() {
@@ -543,7 +549,11 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 	remedied := map[string]bool{} // each check's remedy is said once a run
 	for _, r := range sum.Results {
 		if r.Skipped == "" && !r.Matches {
-			fmt.Fprintf(w, "  UNEXPECTED %s × %s × %s: %s, expected %s\n", r.Scenario, r.Lock, r.Resource,
+			mark := "UNEXPECTED"
+			if why := r.Environmental(); why != "" {
+				mark = "NOT JUDGED"
+			}
+			fmt.Fprintf(w, "  %s %s × %s × %s: %s, expected %s\n", mark, r.Scenario, r.Lock, r.Resource,
 				models.Shown(r.Verdict, r.Checks), r.Expected)
 			if r.Error != "" {
 				fmt.Fprintf(w, "    error: %s\n", strings.ReplaceAll(r.Error, "\n", "\n      "))
