@@ -211,7 +211,7 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 	var order [2][]string
 	verdicts := func(parallel int) map[string]string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
-			Scenarios: []string{"paused-holder", "expire-while-waiting", "member-restart", "slow-holder"},
+			Scenarios: []string{"paused-holder", "expire-while-waiting", "member-restart", "stale-release"},
 			Locks:     []string{"queue", "ttl-poll"}, Resources: lock.ResourceNames(), Seed: 3, Parallel: parallel,
 		})
 		require.NoError(t, err)
@@ -541,7 +541,7 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{"contention", "paused-holder", "crashed-holder"}, Locks: []string{"queue", "etcd-mutex"},
+		Scenarios: []string{"contention", "paused-holder", "crashed-holder"}, Locks: []string{"queue"},
 		Resources: lock.ResourceNames(), Seed: 1, Runs: 1,
 		External: &cluster.External{Endpoints: c.Endpoints()},
 	})

@@ -25,7 +25,7 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 		t.Skip("runs a small campaign four times")
 	}
 	dir := t.TempDir()
-	flags := []string{"run", "--scenario", "contention,paused-holder", "--lock", "queue,ttl-poll", "--runs", "2",
+	flags := []string{"run", "--scenario", "stale-release,paused-holder", "--lock", "queue,ttl-poll", "--runs", "2",
 		"--expect", "pass", "--parallel", "2"}
 	shard := func(name string, extra ...string) (int, string) {
 		out := filepath.Join(dir, name)
