@@ -29,8 +29,16 @@ import (
 // or too little progress, becomes ERROR), and the runner runs such a
 // configuration again.
 func CheckEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum) Verdict {
+	return checkEnvironment(ops, events, min, "")
+}
+
+// checkEnvironment is CheckEnvironment of a run whose schedule may have
+// been vacuous (see Vacuous: what the scenario claims happens did not, ""
+// if it did): a fault the lab's standing still stretched past what the
+// lesson needs is a shortfall of the environment's too (see shortfalls).
+func checkEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum, vacuous string) Verdict {
 	v := Verdict{Check: "environment", Operations: grants(ops)}
-	short, stood := shortfalls(ops, events, min)
+	short, stood := shortfalls(ops, events, min, vacuous)
 	if v.Operations == 0 && len(short) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
 		return v

@@ -146,3 +146,33 @@ func TestAShortRunOnAnOversubscribedMachineIsTheEnvironments(t *testing.T) {
 		})
 	}
 }
+
+// A schedule that did not do what its scenario claims (a vacuous one)
+// while the lab's own process stood still is the environment's: a 400 ms
+// cut the lab stood still in for a second is no brief cut. Without the
+// stall it stays a vacuous schedule, ERROR, and not the environment's.
+func TestAVacuousScheduleWhileTheLabStoodStillIsTheEnvironments(t *testing.T) {
+	blip := []history.Effect{{Kind: history.EffectBlippedHolding, Clients: []string{"c1"}}}
+	stall := history.Event{Time: ms(1700), Type: history.Observed, What: history.ObservedStalled, StalledFrom: ms(1000)}
+	for _, tc := range []struct {
+		name   string
+		events []history.Event
+		env    models.Result
+	}{
+		{"the lab stood still", with(build(granted, nil, []fault{{name: "cut-client c1", start: ms(900), end: ms(2100)}}), stall),
+			models.Error},
+		{"a quiet machine", build(granted, nil, []fault{{name: "cut-client c1", start: ms(900), end: ms(2100)}}), models.Pass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, effects, j, err := models.JudgeHistory(history.Header{Effects: blip}, tc.events, time.Second)
+			require.NoError(t, err)
+			require.NotEmpty(t, models.Vacuous(effects), "the cut lasted longer than a TTL")
+			assert.Equal(t, models.Error, j.Verdict)
+			assert.Equal(t, tc.env, rep.Environment.Result, rep.Environment.Explanation)
+			if tc.env == models.Error {
+				assert.Contains(t, rep.Environment.Explanation, "the schedule did not do what its scenario claims (did not happen: ")
+				assert.NotEmpty(t, models.Unjudged(j.Matches, rep.Verdicts()), "run again")
+			}
+		})
+	}
+}

@@ -55,13 +55,16 @@ func TestScripts(t *testing.T) {
 	defer c.Close()
 	datadriven.Walk(t, "scripts", func(t *testing.T, path string) {
 		for attempt := 1; ; attempt++ {
-			differs, lapsed := runScript(t, c, path, attempt)
+			differs, lapsed, diagnosis := runScript(t, c, path, attempt)
 			if len(differs) == 0 {
 				return
 			}
 			if lapsed == "" || attempt == scenarios.Attempts {
 				for _, d := range differs {
 					t.Error(d)
+				}
+				for _, line := range diagnosis {
+					t.Log(line)
 				}
 				if lapsed != "" {
 					t.Logf("on every attempt the environment took a lease away: %s", lapsed)
@@ -76,8 +79,9 @@ func TestScripts(t *testing.T) {
 // runScript runs the script at path once, on a fresh key prefix, and
 // returns where its output differed from the file's (with -rewrite, the
 // file is rewritten instead) and, if the run's environment took a lease
-// away, why.
-func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (differs []string, lapsed string) {
+// away, why; else, where the output differed, what the environment check
+// and the lease losses say (for the log).
+func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (differs []string, lapsed string, diagnosis []string) {
 	name := strings.TrimSuffix(filepath.Base(path), ".txt")
 	s, err := scenarios.Lookup(name)
 	require.NoError(t, err, "every script is a catalog scenario's")
@@ -138,8 +142,14 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 				break
 			}
 		}
+		if lapsed == "" && len(reports) > 0 {
+			diagnosis = append(diagnosis, "environment: "+reports[0].Environment.Explanation)
+			for _, l := range history.LeaseLosses(env.Events(0)) {
+				diagnosis = append(diagnosis, fmt.Sprintf("lease lost: %+v", l))
+			}
+		}
 	}
-	return differs, lapsed
+	return differs, lapsed, diagnosis
 }
 
 // scriptEnv is a run on either store, as TestScripts drives it.
