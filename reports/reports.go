@@ -46,6 +46,9 @@ type Run struct {
 	// Retried lists earlier attempts of the run, made again because the
 	// environment took a holder's lease away.
 	Retried []string
+	// LeaseScale, when set, is how many times as long as the lesson writes
+	// them the leases of the last attempt were (scenarios.Result.LeaseScale).
+	LeaseScale int
 	// Checks are the verdicts of every check.
 	Checks []models.Verdict
 	// Effects are what the scenario claims happens, and whether it did.

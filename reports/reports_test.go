@@ -167,12 +167,13 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 }
 
 // A run the environment kept from being judged is counted as such on the
-// page and in summary.md, not as a finding against the lock.
+// page and in summary.md, not as a finding against the lock; the page says
+// its last attempt ran with longer leases.
 func TestANotJudgedRunIsCountedAsSuch(t *testing.T) {
 	dir := t.TempDir()
 	rep := pausedHolder(t, dir)
 	busy := rep.Runs[1]
-	busy.Verdict, busy.Matches = models.Error, false
+	busy.Verdict, busy.Matches, busy.LeaseScale = models.Error, false, 2
 	busy.Checks = append(busy.Checks, models.Verdict{Check: "environment", Result: models.Error,
 		Explanation: "The environment cut the run short: too little progress. The machine was too slow."})
 	rep.Runs[1] = busy
@@ -184,4 +185,5 @@ func TestANotJudgedRunIsCountedAsSuch(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(dir, reports.IndexFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "1 as expected, 0 not, 0 skipped, 1 not judged (the machine was too busy).")
+	assert.Contains(t, string(page), "The last attempt gave the machine room: leases 2 times as long as the lesson writes them")
 }

@@ -11,21 +11,32 @@ import (
 // seed, so the same schedule — when its environment rather than its lock
 // took a holder's lease away and its judgement did not match (see
 // models.CheckEnvironment): a busy machine's lapse is not the lock's, and a
-// quieter moment may judge the lock. A lock that is at fault stays so on
-// every attempt; the last attempt's result stands, and names the others.
+// quieter moment may judge the lock. The last attempt gives the machine
+// room: its leases are twice as long (Result.LeaseScale, as --ttl gives
+// them), the lesson's timeouts and bounds scaled alike. A lock that is at
+// fault stays so on every attempt; the last attempt's result stands, and
+// names the others.
 const Attempts = 3
 
-// attempts runs one configuration (once is one call of run), again while
-// its environment lapsed a lease and the judgement did not match (at most
+// attempts runs one configuration (once is one call of run, with the lease
+// scale it is to run at, ttl for all but the last), again while its
+// environment lapsed a lease and the judgement did not match (at most
 // Attempts times in all).
-func attempts(ctx context.Context, run func() []Result) []Result {
+func attempts(ctx context.Context, ttl int, run func(ttl int) []Result) []Result {
 	var earlier []string
 	for attempt := 1; ; attempt++ {
-		rs := run()
+		scale := ttl
+		if attempt == Attempts {
+			scale = 2 * ttl
+		}
+		rs := run(scale)
 		why := environmentLapsed(rs)
 		if why == "" || attempt == Attempts || ctx.Err() != nil {
 			for i := range rs {
 				rs[i].Retried = earlier
+				if scale != ttl {
+					rs[i].LeaseScale = scale
+				}
 			}
 			return rs
 		}

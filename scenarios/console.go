@@ -68,6 +68,10 @@ func progress(w io.Writer, cols columns, rs []Result, said map[string]bool) {
 		for _, a := range r.Retried {
 			fmt.Fprintf(w, "    ran again after %s\n", indent(a, "      "))
 		}
+		if r.LeaseScale > 0 {
+			fmt.Fprintf(w, "    the last attempt gave the machine room: leases %d times as long as the lesson writes them "+
+				"(--ttl %d)\n", r.LeaseScale, r.LeaseScale)
+		}
 	}
 }
 

@@ -108,6 +108,12 @@ type Result struct {
 	// Retried lists the earlier attempts of this configuration, run again
 	// because their environment took a holder's lease away (see Attempts).
 	Retried []string `json:"retried,omitempty"`
+	// LeaseScale, when set, is how many times as long as its scenario
+	// writes them the leases of this, the last attempt, were: the earlier
+	// ones lapsed by the environment, and the last gives a busy machine
+	// room (see Attempts). Its schedule.json says so, and replay runs it
+	// alike.
+	LeaseScale int `json:"lease_scale,omitempty"`
 	// Interrupted says the run was stopped (Ctrl-C) while this
 	// configuration ran: it has no verdict (Skipped says "interrupted"),
 	// and is counted as interrupted, not as skipped.
@@ -226,7 +232,11 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 				}
 				i := order[k]
 				j := jobs[i]
-				rs := attempts(ctx, func() []Result { return runOne(ctx, cfg, c, j) })
+				rs := attempts(ctx, max(cfg.TTL, 1), func(ttl int) []Result {
+					at := cfg
+					at.TTL = ttl
+					return runOne(ctx, at, c, j)
+				})
 				mu.Lock()
 				results[i], finished[i] = rs, true
 				for printed < len(jobs) && finished[printed] {

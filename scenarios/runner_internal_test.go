@@ -102,8 +102,9 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 
 // A configuration whose environment lapsed a lease and whose judgement did
 // not match runs again, at most Attempts times; the last result stands and
-// names the earlier ones. A lapse that changed nothing, or a mismatch with
-// no lapse (the lock's own), is not run again.
+// names the earlier ones; the last runs with leases twice as long. A lapse
+// that changed nothing, or a mismatch with no lapse (the lock's own), is
+// not run again.
 func TestAttemptsRunAgainOnlyWhatTheEnvironmentSpoiled(t *testing.T) {
 	lapse := models.Verdict{Check: "environment", Result: models.Error,
 		Explanation: "The environment let a renewed lease lapse: c2's lease ended 3ms into its hold. The machine was too slow."}
@@ -124,12 +125,21 @@ func TestAttemptsRunAgainOnlyWhatTheEnvironmentSpoiled(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			calls := 0
-			got := attempts(t.Context(), func() []Result {
+			var scales []int
+			got := attempts(t.Context(), 1, func(ttl int) []Result {
 				calls++
+				scales = append(scales, ttl)
 				return []Result{tc.runs[calls-1]}
 			})
 			assert.Equal(t, tc.calls, calls)
 			require.Len(t, got, 1)
+			if calls == Attempts {
+				assert.Equal(t, []int{1, 1, 2}, scales, "the last attempt gives leases twice as long")
+				assert.Equal(t, 2, got[0].LeaseScale)
+			} else {
+				assert.Zero(t, got[0].LeaseScale)
+				assert.NotContains(t, scales, 2)
+			}
 			assert.Equal(t, tc.want.Verdict, got[0].Verdict)
 			require.Len(t, got[0].Retried, calls-1)
 			for _, r := range got[0].Retried {
