@@ -58,7 +58,8 @@ func chromium(t *testing.T) string {
 // browser starts a headless Chromium of its own for the test.
 func browser(t *testing.T, bin string) context.Context {
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000), chromedp.Flag("disable-gpu", true))
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 1000), chromedp.Flag("disable-gpu", true),
+		chromedp.Env("TMPDIR="+browserTemp(t)))
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	return alloc
@@ -304,4 +305,14 @@ func TestExercisesAreJudgedFromTheRun(t *testing.T) {
 	}
 	require.NoError(t, lab.Work(""))
 	assert.Nil(t, lab.State().Exercise)
+}
+
+// browserTemp is a short temporary directory of the test's for Chromium's
+// own temporary files (its singleton socket's directory, which a browser
+// stopped by the test's end leaves behind), removed with the test.
+func browserTemp(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "chr")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

@@ -107,30 +107,32 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 // script (history.RunError) or of what its scenario claims happens
 // (vacuous, see Vacuous: a 400 ms cut the lab stood still in for a second
 // is no brief cut) — when the stalls explain it (see
-// stalls.explain), or — its progress only — while the machine's CPUs were
-// oversubscribed for most of the run (stalls.slowed): a busy machine's
-// doing, not evidence against the lock. A lock that granted nothing at all
-// is not excused its progress: no stall keeps a working lock from granting
-// once. (A step gone astray is ERROR
+// stalls.explain), or — its progress and its steps — while the machine's
+// CPUs were oversubscribed for most of the run (stalls.slowed): a busy
+// machine's doing, not evidence against the lock. A lock that granted
+// nothing at all is not excused its progress by stalls (none keeps a
+// working lock from granting once), only by a machine oversubscribed for
+// most of the run, which cannot tell a lock that never grants from one
+// starved of the CPU to: not judged, never a PASS. (A step gone astray is ERROR
 // whatever the environment did; excused, it is run again.)
 func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum, vacuous string) (why, evidence []string) {
 	s := stallsOf(events)
 	if !s.explain() && !s.slowed() {
 		return nil, nil
 	}
-	if min != nil && grants(ops) > 0 {
+	while := s.String()
+	if !s.explain() {
+		while = s.starvedString()
+		evidence = append(evidence, while)
+	}
+	if min != nil && (grants(ops) > 0 || s.slowed()) {
 		if short, _ := shortBy(ops, min); len(short) > 0 {
-			while := s.String()
-			if !s.explain() {
-				while = s.starvedString()
-				evidence = append(evidence, while)
-			}
 			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), while))
 		}
 	}
-	if runErr := history.RunError(events); runErr != "" && s.explain() {
+	if runErr := history.RunError(events); runErr != "" {
 		first, _, _ := strings.Cut(runErr, "\n")
-		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, s))
+		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, while))
 	}
 	if vacuous != "" && s.explain() {
 		why = append(why, fmt.Sprintf("the schedule did not do what its scenario claims (%s) while %s — a fault the "+

@@ -48,7 +48,8 @@ func newBrowser(t testing.TB) *browser {
 		t.Skip("no Chromium on PATH (Debian's chromium package; .ci/run installs it): the page was not rendered")
 	}
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]), chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true),
+		chromedp.Env("TMPDIR="+browserTemp(t)))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
@@ -311,4 +312,14 @@ func TestBenchPageRendersInChromium(t *testing.T) {
 		var last = cells[cells.length - 1].getBoundingClientRect();
 		return last.right <= window.innerWidth && last.width > 0;
 	})()`), "the table's last column is on screen")
+}
+
+// browserTemp is a short temporary directory of the test's for Chromium's
+// own temporary files (its singleton socket's directory, which a browser
+// stopped by the test's end leaves behind), removed with the test.
+func browserTemp(t testing.TB) string {
+	dir, err := os.MkdirTemp("", "chr")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }
