@@ -118,8 +118,8 @@ const (
 	// CPUs were oversubscribed — for at least half that time some runnable
 	// task waited for a CPU (Linux's CPU pressure) — with the lab's own
 	// process, the embedded cluster and every lock's process among those
-	// that waited. The run was slowed, not stopped: too little progress
-	// then says nothing about the lock's liveness. It excuses no lapse.
+	// that waited. The run was slowed, not stopped. It is context for a
+	// reader, and excuses nothing: a busy runner nearly always is.
 	ObservedStarved = "cpu-starved"
 	// ObservedCrashed: Client's process was killed (SIGKILL) and started
 	// again: what it held or had under way died with it — it believes it

@@ -20,21 +20,14 @@ const (
 	stallLong  = 500 * time.Millisecond
 )
 
-// stalls is what the lab's own process lost to standing still in a run,
-// and how long the machine's CPUs were oversubscribed in it.
+// stalls is what the lab's own process lost to standing still in a run.
 type stalls struct {
 	n              int
 	total, longest time.Duration
 	shortest       time.Duration
 	span           time.Duration // the run's length: its last event's time
 	evidence       []string      // the longest few, in time order
-	starved        time.Duration // the intervals history.ObservedStarved records, added up
 }
-
-// starvedShare is the share of a run the machine's CPUs must have been
-// oversubscribed (history.ObservedStarved) for that to explain too little
-// progress: most of it.
-const starvedShare = 0.5
 
 // stallsOf adds up the stalls events record.
 func stallsOf(events []history.Event) stalls {
@@ -44,9 +37,6 @@ func stallsOf(events []history.Event) stalls {
 		s.span = max(s.span, time.Duration(e.Time))
 		if e.Type == history.Observed && e.What == history.ObservedStalled {
 			stood = append(stood, e)
-		}
-		if e.Type == history.Observed && e.What == history.ObservedStarved {
-			s.starved += time.Duration(e.Time - e.StalledFrom)
 		}
 	}
 	length := func(e history.Event) time.Duration { return time.Duration(e.Time - e.StalledFrom) }
@@ -73,19 +63,6 @@ func stallsOf(events []history.Event) stalls {
 // maxStallEvidence is how many stalls, the longest, a verdict lists.
 const maxStallEvidence = 5
 
-// slowed reports whether the machine's CPUs were oversubscribed for most
-// of the run: enough to explain too little progress, not a step gone
-// astray (a slowed run still runs every step).
-func (s stalls) slowed() bool {
-	return s.span > 0 && float64(s.starved) >= starvedShare*float64(s.span)
-}
-
-// starvedString says the oversubscription in a phrase.
-func (s stalls) starvedString() string {
-	return fmt.Sprintf("the machine's CPUs were oversubscribed (some task waiting for a CPU at least half the time) for "+
-		"%v of a run of %v", round(s.starved), round(s.span))
-}
-
 // explain reports whether the stalls explain a run that fell short.
 func (s stalls) explain() bool {
 	return s.n > 0 && (s.longest >= stallLong || s.span > 0 && float64(s.total) >= stallShare*float64(s.span))
@@ -106,40 +83,34 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 // its progress (fewer grants, sections or writes than min asks), of its
 // script (history.RunError) or of what its scenario claims happens
 // (vacuous, see Vacuous: a 400 ms cut the lab stood still in for a second
-// is no brief cut) — when the stalls explain it (see
-// stalls.explain), or — its progress and its steps — while the machine's
-// CPUs were oversubscribed for most of the run (stalls.slowed): a busy
-// machine's doing, not evidence against the lock. A lock that granted
-// nothing at all is not excused its progress by stalls (none keeps a
-// working lock from granting once), only by a machine oversubscribed for
-// most of the run, which cannot tell a lock that never grants from one
-// starved of the CPU to: not judged, never a PASS. (A step gone astray is ERROR
+// is no brief cut) — when the stalls explain it (see stalls.explain): a
+// busy machine's doing, not evidence against the lock. A lock that granted
+// nothing at all is not excused its progress: no stall keeps a working lock
+// from granting once. The machine's CPUs oversubscribed
+// (history.ObservedStarved) excuse nothing: on a busy runner they nearly
+// always are, and a user's lock caught failing must stay caught there.
+// (A step gone astray is ERROR
 // whatever the environment did; excused, it is run again.)
 func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum, vacuous string) (why, evidence []string) {
 	s := stallsOf(events)
-	if !s.explain() && !s.slowed() {
+	if !s.explain() {
 		return nil, nil
 	}
-	while := s.String()
-	if !s.explain() {
-		while = s.starvedString()
-		evidence = append(evidence, while)
-	}
-	if min != nil && (grants(ops) > 0 || s.slowed()) {
+	if min != nil && grants(ops) > 0 {
 		if short, _ := shortBy(ops, min); len(short) > 0 {
-			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), while))
+			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
 		}
 	}
 	if runErr := history.RunError(events); runErr != "" {
 		first, _, _ := strings.Cut(runErr, "\n")
-		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, while))
+		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, s))
 	}
-	if vacuous != "" && s.explain() {
+	if vacuous != "" {
 		why = append(why, fmt.Sprintf("the schedule did not do what its scenario claims (%s) while %s — a fault the "+
 			"lab stood still in lasts longer than the lesson meant", strings.TrimPrefix(vacuous, "vacuous schedule: "), s))
 	}
 	if len(why) == 0 {
 		return nil, nil
 	}
-	return why, append(s.evidence, evidence...)
+	return why, s.evidence
 }

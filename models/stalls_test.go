@@ -2,7 +2,6 @@ package models_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -108,48 +107,6 @@ func TestARecordedRunErrorJudgesTheFile(t *testing.T) {
 	evs[len(evs)-1].Error = ""
 	_, _, _, err = models.JudgeHistory(history.Header{}, evs, time.Second)
 	assert.ErrorContains(t, err, "observed run-error without an error")
-}
-
-// A run whose machine had its CPUs oversubscribed for most of it
-// (history.ObservedStarved) was slowed, not stopped: too little progress
-// then — none at all, too — or a step gone astray is the environment's
-// (ERROR, with that as evidence); oversubscription for less than half the
-// run is not.
-func TestAShortRunOnAnOversubscribedMachineIsTheEnvironments(t *testing.T) {
-	starved := func(from, to int64) history.Event {
-		return history.Event{Time: ms(to), Type: history.Observed, What: history.ObservedStarved, StalledFrom: ms(from)}
-	}
-	for _, tc := range []struct {
-		name    string
-		events  []history.Event
-		min     *history.Minimum
-		env     models.Result
-		verdict models.Result
-	}{
-		{"too little progress, oversubscribed 6 s of 9", with(build(granted, nil, nil), starved(1000, 4000), starved(4000, 7000)), short,
-			models.Error, models.Error},
-		{"too little progress, oversubscribed 2 s of 9", with(build(granted, nil, nil), starved(1000, 3000)), short,
-			models.Pass, models.Fail},
-		{"a step timed out, oversubscribed", with(build(granted, nil, nil), starved(0, 8000), runErr), nil,
-			models.Error, models.Error},
-		{"never granted, oversubscribed", with(build([]op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}, nil, nil),
-			starved(0, 8000)), short, models.Error, models.Error},
-		{"never granted, oversubscribed for less than half", with(build([]op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}, nil, nil),
-			starved(0, 3000)), short, models.NotApplicable, models.Fail},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			rep, _, j, err := models.JudgeHistory(history.Header{Minimum: tc.min}, tc.events, time.Second)
-			require.NoError(t, err)
-			assert.Equal(t, tc.env, rep.Environment.Result, rep.Environment.Explanation)
-			assert.Equal(t, tc.verdict, j.Verdict, j.Error)
-			if tc.env == models.Error && strings.Contains(tc.name, "6 s of 9") {
-				assert.Contains(t, rep.Environment.Explanation, "the run made too little progress (1 of 2 grants) while the "+
-					"machine's CPUs were oversubscribed (some task waiting for a CPU at least half the time) for 6s of a run of 9s")
-				assert.Contains(t, rep.Environment.Evidence, "the machine's CPUs were oversubscribed (some task waiting for a "+
-					"CPU at least half the time) for 6s of a run of 9s")
-			}
-		})
-	}
 }
 
 // A schedule that did not do what its scenario claims (a vacuous one)

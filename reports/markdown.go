@@ -36,7 +36,7 @@ func writeMarkdown(w io.Writer, r Report) error {
 		switch {
 		case run.Skipped != "":
 			mark = "⏭️"
-		case models.Unjudged(run.Matches, run.Checks) != "":
+		case run.Verdict != models.Fail && models.Unjudged(run.Matches, run.Checks) != "":
 			mark = "⏸️" // not judged: the machine was too busy
 		case !run.Matches:
 			mark = "❌"
@@ -65,7 +65,7 @@ func counts(runs []Run) (asExpected, not, unjudged, skipped int) {
 			skipped++
 		case r.Matches:
 			asExpected++
-		case models.Unjudged(r.Matches, r.Checks) != "":
+		case r.Verdict != models.Fail && models.Unjudged(r.Matches, r.Checks) != "":
 			unjudged++
 		default:
 			not++

@@ -71,3 +71,8 @@ func (r Result) Environmental() string {
 	}
 	return models.Unjudged(r.Matches, r.Checks)
 }
+
+// NotJudged reports whether r was not judged: the environment kept it
+// from matching on its last attempt (Environmental), and no check caught
+// the lock failing (a FAIL is a finding, however busy the machine).
+func (r Result) NotJudged() bool { return r.Environmental() != "" && r.Verdict != models.Fail }

@@ -45,7 +45,7 @@ func progress(w io.Writer, cols columns, rs []Result, said map[string]bool) {
 				skips = append(skips, r.Skipped)
 				said[r.Skipped] = true
 			}
-		case r.Environmental() != "":
+		case r.NotJudged():
 			mark = "not judged: the machine"
 		case !r.Matches:
 			mark = "UNEXPECTED"

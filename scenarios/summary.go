@@ -33,7 +33,7 @@ func (s Summary) ExitCode() int {
 	for _, r := range s.Results {
 		switch {
 		case r.Skipped != "":
-		case r.Environmental() != "":
+		case r.NotJudged():
 			code = 3 // not judged: the machine decided it, not the lock
 		case !r.Matches && r.Verdict != models.Unknown:
 			return 1

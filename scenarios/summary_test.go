@@ -21,7 +21,8 @@ func TestARunOfNothingButSkipsDoesNotPass(t *testing.T) {
 
 // A configuration the environment kept from being judged on its last
 // attempt is neither as expected nor the lock's finding: the run does not
-// pass (3, undecided), and a real mismatch beside it still says 1.
+// pass (3, undecided), and a real mismatch beside it still says 1, as does
+// a caught FAIL the environment also touched.
 func TestANotJudgedConfigurationDoesNotPass(t *testing.T) {
 	env := models.Verdict{Check: "environment", Result: models.Error,
 		Explanation: "The environment let a renewed lease lapse: c2's lease ended. The machine was too slow."}
@@ -35,4 +36,8 @@ func TestANotJudgedConfigurationDoesNotPass(t *testing.T) {
 	matched := unjudged
 	matched.Matches = true
 	assert.Empty(t, matched.Environmental(), "a result that matches was judged")
+	caught := unjudged
+	caught.Verdict = models.Fail
+	assert.False(t, caught.NotJudged(), "a check that caught the lock failing is a finding, however busy the machine")
+	assert.Equal(t, 1, Summary{Complete: true, Results: []Result{passed, caught}}.ExitCode())
 }

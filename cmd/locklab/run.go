@@ -522,7 +522,7 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			skipped++
 		case r.Matches:
 			expected++
-		case r.Environmental() != "":
+		case r.NotJudged():
 			unjudged++
 		default:
 			unexpected++
@@ -550,7 +550,7 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 	for _, r := range sum.Results {
 		if r.Skipped == "" && !r.Matches {
 			mark := "UNEXPECTED"
-			if why := r.Environmental(); why != "" {
+			if r.NotJudged() {
 				mark = "NOT JUDGED"
 			}
 			fmt.Fprintf(w, "  %s %s × %s × %s: %s, expected %s\n", mark, r.Scenario, r.Lock, r.Resource,
