@@ -81,7 +81,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 		Liveness:     CheckLiveness(ops, events, h.Minimum),
 		Progress:     CheckProgress(ops, events, h.Minimum),
 		Belief:       CheckMutex(ops, events, timeout),
-		Environment:  checkEnvironment(ops, events, h.Minimum, Vacuous(CheckEffects(h.Effects, events))),
+		Environment:  checkEnvironment(ops, events, h.Minimum, didNotHappen(CheckEffects(h.Effects, events))),
 		LostFraction: LostFraction(ops, events),
 	}, nil
 }

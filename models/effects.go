@@ -139,6 +139,15 @@ func Moot(effects []EffectResult) string {
 
 // Vacuous describes the effects that did not happen, or "" if all did.
 func Vacuous(effects []EffectResult) string {
+	if missing := didNotHappen(effects); missing != "" {
+		return "vacuous schedule: " + missing
+	}
+	return ""
+}
+
+// didNotHappen lists the effects that did not happen, and what each
+// lacks, or "" if all did.
+func didNotHappen(effects []EffectResult) string {
 	var missing []string
 	for _, ef := range effects {
 		if !ef.Happened {
@@ -148,7 +157,7 @@ func Vacuous(effects []EffectResult) string {
 	if len(missing) == 0 {
 		return ""
 	}
-	return "vacuous schedule: did not happen: " + strings.Join(missing, "; ")
+	return "did not happen: " + strings.Join(missing, "; ")
 }
 
 // timeline is a history read for effects: who talks to which member, the

@@ -33,12 +33,13 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 }
 
 // checkEnvironment is CheckEnvironment of a run whose schedule may have
-// been vacuous (see Vacuous: what the scenario claims happens did not, ""
-// if it did): a fault the lab's standing still stretched past what the
-// lesson needs is a shortfall of the environment's too (see shortfalls).
-func checkEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum, vacuous string) Verdict {
+// been vacuous (missing: what the scenario claims happens and did not, see
+// didNotHappen; "" if it all did): a fault the lab's standing still
+// stretched past what the lesson needs is a shortfall of the environment's
+// too (see shortfalls).
+func checkEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum, missing string) Verdict {
 	v := Verdict{Check: "environment", Operations: grants(ops)}
-	short, stood := shortfalls(ops, events, min, vacuous)
+	short, stood := shortfalls(ops, events, min, missing)
 	if v.Operations == 0 && len(short) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
 		return v
@@ -125,6 +126,13 @@ func Unjudged(matches bool, checks []Verdict) string {
 		}
 	}
 	return ""
+}
+
+// NotJudged reports whether a result of verdict was not judged: the
+// environment kept it from matching (Unjudged), and no check caught the
+// lock failing (a FAIL is a finding, however busy the machine).
+func NotJudged(verdict Result, matches bool, checks []Verdict) bool {
+	return verdict != Fail && Unjudged(matches, checks) != ""
 }
 
 // outlivedWhy says how long the server kept h's lease alive past what its

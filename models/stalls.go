@@ -82,16 +82,16 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 // shortfalls says how the run fell short while the lab stood still — of
 // its progress (fewer grants, sections or writes than min asks), of its
 // script (history.RunError) or of what its scenario claims happens
-// (vacuous, see Vacuous: a 400 ms cut the lab stood still in for a second
-// is no brief cut) — when the stalls explain it (see stalls.explain): a
-// busy machine's doing, not evidence against the lock. A lock that granted
-// nothing at all is not excused its progress: no stall keeps a working lock
-// from granting once. The machine's CPUs oversubscribed
-// (history.ObservedStarved) excuse nothing: on a busy runner they nearly
-// always are, and a user's lock caught failing must stay caught there.
-// (A step gone astray is ERROR
-// whatever the environment did; excused, it is run again.)
-func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum, vacuous string) (why, evidence []string) {
+// (missing, see didNotHappen: a 400 ms cut the lab stood still in for a
+// second is no brief cut) — when the stalls explain it (see
+// stalls.explain): a busy machine's doing, not evidence against the lock.
+// A lock that granted nothing at all is not excused its progress: no stall
+// keeps a working lock from granting once. The machine's CPUs
+// oversubscribed (history.ObservedStarved) excuse nothing: on a busy
+// runner they nearly always are, and a user's lock caught failing must
+// stay caught there. (A step gone astray is ERROR whatever the environment
+// did; excused, it is run again.)
+func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum, missing string) (why, evidence []string) {
 	s := stallsOf(events)
 	if !s.explain() {
 		return nil, nil
@@ -105,9 +105,9 @@ func shortfalls(ops []history.Operation, events []history.Event, min *history.Mi
 		first, _, _ := strings.Cut(runErr, "\n")
 		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, s))
 	}
-	if vacuous != "" {
+	if missing != "" {
 		why = append(why, fmt.Sprintf("the schedule did not do what its scenario claims (%s) while %s — a fault the "+
-			"lab stood still in lasts longer than the lesson meant", strings.TrimPrefix(vacuous, "vacuous schedule: "), s))
+			"lab stood still in lasts longer than the lesson meant", missing, s))
 	}
 	if len(why) == 0 {
 		return nil, nil

@@ -76,7 +76,7 @@ type matrixCell struct {
 type indexPage struct {
 	Report
 	AsExpected, Not, Skipped    int
-	Unjudged                    int // not judged: the machine was too busy (models.Unjudged)
+	Unjudged                    int // not judged: the machine was too busy (models.NotJudged)
 	Scenarios, Locks, Resources []string
 	Rows                        []matrixRow
 	// Paged: each run has its own page; Inline are drawn in full on the

@@ -36,7 +36,7 @@ func writeMarkdown(w io.Writer, r Report) error {
 		switch {
 		case run.Skipped != "":
 			mark = "⏭️"
-		case run.Verdict != models.Fail && models.Unjudged(run.Matches, run.Checks) != "":
+		case models.NotJudged(run.Verdict, run.Matches, run.Checks):
 			mark = "⏸️" // not judged: the machine was too busy
 		case !run.Matches:
 			mark = "❌"
@@ -56,7 +56,7 @@ func writeMarkdown(w io.Writer, r Report) error {
 	return err
 }
 
-// counts tallies runs as expected, not, not judged (models.Unjudged) and
+// counts tallies runs as expected, not, not judged (models.NotJudged) and
 // skipped.
 func counts(runs []Run) (asExpected, not, unjudged, skipped int) {
 	for _, r := range runs {
@@ -65,7 +65,7 @@ func counts(runs []Run) (asExpected, not, unjudged, skipped int) {
 			skipped++
 		case r.Matches:
 			asExpected++
-		case r.Verdict != models.Fail && models.Unjudged(r.Matches, r.Checks) != "":
+		case models.NotJudged(r.Verdict, r.Matches, r.Checks):
 			unjudged++
 		default:
 			not++

@@ -75,4 +75,6 @@ func (r Result) Environmental() string {
 // NotJudged reports whether r was not judged: the environment kept it
 // from matching on its last attempt (Environmental), and no check caught
 // the lock failing (a FAIL is a finding, however busy the machine).
-func (r Result) NotJudged() bool { return r.Environmental() != "" && r.Verdict != models.Fail }
+func (r Result) NotJudged() bool {
+	return r.Skipped == "" && models.NotJudged(r.Verdict, r.Matches, r.Checks)
+}
