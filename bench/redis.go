@@ -72,7 +72,11 @@ func newRedisWorker(s *redisd.Set, cfg Config, name string) (*redisWorker, error
 			return nil, err
 		}
 		p.SetTap(func() (func([]byte), func([]byte)) {
-			return func([]byte) { w.sent.Add(1) }, func([]byte) {}
+			return func(b []byte) {
+				if b != nil { // nil: the connection ended
+					w.sent.Add(1)
+				}
+			}, func([]byte) {}
 		})
 		w.links = append(w.links, p)
 		o := s.ClientOptions(max(i, s.Primary()), p.Addr())

@@ -233,8 +233,8 @@ func (cl *Client) noteGrant(id, ttl int64) {
 	cl.grants = append(cl.grants, LeaseGrant{ID: clientv3.LeaseID(id), At: time.Now(), TTL: time.Duration(ttl) * time.Second})
 }
 
-// ReadWire has the client's link read the gRPC traffic of every connection
-// opened through it from now on, so that LeaseGrants includes the leases
+// ReadWire has the client's link read the traffic of every connection
+// opened through it from now on — gRPC, or etcd's HTTP/JSON gateway — so that LeaseGrants includes the leases
 // granted to a program that is not the lab's (a lock run as a process,
 // given the client's endpoint, Etcd().Endpoints()), and Requests and
 // WatchEvents count everything that crosses the link: that program's
@@ -243,10 +243,10 @@ func (cl *Client) noteGrant(id, ttl int64) {
 // TLS one is not read, and nothing on it is counted.
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
-		c := grpcwire.NewConn(grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
+		w := &wireReader{hooks: grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
 			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal, KeptAlive: cl.noteKeptAlive,
-			Answer: func() { cl.answered.Add(1) }})
-		return c.Request, c.Answer
+			Answer: func() { cl.answered.Add(1) }}}
+		return w.Request, w.Answer
 	})
 	cl.wired.Store(true)
 	cl.proxy.Sever()

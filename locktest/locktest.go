@@ -121,7 +121,10 @@ func Cases(n int) Option {
 	return func(c *config) { c.cases = n }
 }
 
-// Run runs the scenarios against the lock factory makes. Each scenario is
+// Run runs the scenarios against the lock factory makes. First, one of its
+// Lockers must acquire and release once alone on a scratch cluster
+// (scenarios.Preflight); a lock that cannot fails the test there, in one
+// line. Each scenario is
 // a subtest (so -run selects them) and each result under it a subtest
 // named lock/resource/seed. The selected scenarios run together, their
 // configurations side by side (Parallel), before their subtests report. A
@@ -148,6 +151,11 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	}
 	if factory == nil {
 		t.Fatal("locktest: no lock factory")
+	}
+	// A lock that cannot take and give back the lock alone on a healthy
+	// cluster would fail every lesson the same way: say so once.
+	if err := scenarios.Preflight(t.Context(), factory, cfg.external, nil); err != nil {
+		t.Fatalf("locktest: %v", err)
 	}
 	var leftOut []string
 	cfg.scenarios, leftOut = lessonsFor(cfg)

@@ -1,12 +1,14 @@
 package locktest_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
@@ -121,4 +123,20 @@ func TestOnlyAnotherStoresLessonsTestNothing(t *testing.T) {
 	assert.Contains(t, out, "locktest: left out, not lessons for a lock on etcd: failover is a Redis lesson; redlock-paused is a Redis lesson")
 	assert.Contains(t, out, "locktest: nothing tested: no lesson asked for is one for a lock on etcd")
 	assert.NotContains(t, out, "--- FAIL: TestOnlyAnotherStoresLessonsTestNothing/failover")
+}
+
+// A lock that cannot even acquire alone on a healthy cluster fails the
+// gate at once, in one line saying what it said — not once per lesson.
+func TestALockThatCannotAcquireFailsAtOnce(t *testing.T) {
+	out := mustFailInChild(t, func(t *testing.T) {
+		broken := func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
+			return nil, errors.New("my-lock: no endpoint configured")
+		}
+		locktest.Run(t, broken, locktest.Cases(0))
+	})
+	if out == "" {
+		return
+	}
+	assert.Contains(t, out, "locktest: preflight: making the lock: my-lock: no endpoint configured")
+	assert.NotContains(t, out, "paused-holder", "no lesson ran")
 }

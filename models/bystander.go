@@ -6,10 +6,11 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// A fault excuses every lapse while it is open (see excuses), which is
-// right for the lock's own checks: a lease the fault may have starved is
-// no evidence against the lock. For the environment's verdict the
-// question is the other one: was it the fault, or the machine? A lease
+// A fault that can have reached a client excuses its lease's lapse while
+// it is open (see excuses and reaches), for the lock's own checks: a lease
+// the fault may have starved is no evidence against the lock. For the
+// environment's verdict the question is the other one: was it the fault,
+// or the machine? A lease
 // whose client kept renewing it, lapsed while only faults that cannot
 // reach that client were open — a member it never talked to cut off or
 // killed, another client's link cut — lapsed through the machine, as it

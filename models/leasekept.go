@@ -122,7 +122,10 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		if !ok || l.Gone < g.Return || l.Gone > releaseBegun(sorted[i+1:], g.Client, stale) {
 			continue // the lease outlived the hold, or was gone before the grant returned (validity's to judge)
 		}
-		h := heldLoss{grant: g, loss: l, excuse: excuseOf(excused, g.Client, g.Call, l)}
+		// Only what can have reached the holder excuses its lapse: another
+		// client's cut link, or a member it never talked to killed, cannot
+		// have starved its lease (see reaches).
+		h := heldLoss{grant: g, loss: l, excuse: excuseOf(reaching(excused, g.Client, members), g.Client, g.Call, l)}
 		if h.excuse == byFault {
 			h.aside = aside(excused, members, g.Client, g.Call, l)
 		}

@@ -54,6 +54,7 @@ func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) err
 	defer stop()
 	var ferr error
 	if f.Kind != "" {
+		e.waitLeases(ctx, names)
 		sections.waitFor(ctx, ph.Before, e.stallWait())
 		in, err := e.Fault(ctx, f)
 		if err == nil {
@@ -67,6 +68,27 @@ func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) err
 	}
 	sections.waitFor(ctx, ph.After, e.recoverWait())
 	return ferr
+}
+
+// waitLeases waits until every client has a lease the server knows of —
+// for as long as a stall may last, and a process lock's start-up — before
+// a contention's faults are scheduled: they are about the clients'
+// leases, and a lock that takes its lease with its first acquire (a
+// process that starts slowly, many starting at once; a lease per attempt)
+// may have none yet when the first clients have done their sections. A
+// lock whose clients hold their leases from the start (a session) does
+// not wait.
+func (e *Env) waitLeases(ctx context.Context, clients []string) {
+	wctx, cancel := context.WithTimeout(ctx, e.stallWait()+lock.StartupAllowance)
+	defer cancel()
+	_ = poll.Until(wctx, "every client to hold a lease", leasePoll, func(context.Context) (bool, error) {
+		for _, c := range clients {
+			if len(e.leasesOf(c)) == 0 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
 
 // hold keeps an applied fault in place: for a member fault, it records

@@ -168,7 +168,10 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	lapsed := map[string]bool{}
+	checks := [2]map[string]string{{}, {}} // each run's checks, to show where two differ
+	runs := 0
 	run := func() map[string]string {
+		defer func() { runs++ }()
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
 			Scenarios: []string{"random"}, Locks: []string{"queue", "etcd-mutex"}, Resources: lock.ResourceNames(),
 			Seed: 1, Runs: 6,
@@ -182,6 +185,7 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 			}
 			key := fmt.Sprintf("%s/%d/%s", r.Lock, r.Seed, r.Resource)
 			out[key] = verdict
+			checks[runs][key] = fmt.Sprint(r.Checks)
 			if slices.ContainsFunc(r.Checks, func(v models.Verdict) bool { return v.Check == "environment" && v.Result == models.Error }) {
 				lapsed[key] = true
 			}
@@ -198,7 +202,13 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 			second[key], _, _ = strings.Cut(second[key], " belief ")
 		}
 	}
-	assert.Equal(t, first, second)
+	if !assert.Equal(t, first, second) {
+		for key, v := range first {
+			if second[key] != v {
+				t.Logf("%s, first run: %s\n%s, second run: %s", key, checks[0][key], key, checks[1][key])
+			}
+		}
+	}
 }
 
 // Configurations run at once give the verdicts they give one after

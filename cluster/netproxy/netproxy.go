@@ -61,7 +61,8 @@ func New(upstream func() (string, error)) (*Proxy, error) {
 // called once per connection for a pair of functions, one fed what the
 // client sends, the other what upstream answers, each from its own
 // goroutine, before the bytes are forwarded (they must not be kept: copy
-// them). Connections already open are not shown.
+// them), and once with nil when the direction ends. Connections already
+// open are not shown.
 func (p *Proxy) SetTap(tap func() (requests, answers func([]byte))) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -301,6 +302,9 @@ func (p *Proxy) pipe(dst, src net.Conn, answers bool, observe func([]byte)) {
 	)
 	go func() {
 		defer close(q)
+		if observe != nil {
+			defer observe(nil) // the direction ended
+		}
 		// One buffer serves every read; only a chunk that has to wait is
 		// copied out of it. (A fresh 32 KiB buffer per read was a tenth of
 		// the lab's CPU under lock contention, most of it garbage collection.)

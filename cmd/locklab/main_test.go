@@ -330,13 +330,21 @@ func TestInterruptedRunSaysIncomplete(t *testing.T) {
 // Ctrl-C stops a run of locks run as processes cleanly: the run says it
 // was interrupted (exit 3), and no lock process — not a holder, not a
 // waiter, not an etcdctl a script started — nor a directory of one is left.
-// The stubborn lock ignores SIGTERM and never answers, and takes no notice
-// of its standard input closing or of the lab's death: only the lab's own
-// SIGKILL, after SIGTERM went unheeded, ends it.
+// The stubborn lock ignores SIGTERM and, once the run's preflight is past,
+// never answers, and takes no notice of its standard input closing or of
+// the lab's death: only the lab's own SIGKILL, after SIGTERM went
+// unheeded, ends it.
 func TestCtrlCLeavesNoLockProcess(t *testing.T) {
 	t.Parallel() // runs on clusters of its own, mostly waiting
 	stubborn := filepath.Join(t.TempDir(), "stubborn.sh")
-	require.NoError(t, os.WriteFile(stubborn, []byte("trap '' TERM\nread -r cmd\nsleep 600\n"), 0o644))
+	require.NoError(t, os.WriteFile(stubborn, []byte(`trap '' TERM
+case $LOCKLAB_LOCK in locklab/preflight/*)
+	while read -r cmd; do case $cmd in acquire) echo granted token=1 ;; release) echo released ;; esac; done
+	exit 0 ;;
+esac
+read -r cmd
+sleep 600
+`), 0o644))
 	for _, lk := range []string{"etcdctl", "exec:sh " + stubborn} {
 		t.Run(lk, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -586,4 +594,31 @@ func TestRunWithLongerLeases(t *testing.T) {
 	code, _, stderr = locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--ttl: want 1 to 30 s, got 0")
+}
+
+// A lock run as a process that cannot take the lock alone on a healthy
+// cluster — a missing program, one that crashes at start (a missing
+// module) — stops the run before it starts: one line naming the lock and
+// what it said, exit 2, no report.
+func TestABrokenProcessLockStopsTheRunAtOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+		return "exec:sh " + path
+	}
+	for _, tc := range []struct {
+		lock string
+		want []string
+	}{
+		{"exec:" + filepath.Join(dir, "no-such-program"), []string{"preflight", "no-such-program"}},
+		{script("crash.sh", "echo 'ModuleNotFoundError: etcd3' >&2; exit 1\n"), []string{"preflight", "could not acquire", "ModuleNotFoundError: etcd3"}},
+	} {
+		out := filepath.Join(dir, "out")
+		code, _, stderr := locklab(t, t.Context(), "run", "--lock", tc.lock, "--scenario", "paused-holder", "--out", out)
+		assert.Equal(t, exitUsage, code, tc.lock)
+		oneLine(t, stderr, append([]string{"--lock " + tc.lock}, tc.want...)...)
+		assert.NoDirExists(t, out, "nothing ran: no report")
+	}
 }

@@ -312,6 +312,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, err
 	}
+	if err := preflight(ctx, cfg); err != nil {
+		return exitUsage, err
+	}
 	out, created, err := outDir(f.out)
 	if err != nil {
 		return exitUsage, err
@@ -578,4 +581,24 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			fmt.Fprintf(w, "  %s × %s × %s: %.1f%% of acknowledged increments lost\n", r.Scenario, r.Lock, r.Resource, 100**r.LostFraction)
 		}
 	}
+}
+
+// preflight has every lock run as a process acquire and release once on
+// a scratch cluster before anything else starts: a program that is
+// missing, crashes or answers nothing is one line naming it and what it
+// said, not a whole run of the same error.
+func preflight(ctx context.Context, cfg scenarios.Config) error {
+	for _, name := range cfg.Locks {
+		if !strings.HasPrefix(name, lock.ExecPrefix) {
+			continue
+		}
+		f, err := lock.Lookup(name)
+		if err != nil {
+			return usagef("--lock %s: %v", name, err)
+		}
+		if err := scenarios.Preflight(ctx, f, cfg.External, cfg.Logger); err != nil {
+			return usagef("--lock %s: %v", name, err)
+		}
+	}
+	return nil
 }

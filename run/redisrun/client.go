@@ -147,8 +147,10 @@ func (c *client) tap() (requests, answers func([]byte)) {
 			for _, note := range hit {
 				note(now)
 			}
-		}, func([]byte) {
-			c.answered.Add(1)
+		}, func(b []byte) {
+			if b != nil { // nil: the connection ended
+				c.answered.Add(1)
+			}
 		}
 }
 

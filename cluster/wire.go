@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"bytes"
+	"sync"
+
+	"golang.org/x/net/http2"
+
+	"github.com/locklab/locklab/cluster/grpcwire"
+	"github.com/locklab/locklab/cluster/httpwire"
+)
+
+// wireReader reads one connection through a client's link in whichever
+// protocol its client speaks: gRPC (HTTP/2, package grpcwire) or etcd's
+// HTTP/JSON gateway (HTTP/1.1, package httpwire), told apart by the first
+// bytes the client sends. Anything else (TLS) is not read.
+type wireReader struct {
+	hooks grpcwire.Hooks
+
+	mu       sync.Mutex
+	chosen   bool
+	req, ans func([]byte) // the chosen reader's; nil for none
+	ansEnded bool         // the server's direction ended before the choice
+}
+
+// Request takes bytes the client sent (nil: its direction ended).
+func (w *wireReader) Request(p []byte) {
+	w.mu.Lock()
+	if !w.chosen && len(p) > 0 {
+		w.choose(p)
+	}
+	req := w.req
+	w.mu.Unlock()
+	if req != nil {
+		req(p)
+	}
+}
+
+// Answer takes bytes the server sent (nil: its direction ended).
+func (w *wireReader) Answer(p []byte) {
+	w.mu.Lock()
+	ans := w.ans
+	if !w.chosen && p == nil {
+		w.ansEnded = true
+	}
+	w.mu.Unlock()
+	if ans != nil {
+		ans(p)
+	}
+}
+
+// choose picks the reader for a connection whose client first sent p.
+func (w *wireReader) choose(p []byte) {
+	w.chosen = true
+	n := min(len(p), len(http2.ClientPreface))
+	switch {
+	case bytes.Equal(p[:n], []byte(http2.ClientPreface)[:n]):
+		c := grpcwire.NewConn(w.hooks)
+		w.req, w.ans = c.Request, c.Answer
+	case httpwire.LooksLike(p):
+		c := httpwire.NewConn(w.hooks)
+		w.req, w.ans = c.Request, c.Answer
+		if w.ansEnded {
+			c.Answer(nil)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/python3
+"""python-etcd3's Lock (Debian's python3-etcd3 0.12.0) over locklab's process protocol.
+
+    locklab run --lock "exec:/usr/bin/python3 examples/locks/python-etcd3/lock.py"            # the library as it is
+    locklab run --lock "exec:/usr/bin/python3 examples/locks/python-etcd3/lock.py --refresh"  # plus a thread renewing the lease
+
+etcd3.Lock.acquire cannot wait with the tenacity Debian ships (8.2): its wait
+callback takes two arguments where tenacity passes one, so any acquire that
+has to wait raises TypeError. The adapter therefore tries once
+(acquire(timeout=0) never calls the callback) and waits as the library
+means to, with watch_once on the lock's key.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from locklab_adapter import ENDPOINT, KEY, TTL, serve  # noqa: E402
+
+import etcd3  # noqa: E402
+from etcd3 import exceptions  # noqa: E402
+
+client = etcd3.client(host=ENDPOINT.hostname, port=ENDPOINT.port)
+lock = etcd3.Lock("lock", ttl=TTL, etcd_client=client)
+lock.key = KEY  # the lab's prefix, not the library's /locks/
+
+
+def wait():
+    try:
+        client.watch_once(lock.key, timeout=TTL)
+    except exceptions.WatchTimedOut:
+        pass
+
+
+serve(try_acquire=lambda: lock.acquire(timeout=0), wait=wait, release=lock.release,
+      refresh=lock.refresh, lease_id=lambda: lock.lease.id,
+      unavailable=(exceptions.ConnectionFailedError, exceptions.ConnectionTimeoutError))
