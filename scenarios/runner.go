@@ -366,7 +366,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		})
 	}
 	env, closeEnv, err := st.Open(ctx, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout, Sinks: rec.sinks,
-		Resources: ran, RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, dirName(j.lock), j.seed, time.Now().UnixNano())})
+		Resources: ran, RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, SafeName(j.lock), j.seed, time.Now().UnixNano())})
 	if err != nil && ctx.Err() != nil {
 		return interrupted()
 	}
@@ -466,7 +466,7 @@ func record(cfg Config, resources []string, members int, s Scenario, j job, plan
 	if cfg.Out == "" {
 		return rec, nil
 	}
-	rec.dir = filepath.Join(cfg.Out, s.Name, dirName(lk), fmt.Sprint(seed))
+	rec.dir = filepath.Join(cfg.Out, s.Name, SafeName(lk), fmt.Sprint(seed))
 	if err := writeJSON(filepath.Join(rec.dir, "schedule.json"), plan); err != nil {
 		return nil, err
 	}
@@ -574,13 +574,17 @@ func restore(ctx context.Context, c *cluster.Cluster) error {
 	return errors.Join(errs...)
 }
 
-// dirName is a lock's name made fit to be one directory's name: a lock run
-// as a process is named after its command, which may hold slashes.
-func dirName(lk string) string {
+// SafeName is a lock's name made fit to be a file's or a directory's name
+// on every platform and anywhere a report goes: a lock run as a process is
+// named after its command ("exec:python3 my_lock.py"), which holds a
+// colon, slashes and spaces (CI artifact uploaders refuse a colon), so
+// whatever is not a letter, a digit, '.', '-', '+' or '_' becomes '_'.
+func SafeName(lk string) string {
 	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ' ' {
-			return '_'
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '+', r == '_':
+			return r
 		}
-		return r
+		return '_'
 	}, lk)
 }

@@ -186,5 +186,5 @@ func Merge(sums []Summary, names []string) (Summary, error) {
 // HistoryPath is where a result's history lies in the directory dir of
 // the run that recorded it: scenario/lock/seed/resource.history.jsonl.
 func HistoryPath(dir string, r Result) string {
-	return filepath.Join(dir, r.Scenario, dirName(r.Lock), fmt.Sprint(r.Seed), r.Resource+".history.jsonl")
+	return filepath.Join(dir, r.Scenario, SafeName(r.Lock), fmt.Sprint(r.Seed), r.Resource+".history.jsonl")
 }

@@ -121,7 +121,7 @@ func (f *exploreFlags) campaign() (explore.Campaign, lock.Factory, error) {
 		name += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
 	}
 	if f.out == "" {
-		f.out = filepath.Join("reports", "explore", fileName(name)+".txt")
+		f.out = filepath.Join("reports", "explore", scenarios.SafeName(name)+".txt")
 	}
 	return camp, factory, nil
 }
@@ -271,14 +271,3 @@ func drawable(kinds []string, all, external bool, ttl int) ([]string, error) {
 	return out, nil
 }
 
-// fileName makes name safe as a file's name on every platform: a lock run
-// as a process is named by its command line ("exec:python3 my_lock.py").
-func fileName(name string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_', r == '+':
-			return r
-		}
-		return '_'
-	}, name)
-}

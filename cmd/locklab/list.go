@@ -69,6 +69,8 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	for _, name := range lock.Names() {
 		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
 	}
+	fmt.Fprintf(w, "  %-21s %s\n", lock.ExecPrefix+"COMMAND", "your own lock, in any language, run as a process over the process protocol "+
+		"(README, \"Locks in any language\"; examples/locks has adapters for python-etcd3 and etcd3gw)")
 	fmt.Fprintln(w, "locks on real Redis (not in the default matrix; --lock names them; redis-server needed):")
 	for _, name := range redislock.Names() {
 		fmt.Fprintf(w, "  %-21s %s\n", name, redisLockLines[name])

@@ -25,6 +25,7 @@ import (
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 )
@@ -620,5 +621,27 @@ func TestABrokenProcessLockStopsTheRunAtOnce(t *testing.T) {
 		assert.Equal(t, exitUsage, code, tc.lock)
 		oneLine(t, stderr, append([]string{"--lock " + tc.lock}, tc.want...)...)
 		assert.NoDirExists(t, out, "nothing ran: no report")
+	}
+}
+
+// With several seeds, a matrix cell shows the worst of them and on how many
+// seeds it came — never the last seed's verdict alone.
+func TestAMatrixCellShowsItsWorstSeed(t *testing.T) {
+	pass := scenarios.Result{Verdict: models.Pass, Matches: true}
+	fail := scenarios.Result{Verdict: models.Fail, Matches: false, Belief: "FAIL"}
+	errored := scenarios.Result{Verdict: models.Error, Matches: true}
+	skipped := scenarios.Result{Verdict: models.Pass, Skipped: "does not apply"}
+	for _, tc := range []struct {
+		rs   []scenarios.Result
+		want string
+	}{
+		{[]scenarios.Result{pass, pass, pass}, "PASS"},
+		{[]scenarios.Result{pass, fail, pass}, "FAIL!* 1/3"},
+		{[]scenarios.Result{fail, errored}, "FAIL!* 1/2"},
+		{[]scenarios.Result{pass, errored}, "ERROR 1/2"},
+		{[]scenarios.Result{skipped, pass}, "PASS 1/2"},
+		{[]scenarios.Result{skipped}, "skipped"},
+	} {
+		assert.Equal(t, tc.want, cellOf(tc.rs))
 	}
 }

@@ -180,7 +180,11 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 			continue
 		}
 		if !slices.Contains(valid, v) && !slices.Contains(extra, v) {
-			return nil, usagef("--%s: unknown %s %q (valid: %s, all)", flagName, flagName, v, strings.Join(append(slices.Clone(valid), extra...), ", "))
+			also := ""
+			if flagName == "lock" {
+				also = "; or " + lock.ExecPrefix + "COMMAND, your own lock run as a process"
+			}
+			return nil, usagef("--%s: unknown %s %q (valid: %s, all%s)", flagName, flagName, v, strings.Join(append(slices.Clone(valid), extra...), ", "), also)
 		}
 		out = append(out, v)
 	}
@@ -400,37 +404,34 @@ func linkLatest(dir string) {
 
 // printTable prints the verdict matrix: a row per scenario × lock, a column
 // per resource; "!" marks a verdict that is not the expected one, "*" a
-// finding that two clients believed they held the lock at once.
+// finding that two clients believed they held the lock at once. With
+// several seeds, a cell whose seeds differ shows the worst of them and on
+// how many seeds it came ("FAIL! 1/3").
 func printTable(w io.Writer, sum scenarios.Summary) {
 	type row struct{ scenario, lock string }
 	var rows []row
 	var resources []string
-	cells := map[row]map[string]string{}
+	seeds := map[row]map[string][]scenarios.Result{}
 	for _, r := range sum.Results {
 		k := row{r.Scenario, r.Lock}
-		if cells[k] == nil {
-			cells[k] = map[string]string{}
+		if seeds[k] == nil {
+			seeds[k] = map[string][]scenarios.Result{}
 			rows = append(rows, k)
 		}
 		if !slices.Contains(resources, r.Resource) {
 			resources = append(resources, r.Resource)
 		}
-		cell := string(r.Verdict)
-		switch {
-		case r.Skipped != "":
-			cell = "skipped"
-		case r.Progress == "FAIL" && !r.Matches:
-			cell += "!(progress)"
-		case !r.Matches:
-			cell += "!"
-		}
-		if r.Belief == "FAIL" {
-			cell += "*"
-		}
-		cells[k][r.Resource] = cell
+		seeds[k][r.Resource] = append(seeds[k][r.Resource], r)
 	}
 	if len(rows) == 0 {
 		return
+	}
+	cells := map[row]map[string]string{}
+	for k, byResource := range seeds {
+		cells[k] = map[string]string{}
+		for res, rs := range byResource {
+			cells[k][res] = cellOf(rs)
+		}
 	}
 	// Columns as wide as their longest name or cell.
 	ws, wl := len("scenario"), len("lock")
@@ -457,6 +458,54 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "! not the expected verdict   * two clients believed they held the lock at once (a finding, not a failure)")
+}
+
+// cellOf is the matrix cell of one configuration's seeds: the worst
+// verdict (one not as expected first, then ERROR, FAIL, UNKNOWN, PASS,
+// skipped), with the share of seeds that gave it where they differ.
+func cellOf(rs []scenarios.Result) string {
+	text := func(r scenarios.Result) string {
+		cell := string(r.Verdict)
+		switch {
+		case r.Skipped != "":
+			cell = "skipped"
+		case r.Progress == "FAIL" && !r.Matches:
+			cell += "!(progress)"
+		case !r.Matches:
+			cell += "!"
+		}
+		return cell
+	}
+	rank := func(r scenarios.Result) int {
+		n := slices.Index([]models.Result{models.Pass, models.Unknown, models.Fail, models.Error}, r.Verdict) + 1
+		if r.Skipped != "" {
+			n = 0
+		}
+		if !r.Matches && r.Skipped == "" {
+			n += 10
+		}
+		return n
+	}
+	worst, belief := rs[0], false
+	for _, r := range rs {
+		if rank(r) > rank(worst) {
+			worst = r
+		}
+		belief = belief || r.Belief == "FAIL"
+	}
+	cell, same := text(worst), 0
+	for _, r := range rs {
+		if text(r) == cell {
+			same++
+		}
+	}
+	if belief {
+		cell += "*"
+	}
+	if same < len(rs) {
+		cell += fmt.Sprintf(" %d/%d", same, len(rs))
+	}
+	return cell
 }
 
 // printEffectCounts prints, per scenario, in how many runs of each lock each of

@@ -1,0 +1,79 @@
+// Package locks_test runs the adapters of examples/locks — real etcd lock
+// libraries from Debian, put through locklab's process protocol — through
+// the lessons that tell them apart, and holds each to its documented
+// outcome (README, "Locks people run"): a later version of a library that
+// changes one shows up here.
+package locks_test
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// python is Debian's interpreter, which the libraries' packages install
+// into (a python3 earlier on PATH may be another one).
+const python = "/usr/bin/python3"
+
+// Each adapter, as the library is and with a thread renewing its lease:
+// neither library renews the lease it takes, so a holder that works past
+// its TTL loses the lock while it works (slow-holder: lease-kept FAIL);
+// with the refresher both pass. A paused holder is fenced either way.
+func TestAdaptersKeepTheirDocumentedOutcomes(t *testing.T) {
+	if err := exec.Command(python, "-c", "import etcd3, etcd3gw").Run(); err != nil {
+		t.Skipf("examples/locks: Debian's python3-etcd3 and python3-etcd3gw are not installed (apt-get install "+
+			"python3-etcd3 python3-etcd3gw; .ci/run does): %v", err)
+	}
+	want := map[string]string{} // lock/scenario → verdict, and the check that fails
+	var locks []string
+	for _, lib := range []string{"python-etcd3", "etcd3gw"} {
+		script, err := filepath.Abs(filepath.Join(lib, "lock.py"))
+		require.NoError(t, err)
+		for _, flag := range []string{"", " --refresh"} {
+			name := lock.ExecPrefix + python + " " + script + flag
+			locks = append(locks, name)
+			want[name+"/paused-holder"] = "PASS"
+			want[name+"/slow-holder"] = map[string]string{"": "FAIL lease-kept", " --refresh": "PASS"}[flag]
+		}
+	}
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder", "slow-holder"},
+		Locks: locks, Resources: []string{"fenced"}, Seed: 1})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, len(want))
+	for _, r := range sum.Results {
+		key := r.Lock + "/" + r.Scenario
+		if r.NotJudged() {
+			t.Logf("%s: not judged (the machine): %s", key, r.Error)
+			continue
+		}
+		got := string(r.Verdict)
+		// The check a FAIL comes from; mutex is the belief, no verdict's.
+		if i := slices.IndexFunc(r.Checks, func(v models.Verdict) bool { return v.Result == models.Fail && v.Check != "mutex" }); i >= 0 && r.Verdict == models.Fail {
+			got += " " + r.Checks[i].Check
+		}
+		assert.Equal(t, want[key], got, "%s: %s%s", key, r.Error, failures(r))
+	}
+}
+
+// failures lists the checks that failed, with why.
+func failures(r scenarios.Result) string {
+	var s string
+	for _, v := range r.Checks {
+		if v.Result != models.Pass && v.Result != models.NotApplicable {
+			s += fmt.Sprintf("\n%s %s: %s", v.Check, v.Result, v.Explanation)
+		}
+	}
+	return s
+}
