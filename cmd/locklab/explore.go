@@ -270,4 +270,3 @@ func drawable(kinds []string, all, external bool, ttl int) ([]string, error) {
 	}
 	return out, nil
 }
-

@@ -24,8 +24,8 @@ import (
 
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/testsize"
-	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 )
