@@ -73,7 +73,8 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 	switch {
 	case err != nil:
 		return Outcome{}, fmt.Errorf("acquire answer=lost: the server never showed a key of %s's leases under %s (a lock keeps "+
-			"its keys under lock.Options.Prefix) while the acquire, which came to %q, went unanswered: %w",
+			"its keys under its prefix: lock.Options.Prefix in Go, LOCKLAB_LOCK for a lock run as a process) while the acquire, "+
+			"which came to %q, went unanswered: %w",
 			client, e.opts.Prefix, Settled(r.out, r.err), err)
 	case uerr != nil:
 		return Outcome{}, uerr
