@@ -91,7 +91,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.runs, "runs", 1, "runs per scenario × lock (seeds seed, seed+1, …)")
 	fs.IntVar(&f.ttl, "ttl", 1, "lease TTL in seconds of the scenarios written for 1 s (the others scale with it): 2–5 gives a slow or busy machine time to renew")
 	fs.IntVar(&f.parallel, "parallel", runParallel(),
-		"configurations run at once, each on its own embedded cluster (or sharing --endpoints)")
+		"configurations run at once, each on its own embedded cluster (or sharing --endpoints); one per CPU when a lock runs as a process")
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
@@ -318,6 +318,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	if err := preflight(ctx, cfg); err != nil {
 		return exitUsage, err
+	}
+	if !isSet(fs, "parallel") && slices.ContainsFunc(cfg.Locks, func(l string) bool { return strings.HasPrefix(l, lock.ExecPrefix) }) {
+		// Each configuration of a lock run as a process starts a program
+		// per client: an interpreter or a JVM starting costs a core, and
+		// the lab cannot tell a program starved of CPU from a slow lock (eight
+		// at once on 2 cores: 14 of 684 results ERROR; one per CPU: none).
+		cfg.Parallel = min(cfg.Parallel, runtime.NumCPU())
 	}
 	out, created, err := outDir(f.out)
 	if err != nil {
@@ -630,6 +637,13 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			fmt.Fprintf(w, "  %s × %s × %s: %.1f%% of acknowledged increments lost\n", r.Scenario, r.Lock, r.Resource, 100**r.LostFraction)
 		}
 	}
+}
+
+// isSet reports whether the flag called name was given.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // preflight has every lock run as a process acquire and release once on
