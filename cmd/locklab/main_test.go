@@ -24,7 +24,6 @@ import (
 
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/testsize"
-	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
@@ -595,53 +594,4 @@ func TestRunWithLongerLeases(t *testing.T) {
 	code, _, stderr = locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--ttl: want 1 to 30 s, got 0")
-}
-
-// A lock run as a process that cannot take the lock alone on a healthy
-// cluster — a missing program, one that crashes at start (a missing
-// module) — stops the run before it starts: one line naming the lock and
-// what it said, exit 2, no report.
-func TestABrokenProcessLockStopsTheRunAtOnce(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	script := func(name, text string) string {
-		path := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-		return "exec:sh " + path
-	}
-	for _, tc := range []struct {
-		lock string
-		want []string
-	}{
-		{"exec:" + filepath.Join(dir, "no-such-program"), []string{"preflight", "no-such-program"}},
-		{script("crash.sh", "echo 'ModuleNotFoundError: etcd3' >&2; exit 1\n"), []string{"preflight", "could not acquire", "ModuleNotFoundError: etcd3"}},
-	} {
-		out := filepath.Join(dir, "out")
-		code, _, stderr := locklab(t, t.Context(), "run", "--lock", tc.lock, "--scenario", "paused-holder", "--out", out)
-		assert.Equal(t, exitUsage, code, tc.lock)
-		oneLine(t, stderr, append([]string{"--lock " + tc.lock}, tc.want...)...)
-		assert.NoDirExists(t, out, "nothing ran: no report")
-	}
-}
-
-// With several seeds, a matrix cell shows the worst of them and on how many
-// seeds it came — never the last seed's verdict alone.
-func TestAMatrixCellShowsItsWorstSeed(t *testing.T) {
-	pass := scenarios.Result{Verdict: models.Pass, Matches: true}
-	fail := scenarios.Result{Verdict: models.Fail, Matches: false, Belief: "FAIL"}
-	errored := scenarios.Result{Verdict: models.Error, Matches: true}
-	skipped := scenarios.Result{Verdict: models.Pass, Skipped: "does not apply"}
-	for _, tc := range []struct {
-		rs   []scenarios.Result
-		want string
-	}{
-		{[]scenarios.Result{pass, pass, pass}, "PASS"},
-		{[]scenarios.Result{pass, fail, pass}, "FAIL!* 1/3"},
-		{[]scenarios.Result{fail, errored}, "FAIL!* 1/2"},
-		{[]scenarios.Result{pass, errored}, "ERROR 1/2"},
-		{[]scenarios.Result{skipped, pass}, "PASS 1/2"},
-		{[]scenarios.Result{skipped}, "skipped"},
-	} {
-		assert.Equal(t, tc.want, cellOf(tc.rs))
-	}
 }
