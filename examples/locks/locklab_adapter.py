@@ -1,8 +1,8 @@
 """locklab's process protocol for a Python lock library, in one loop.
 
-An adapter gives serve() four things its library does: try to take the
-lock once, wait for a chance to try again, release, and (if asked to keep
-the lease alive: --refresh) renew the lease; serve() answers the lab's
+An adapter gives serve() what its library does: try to take the lock once,
+watch the lock's key for a change (to try again), release, and (if asked to
+keep the lease alive: --refresh) renew the lease; serve() answers the lab's
 commands on standard input with the grants, releases and errors the
 protocol asks for (see locklab's README, "Locks in any language").
 """
@@ -18,14 +18,16 @@ KEY = os.environ["LOCKLAB_LOCK"] + "/lock"  # under the lab's prefix, as the lab
 REFRESH = "--refresh" in sys.argv[1:]
 
 
-def serve(try_acquire, wait, release, refresh, lease_id, unavailable=()):
+def serve(try_acquire, watch_once, timed_out, release, refresh, lease_id, unavailable=()):
     """Answers the lab's commands until its standard input closes.
 
-    try_acquire() -> bool takes the lock if it is free; wait() returns when
-    it may be worth trying again; release() -> bool gives it back (False:
-    not held); refresh() renews the lease; lease_id() names it. Exceptions
-    of the classes in unavailable are answered as "error unavailable" (the
-    outcome is unknown), any other as a plain error.
+    try_acquire() -> bool takes the lock if it is free; between tries,
+    watch_once(key, timeout=seconds) waits for a change of the lock's key,
+    a TTL at most (raising timed_out when none came); release() -> bool
+    gives it back (False: not held); refresh() renews the lease; lease_id()
+    names it. Exceptions of the classes in unavailable are answered as
+    "error unavailable" (the outcome is unknown), any other as a plain
+    error.
     """
     held = threading.Event()
     stopping = threading.Event()
@@ -38,6 +40,12 @@ def serve(try_acquire, wait, release, refresh, lease_id, unavailable=()):
                     refresh()
                 except Exception as e:  # the next acquire or release tells the lab
                     print("refresh:", e, file=sys.stderr)
+
+    def wait():
+        try:
+            watch_once(KEY, timeout=TTL)
+        except timed_out:
+            pass
 
     def answer(line):
         print(line, flush=True)

@@ -22,14 +22,6 @@ client = Etcd3Client(host=ENDPOINT.hostname, port=ENDPOINT.port, api_path="/v3/"
 lock = Lock("lock", ttl=TTL, client=client)
 lock.key = KEY  # the lab's prefix, not the library's /locks/
 
-
-def wait():
-    try:
-        client.watch_once(lock.key, timeout=TTL)
-    except exceptions.WatchTimedOut:
-        pass
-
-
-serve(try_acquire=lock.acquire, wait=wait, release=lock.release,
-      refresh=lock.refresh, lease_id=lambda: lock.lease.id,
+serve(try_acquire=lock.acquire, watch_once=client.watch_once, timed_out=exceptions.WatchTimedOut,
+      release=lock.release, refresh=lock.refresh, lease_id=lambda: lock.lease.id,
       unavailable=(exceptions.ConnectionFailedError, exceptions.ConnectionTimeoutError))

@@ -23,14 +23,6 @@ client = etcd3.client(host=ENDPOINT.hostname, port=ENDPOINT.port)
 lock = etcd3.Lock("lock", ttl=TTL, etcd_client=client)
 lock.key = KEY  # the lab's prefix, not the library's /locks/
 
-
-def wait():
-    try:
-        client.watch_once(lock.key, timeout=TTL)
-    except exceptions.WatchTimedOut:
-        pass
-
-
-serve(try_acquire=lambda: lock.acquire(timeout=0), wait=wait, release=lock.release,
-      refresh=lock.refresh, lease_id=lambda: lock.lease.id,
+serve(try_acquire=lambda: lock.acquire(timeout=0), watch_once=client.watch_once, timed_out=exceptions.WatchTimedOut,
+      release=lock.release, refresh=lock.refresh, lease_id=lambda: lock.lease.id,
       unavailable=(exceptions.ConnectionFailedError, exceptions.ConnectionTimeoutError))
