@@ -232,6 +232,10 @@ func TestAFailoverGrantsTheLockTwice(t *testing.T) {
 			g1, err := c1.Acquire(ctx)
 			require.NoError(t, err)
 			s.Kill(0)
+			// What the cut link held of the replication stream dies with
+			// the primary: healed with it, the replica could still get c1's
+			// writes.
+			s.Replication(1).Sever()
 			s.Replication(1).Heal()
 			require.NoError(t, s.Promote(ctx, 1))
 			g2, err := c2.Acquire(ctx)
