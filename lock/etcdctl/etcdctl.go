@@ -4,13 +4,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.etcd.io/etcd/etcdctl/v3/ctlv3"
 
 	"github.com/locklab/locklab/lock"
 )
 
-// envVar marks a process started as the lab's etcdctl.
+// envVar marks a process started as the lab's etcdctl; its value is the
+// lab's process id.
 const envVar = "LOCKLAB_ETCDCTL"
 
 // Name is the command's name on a lock process's PATH.
@@ -21,8 +23,11 @@ const Name = "etcdctl"
 // environment). Otherwise it returns at once, having offered this program
 // as etcdctl to every lock process started from then on (lock.OfferTool).
 func Serve() {
-	if os.Getenv(envVar) != "" && filepath.Base(os.Args[0]) == Name {
+	if lab := os.Getenv(envVar); lab != "" && filepath.Base(os.Args[0]) == Name {
 		dieWithParent()
+		if pid, err := strconv.Atoi(lab); err == nil {
+			dieWithLab(pid)
+		}
 		ctlv3.MustStart()
 		os.Exit(0)
 	}
@@ -41,5 +46,5 @@ func Link(dir string) (env string, err error) {
 	if err := os.Symlink(self, filepath.Join(dir, Name)); err != nil {
 		return "", fmt.Errorf("etcdctl: %w", err)
 	}
-	return envVar + "=1", nil
+	return envVar + "=" + strconv.Itoa(os.Getpid()), nil
 }
