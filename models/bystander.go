@@ -49,9 +49,13 @@ func (h heldLoss) environmental() excuse {
 // reaches reports whether the fault of w can have starved the lease of
 // client, whose connections went to members (empty: not recorded): a
 // fault of one client's link or process reaches that client only; a
-// fault of one member, the clients connected to it only (a leader's loss
-// moves leases to a new leader, which extends them); a partition, and a
-// fault the history does not say enough about, every client.
+// fault of one member, the clients connected to it only; a fault of the
+// leader, a partition, and a fault the history does not say enough
+// about, every client. Leases are kept by the leader: every member
+// forwards keep-alives to it, so while there is none (or a new one takes
+// over) nobody's keep-alive is answered, and etcd's client gives a
+// lease up once a TTL passes without an answer — although the new
+// leader extends the lease on the server.
 func reaches(w history.FaultWindow, client string, members map[string]bool) bool {
 	switch w.Spec.Kind {
 	case history.FaultHeal:
@@ -59,8 +63,9 @@ func reaches(w history.FaultWindow, client string, members map[string]bool) bool
 	case history.FaultCutClient, history.FaultDelayClient, history.FaultPauseClient, history.FaultCrashClient,
 		history.FaultLoseAnswer, history.FaultExpireLease:
 		return w.Spec.Client == "" || w.Spec.Client == client
-	case history.FaultIsolateMember, history.FaultKillMember, history.FaultRestartMember,
-		history.FaultIsolateLeader, history.FaultKillLeader, history.FaultMoveLeader:
+	case history.FaultIsolateLeader, history.FaultKillLeader, history.FaultMoveLeader:
+		return true
+	case history.FaultIsolateMember, history.FaultKillMember, history.FaultRestartMember:
 		m := w.Member()
 		return m == "" || len(members) == 0 || members[m]
 	}

@@ -33,19 +33,22 @@ func TestAFaultElsewhereLeavesALapseToTheMachine(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		fault     string
+		target    string // the member a leader fault met
 		connected []history.Event
 		env       models.Result
 	}{
-		{"another member cut off", "isolate-member m1", connected, models.Error},
-		{"another client's link cut", "cut-client c1", connected, models.Error},
-		{"another client paused", "pause-client c1 at before-write", connected, models.Error},
-		{"its own member cut off", "isolate-member m2", connected, models.Pass},
-		{"its own link cut", "cut-client c2", connected, models.Pass},
-		{"a partition reaches every client", "partition m1 | m2 m3", connected, models.Pass},
-		{"no connection recorded", "isolate-member m1", nil, models.Pass},
+		{"another member cut off", "isolate-member m1", "", connected, models.Error},
+		{"another client's link cut", "cut-client c1", "", connected, models.Error},
+		{"another client paused", "pause-client c1 at before-write", "", connected, models.Error},
+		{"its own member cut off", "isolate-member m2", "", connected, models.Pass},
+		{"its own link cut", "cut-client c2", "", connected, models.Pass},
+		{"a partition reaches every client", "partition m1 | m2 m3", "", connected, models.Pass},
+		{"the leader's loss reaches every client", "kill-leader", "m1", connected, models.Pass},
+		{"another member killed", "kill-member m1", "", connected, models.Error},
+		{"no connection recorded", "isolate-member m1", "", nil, models.Pass},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			events := append(slices.Clone(tc.connected), build(ops, lapse, []fault{{name: tc.fault, start: 15, end: 5900}})...)
+			events := append(slices.Clone(tc.connected), build(ops, lapse, []fault{{name: tc.fault, start: 15, end: 5900, target: tc.target}})...)
 			r := mustCheck(t, events, time.Second)
 			kept := r.Safety[slices.IndexFunc(r.Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })]
 			assert.Equal(t, models.Pass, kept.Result, "the fault excuses the lapse for the lock: %s", kept.Explanation)

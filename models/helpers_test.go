@@ -55,12 +55,14 @@ type lost struct {
 	ttl           int64 // the TTL granted (0: not known)
 	renewals      []int64
 	keptAlive     []int64 // the answers to its keep-alives the client received
+	revokedAt     int64   // the client's own revoke of it, answered (0: none)
 }
 
 // fault is a fault window.
 type fault struct {
 	name       string
 	start, end int64
+	target     string // the member a leader fault met, if any
 }
 
 // build turns operations, lease losses and faults into a time-ordered event
@@ -81,11 +83,11 @@ func build(ops []op, leases []lost, faults []fault) []history.Event {
 	}
 	for _, l := range leases {
 		evs = append(evs, history.Event{Time: l.t, Type: history.LeaseLost, Client: l.client, AliveUntil: l.aliveUntil, Lease: l.lease,
-			RenewedAt: l.renewedAt, LeaseTTL: l.ttl, Renewals: l.renewals, KeptAlive: l.keptAlive})
+			RenewedAt: l.renewedAt, LeaseTTL: l.ttl, Renewals: l.renewals, KeptAlive: l.keptAlive, RevokedAt: l.revokedAt})
 	}
 	for i, f := range faults {
 		evs = append(evs, history.Event{Time: f.start, Type: history.FaultStart, ID: i + 1, Fault: f.name},
-			history.Event{Time: f.end, Type: history.FaultEnd, ID: i + 1, Fault: f.name})
+			history.Event{Time: f.end, Type: history.FaultEnd, ID: i + 1, Fault: f.name, Target: f.target})
 	}
 	calls := map[int]int64{}
 	for _, e := range evs {
