@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/cluster"
 )
 
 // A program the lab does not link — here a second etcd client, as a lock
@@ -124,14 +126,8 @@ func TestKeepAlivesAreNoted(t *testing.T) {
 	require.Error(t, err)
 	assert.Len(t, cl.KeptAlive(own.ID), 1, "an answer that the lease is gone is not one it lives")
 
-	cl.ReadWire()
-	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
-	require.NoError(t, err)
-	defer other.Close()
-	theirs, err := other.Grant(ctx(t), 5)
-	require.NoError(t, err)
-	silent, err := other.Grant(ctx(t), 5)
-	require.NoError(t, err)
+	other := wiredOther(t, cl)
+	theirs, silent := grant(t, other), grant(t, other)
 	_, err = other.KeepAliveOnce(ctx(t), theirs.ID)
 	require.NoError(t, err)
 	assert.Eventually(t, func() bool { return renewed(theirs.ID) }, wait, 10*time.Millisecond,
@@ -140,4 +136,55 @@ func TestKeepAlivesAreNoted(t *testing.T) {
 		"and the answer to it")
 	assert.False(t, renewed(silent.ID), "a lease nobody renewed")
 	assert.Empty(t, cl.KeptAlive(silent.ID))
+}
+
+// A revoke the server answered is noted with its lease: the lab's own
+// connection's through the interceptor, another program's off the wire. A
+// revoke of a lease already gone is refused, and revoked nothing.
+func TestRevokesAreNoted(t *testing.T) {
+	c := start(t, 3)
+	cl, err := c.NewClient("c1", "m1")
+	require.NoError(t, err)
+	own, err := cl.Etcd().Grant(ctx(t), 5)
+	require.NoError(t, err)
+	_, known := cl.Revoked(own.ID)
+	assert.False(t, known, "not revoked yet")
+	before := time.Now()
+	_, err = cl.Etcd().Revoke(ctx(t), own.ID)
+	require.NoError(t, err)
+	at, known := cl.Revoked(own.ID)
+	require.True(t, known, "the lab's own revoke is noted")
+	assert.False(t, at.Before(before))
+
+	other := wiredOther(t, cl)
+	theirs, gone := grant(t, other), grant(t, other)
+	_, err = c.Admin().Revoke(ctx(t), gone.ID) // not through the client's link
+	require.NoError(t, err)
+	_, err = other.Revoke(ctx(t), gone.ID)
+	require.Error(t, err, "already gone")
+	_, err = other.Revoke(ctx(t), theirs.ID)
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool { _, ok := cl.Revoked(theirs.ID); return ok }, wait, 10*time.Millisecond,
+		"another program's revoke is read off the wire")
+	_, known = cl.Revoked(gone.ID)
+	assert.False(t, known, "a refused revoke ended nothing")
+}
+
+// wiredOther has cl read its link (ReadWire) and returns another program's
+// client through it, closed with the test.
+func wiredOther(t *testing.T, cl *cluster.Client) *clientv3.Client {
+	t.Helper()
+	cl.ReadWire()
+	other, err := clientv3.New(clientv3.Config{Endpoints: cl.Etcd().Endpoints()})
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+	return other
+}
+
+// grant has cli take a lease of 5 s.
+func grant(t *testing.T, cli *clientv3.Client) *clientv3.LeaseGrantResponse {
+	t.Helper()
+	resp, err := cli.Grant(ctx(t), 5)
+	require.NoError(t, err)
+	return resp
 }

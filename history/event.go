@@ -214,6 +214,12 @@ type Event struct {
 	// between two of them is a client that could not know its lease
 	// lived, and may rightly have given it up.
 	KeptAlive []int64 `json:"kept_alive,omitempty"`
+	// RevokedAt (lease-lost) is when the server answered the client's own
+	// revoke of the lease (run clock; zero: it did not, that the lab saw):
+	// the lease lived until its client ended it — a lock that releases by
+	// revoking, or gives up the lease it took for one attempt — and did
+	// not lapse.
+	RevokedAt int64 `json:"revoked_at,omitempty"`
 	// Tells (an acquire's ok) says the grant came with a Grant.Lost the
 	// lab follows: the lock can tell its holder that its lease is gone
 	// (ObservedToldLost).

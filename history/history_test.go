@@ -132,6 +132,7 @@ func TestReaderNamesFileAndLine(t *testing.T) {
 		{"fault ends first", header + "\n" + `{"t":1,"type":"fault-end","id":1,"fault":"heal"}`, "h.jsonl:2: fault 1 ends before it starts"},
 		{"lease lost in the future", header + "\n" + `{"t":1,"type":"lease-lost","id":0,"client":"c1","alive_until":9}`, "h.jsonl:2: lease-lost: alive_until 9 is after"},
 		{"renewed after its last sighting", header + "\n" + `{"t":9,"type":"lease-lost","id":0,"client":"c1","alive_until":5,"renewed_at":7}`, "h.jsonl:2: lease-lost: renewed_at 7 is not between 0 and alive_until 5"},
+		{"revoked after it was gone", header + "\n" + `{"t":9,"type":"lease-lost","id":0,"client":"c1","alive_until":5,"revoked_at":10}`, "h.jsonl:2: lease-lost: revoked_at 10 is not between 0 and the event's time 9"},
 		{"a negative lease TTL", header + "\n" + `{"t":9,"type":"lease-lost","id":0,"client":"c1","alive_until":5,"lease_ttl":-1}`, "h.jsonl:2: lease-lost: negative lease_ttl -1"},
 		{"cs without its read", header + "\n" +
 			`{"t":1,"type":"invoke","id":1,"client":"c1","op":"cs"}` + "\n" +

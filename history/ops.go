@@ -110,6 +110,8 @@ type Loss struct {
 	RenewedAt, TTL int64
 	Renewals       []int64
 	KeptAlive      []int64
+	// RevokedAt: see Event.RevokedAt.
+	RevokedAt int64
 }
 
 // Unanswered is how long, across [from, to], the client went without an
@@ -161,7 +163,8 @@ func LeaseLosses(events []Event) []Loss {
 	for _, e := range events {
 		if e.Type == LeaseLost {
 			out = append(out, Loss{Client: e.Client, Lease: e.Lease, AliveUntil: e.AliveUntil, Gone: e.Time,
-				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL, Renewals: e.Renewals, KeptAlive: e.KeptAlive})
+				RenewedAt: e.RenewedAt, TTL: e.LeaseTTL, Renewals: e.Renewals, KeptAlive: e.KeptAlive,
+				RevokedAt: e.RevokedAt})
 		}
 	}
 	return out

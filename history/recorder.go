@@ -150,6 +150,9 @@ type LeaseEnd struct {
 	// KeptAlive are the answers the client received to its keep-alives
 	// for it while it was alive (the latest few), oldest first.
 	KeptAlive []time.Time
+	// Revoked is when the server answered the client's own revoke of it
+	// (zero: it did not, that the lab saw).
+	Revoked time.Time
 }
 
 // LeaseLost records, now, that a lease ended on the server: now is the
@@ -173,6 +176,9 @@ func (r *Recorder) LeaseLost(end LeaseEnd) {
 		if at := r.Since(t); at >= 0 && at <= now {
 			e.KeptAlive = append(e.KeptAlive, at)
 		}
+	}
+	if at := r.Since(end.Revoked); !end.Revoked.IsZero() && at >= 0 && at <= now {
+		e.RevokedAt = at
 	}
 	r.emit(e)
 }

@@ -79,6 +79,8 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("lease-lost: renewals %v are not in order between 0 and the event's time %d", e.Renewals, e.Time)
 		case !slices.IsSorted(e.KeptAlive) || len(e.KeptAlive) > 0 && (e.KeptAlive[0] < 0 || e.KeptAlive[len(e.KeptAlive)-1] > e.Time):
 			return fmt.Sprintf("lease-lost: kept_alive %v are not in order between 0 and the event's time %d", e.KeptAlive, e.Time)
+		case e.RevokedAt < 0 || e.RevokedAt > e.Time:
+			return fmt.Sprintf("lease-lost: revoked_at %d is not between 0 and the event's time %d", e.RevokedAt, e.Time)
 		}
 		return ""
 	case Observed:

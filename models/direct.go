@@ -406,6 +406,10 @@ func freeWhileAlive(op history.Operation, l history.Loss, others []history.Opera
 
 // describeLoss renders a lease loss as evidence.
 func describeLoss(l history.Loss) string {
+	if l.RevokedAt > 0 {
+		return fmt.Sprintf("server: %s's lease %x ended, revoked by its own client [alive at %v, revoked at %v, gone at %v]",
+			l.Client, l.Lease, time.Duration(l.AliveUntil), time.Duration(l.RevokedAt), time.Duration(l.Gone))
+	}
 	return fmt.Sprintf("server: %s's lease %x ended [alive at %v, gone at %v]", l.Client, l.Lease,
 		time.Duration(l.AliveUntil), time.Duration(l.Gone))
 }

@@ -16,8 +16,9 @@ import (
 // holder's is: the lock rightly tells the waiter its session expired, and
 // what the script or the progress check then misses is no evidence against
 // it. A lease the client stopped renewing before it began to wait (one its
-// lock revoked at a release), one a fault starved, and one the waiter was
-// granted on (expired-waiter's finding) are not.
+// lock revoked at a release), one it revoked itself while it waited, one a
+// fault starved, and one the waiter was granted on (expired-waiter's
+// finding) are not.
 func TestEnvironmentWaiterLapse(t *testing.T) {
 	waiter := func(typ history.Type, lease int64) []op {
 		return []op{
@@ -46,6 +47,9 @@ func TestEnvironmentWaiterLapse(t *testing.T) {
 		{"no keep-alive seen", build(failed, []lost{{client: "c2", t: 1400, aliveUntil: 1300, lease: 0xb, ttl: 1000}}, nil), models.Pass},
 		{"a cut that starved it", build(failed, renewed, []fault{{name: "cut-client c2", start: 950, end: 1380}}), models.Pass},
 		{"the lease ended after the acquire returned", build(failed, []lost{{client: "c2", t: 1500, aliveUntil: 1300, lease: 0xb, renewedAt: 900, ttl: 1000}}, nil), models.Pass},
+		// A lock that takes a lease for each try and revokes it when the
+		// try fails ended that lease itself: no lapse, nobody's fault.
+		{"its own client revoked it", build(waiter(history.Ok, 0xc), []lost{{client: "c2", t: 1400, aliveUntil: 1300, lease: 0xb, renewedAt: 900, ttl: 1000, revokedAt: 1320}}, nil), models.Pass},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := mustCheck(t, tc.events, time.Second).Environment
@@ -103,4 +107,37 @@ func TestALeaseOutlivingItsKeepAlivesIsTheEnvironments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A holder's lease that its own client revoked before the holder began to
+// release is the lock's own doing: lease-kept FAILs it, saying so, and the
+// environment takes no blame for it however the client renewed it. An
+// idle client's lease it revoked is nobody's lapse either.
+func TestARevokedLeaseIsTheClientsOwnDoing(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c1", op: C, call: 20, ret: 2000, token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: 2010, ret: 2020},
+	}
+	held := []lost{{client: "c1", t: 1400, aliveUntil: 1300, lease: 0xa, renewedAt: 1200, ttl: 1000, renewals: []int64{0, 1200}, revokedAt: 1350}}
+	r := mustCheck(t, build(ops, held, nil), time.Second)
+	kept := r.Safety[slices.IndexFunc(r.Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })]
+	assert.Equal(t, models.Fail, kept.Result)
+	assert.Contains(t, kept.Explanation, "c1's own client revoked the lease it held the lock on, at 1.35µs, 1.34µs into its hold")
+	assert.Contains(t, kept.Evidence, "server: c1's lease a ended, revoked by its own client [alive at 1.3µs, revoked at 1.35µs, gone at 1.4µs]")
+	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
+
+	held[0].revokedAt = 0 // renewed in time, not revoked: the machine's
+	r = mustCheck(t, build(ops, held, nil), time.Second)
+	assert.Equal(t, models.Error, r.Environment.Result, r.Environment.Explanation)
+
+	idle := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c1", op: R, call: 20, ret: 30},
+		{client: "c2", op: A, call: 4000, ret: 4010, token: 12, lease: 0xb},
+		{client: "c2", op: R, call: 4020, ret: 4030},
+	}
+	revoked := []lost{{client: "c1", t: 3500, aliveUntil: 3300, lease: 0xa, ttl: 3000, renewals: []int64{0, 3150}, renewedAt: 3150, revokedAt: 3400}}
+	r = mustCheck(t, build(idle, revoked, nil), time.Second)
+	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
 }

@@ -39,6 +39,12 @@ func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 		}
 		v.Result, v.Evidence = Fail, append(evidence(h.grant), describeLoss(h.loss))
 		switch {
+		case h.loss.RevokedAt > 0:
+			v.Explanation = fmt.Sprintf("%s's own client revoked the lease it held the lock on, at %s, %v into its "+
+				"hold and before %s began to release the lock: the lock ended its holder's lease, and the lock was free "+
+				"for the next client while %s still worked under it.", h.grant.Client, time.Duration(h.loss.RevokedAt),
+				time.Duration(h.loss.RevokedAt-h.grant.Return), h.grant.Client, h.grant.Client)
+			return v
 		case h.late != nil:
 			v.Explanation = lateExplanation(h)
 			return v
@@ -146,6 +152,8 @@ func heldLosses(ops []history.Operation, events []history.Event) []heldLoss {
 // happened from the moment from (the acquire's call) on.
 func excuseOf(excused []span, client string, from int64, l history.Loss) excuse {
 	switch {
+	case l.RevokedAt > 0:
+		return unexcused // its own client ended it: no fault or machine did
 	case excusedBetween(starving(excused, client, l), from, l.Gone, l.TTL, true):
 		return byFault
 	case unansweredBlip(excused, client, from, l) != nil:

@@ -155,6 +155,7 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 		}
 		end.Renewals = append(end.Renewals, w.cl.Renewals(lease)...)
 		end.KeptAlive = w.cl.KeptAlive(lease)
+		end.Revoked, _ = w.cl.Revoked(lease)
 	}
 	e.runs.leaseLost(end)
 }

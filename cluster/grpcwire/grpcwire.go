@@ -13,11 +13,13 @@ import (
 )
 
 // The methods read: the answers of the first two (new leases, watch
-// events), the requests of the third (keep-alives).
+// events), both directions of the third (keep-alives), the requests of the
+// fourth (revokes).
 const (
 	leaseGrant     = "/etcdserverpb.Lease/LeaseGrant"
 	watch          = "/etcdserverpb.Watch/Watch"
 	leaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive"
+	leaseRevoke    = "/etcdserverpb.Lease/LeaseRevoke"
 )
 
 // writes are etcd's methods that may change keys: the KV writes, and the
@@ -50,6 +52,10 @@ type Hooks struct {
 	// KeptAlive is the server's answer to a keep-alive for lease id, with
 	// the TTL it says the lease has left (zero or less: the lease is gone).
 	KeptAlive func(id, ttl int64)
+	// Revoke is a revoke of lease id the client sent and the server
+	// answered without an error: the lease lived until the client ended
+	// it, which is neither a lapse nor the server's doing.
+	Revoke func(id int64)
 	// Answer is a unary request the server answered without an error
 	// (its trailers say grpc-status 0): proof it took effect, or was
 	// refused as a lock's Txn may be.
@@ -66,7 +72,8 @@ type Conn struct {
 	hooks Hooks
 
 	mu      sync.Mutex
-	streams map[uint32]string // streams read (LeaseGrant, Watch, LeaseKeepAlive) → method, until done
+	streams map[uint32]string // streams read (LeaseGrant, Watch, LeaseKeepAlive, LeaseRevoke) → method, until done
+	revokes map[uint32]int64  // revokes asked → their lease, until answered
 	unary   map[uint32]bool   // unary requests awaiting their answer's status
 
 	up, down direction
@@ -86,7 +93,7 @@ type direction struct {
 // NewConn returns a reader for one connection that reports what it reads
 // to hooks.
 func NewConn(hooks Hooks) *Conn {
-	c := &Conn{hooks: hooks, streams: map[uint32]string{}, unary: map[uint32]bool{}}
+	c := &Conn{hooks: hooks, streams: map[uint32]string{}, revokes: map[uint32]int64{}, unary: map[uint32]bool{}}
 	c.up = direction{preface: true, dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
 	c.down = direction{dec: hpack.NewDecoder(4096, nil), data: map[uint32][]byte{}}
 	return c
@@ -168,7 +175,9 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 		c.mu.Lock()
 		method := c.streams[stream]
 		c.mu.Unlock()
-		if method == "" || request && method != leaseKeepAlive {
+		// Keep-alives both ways, a revoke's request, the others' answers.
+		read := method == leaseKeepAlive || request == (method == leaseRevoke)
+		if method == "" || !read {
 			return // a stream not read, or its direction not read
 		}
 		msg := append(d.data[stream], unpad(flags, payload)...)
@@ -177,12 +186,12 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 			n := int(binary.BigEndian.Uint32(msg[1:5]))
 			body, compressed := msg[5:5+n], msg[0] != 0 // etcd's clients do not compress
 			msg = msg[5+n:]
-			if method == leaseGrant {
+			if method == leaseGrant || method == leaseRevoke {
 				msg = nil
-				c.done(stream) // one answer
+				c.done(stream) // one answer, or one request
 			}
 			if !compressed {
-				c.message(method, body, request)
+				c.message(method, stream, body, request)
 			}
 		}
 		switch {
@@ -198,6 +207,7 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 		c.done(stream)
 		c.mu.Lock()
 		delete(c.unary, stream)
+		delete(c.revokes, stream)
 		c.mu.Unlock()
 	}
 }
@@ -238,7 +248,7 @@ func (c *Conn) headers(d *direction, request bool) {
 		c.unary[d.blockOf] = true
 		c.mu.Unlock()
 	}
-	if path == leaseGrant || path == watch || path == leaseKeepAlive {
+	if path == leaseGrant || path == watch || path == leaseKeepAlive || path == leaseRevoke {
 		c.mu.Lock()
 		c.streams[d.blockOf] = path
 		c.mu.Unlock()
@@ -246,9 +256,16 @@ func (c *Conn) headers(d *direction, request bool) {
 }
 
 // message reads one whole message of method: an answer, or for
-// LeaseKeepAlive a request too.
-func (c *Conn) message(method string, body []byte, request bool) {
+// LeaseKeepAlive a request too, or LeaseRevoke's request.
+func (c *Conn) message(method string, stream uint32, body []byte, request bool) {
 	switch method {
+	case leaseRevoke:
+		var req etcdserverpb.LeaseRevokeRequest
+		if proto.Unmarshal(body, &req) == nil && req.ID != 0 {
+			c.mu.Lock()
+			c.revokes[stream] = req.ID
+			c.mu.Unlock()
+		}
 	case leaseGrant:
 		var resp etcdserverpb.LeaseGrantResponse
 		if proto.Unmarshal(body, &resp) == nil && resp.ID != 0 && resp.Error == "" && c.hooks.Grant != nil {
@@ -283,9 +300,14 @@ func (c *Conn) answered(stream uint32, status string) {
 	c.mu.Lock()
 	unary := c.unary[stream]
 	delete(c.unary, stream)
+	revoked, isRevoke := c.revokes[stream]
+	delete(c.revokes, stream)
 	c.mu.Unlock()
 	if unary && status == "0" && c.hooks.Answer != nil {
 		c.hooks.Answer()
+	}
+	if isRevoke && status == "0" && c.hooks.Revoke != nil {
+		c.hooks.Revoke(revoked)
 	}
 }
 

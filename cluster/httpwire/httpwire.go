@@ -35,8 +35,8 @@ var methods = map[string]string{
 	"kv/txn":                 "/etcdserverpb.KV/Txn",
 	"kv/compaction":          "/etcdserverpb.KV/Compact",
 	"lease/grant":            leaseGrant,
-	"lease/revoke":           "/etcdserverpb.Lease/LeaseRevoke",
-	"kv/lease/revoke":        "/etcdserverpb.Lease/LeaseRevoke",
+	"lease/revoke":           leaseRevoke,
+	"kv/lease/revoke":        leaseRevoke,
 	"lease/keepalive":        leaseKeepAlive,
 	"lease/timetolive":       "/etcdserverpb.Lease/LeaseTimeToLive",
 	"kv/lease/timetolive":    "/etcdserverpb.Lease/LeaseTimeToLive",
@@ -62,6 +62,7 @@ var methods = map[string]string{
 const (
 	leaseGrant     = "/etcdserverpb.Lease/LeaseGrant"
 	leaseKeepAlive = "/etcdserverpb.Lease/LeaseKeepAlive"
+	leaseRevoke    = "/etcdserverpb.Lease/LeaseRevoke"
 	watch          = "/etcdserverpb.Watch/Watch"
 	observe        = "/v3electionpb.Election/Observe"
 	snapshot       = "/etcdserverpb.Maintenance/Snapshot"
@@ -104,6 +105,13 @@ func upper(p []byte) bool {
 	return true
 }
 
+// asked is a request read, for its answer: its method, and for a revoke
+// the lease it names.
+type asked struct {
+	method string
+	lease  int64
+}
+
 // Conn reads one connection. Request and Answer are fed the bytes of each
 // direction in order, as read, and return once the reader has taken them
 // in (the hooks for what they complete have been called); each may be
@@ -113,14 +121,14 @@ type Conn struct {
 	hooks grpcwire.Hooks
 	up    *feed
 	down  *feed
-	asked chan string // each request's method, in order, for its answer
+	asked chan asked // each request, in order, for its answer
 }
 
 // NewConn returns a reader for one connection that reports what it reads
 // to hooks. It runs a goroutine for each direction until that direction is
 // fed nil.
 func NewConn(hooks grpcwire.Hooks) *Conn {
-	c := &Conn{hooks: hooks, up: newFeed(), down: newFeed(), asked: make(chan string, maxInFlight)}
+	c := &Conn{hooks: hooks, up: newFeed(), down: newFeed(), asked: make(chan asked, maxInFlight)}
 	go c.up.run(c.requests)
 	go c.down.run(c.answers)
 	return c
@@ -147,8 +155,14 @@ func (c *Conn) requests(r *bufio.Reader) error {
 		if method != "" && !streams(method) && c.hooks.Request != nil {
 			c.hooks.Request(method)
 		}
+		a := asked{method: method}
+		if method == leaseRevoke { // the lease is in its body, whole before its answer
+			if err := messages(req.Body, func(m message) { a.lease = int64(m.ID) }); err != nil {
+				return err
+			}
+		}
 		select {
-		case c.asked <- method:
+		case c.asked <- a:
 		default:
 			return errors.New("too many requests unanswered")
 		}
@@ -176,18 +190,22 @@ func (c *Conn) answers(r *bufio.Reader) error {
 		// The request was read before its last bytes went on to the
 		// server, so an answer that finds none asked answers nothing read:
 		// the server's answer to bytes that were not a request.
-		var method string
+		var a asked
 		select {
 		case m, ok := <-c.asked:
 			if !ok {
 				return errors.New("an answer after the requests stopped")
 			}
-			method = m
+			a = m
 		default:
 			return errors.New("an answer to no request")
 		}
+		method := a.method
 		if resp.StatusCode == http.StatusOK && method != "" && !streams(method) && c.hooks.Answer != nil {
 			c.hooks.Answer()
+		}
+		if resp.StatusCode == http.StatusOK && method == leaseRevoke && a.lease != 0 && c.hooks.Revoke != nil {
+			c.hooks.Revoke(a.lease)
 		}
 		if err := c.answer(method, resp); err != nil {
 			return err

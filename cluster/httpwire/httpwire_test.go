@@ -20,6 +20,7 @@ type seen struct {
 	mu                sync.Mutex
 	grants, kept      []string
 	requests, renewed []string
+	revoked           []string
 	answers, wakes    int
 }
 
@@ -30,6 +31,7 @@ func (s *seen) hooks() grpcwire.Hooks {
 		Request:   func(m string) { add(&s.requests, m) },
 		KeepAlive: func(id int64) { add(&s.renewed, fmt.Sprintf("%x", id)) },
 		KeptAlive: func(id, ttl int64) { add(&s.kept, fmt.Sprintf("%x/%d", id, ttl)) },
+		Revoke:    func(id int64) { add(&s.revoked, fmt.Sprintf("%x", id)) },
 		Answer:    func() { s.mu.Lock(); s.answers++; s.mu.Unlock() },
 		Wake:      func() { s.mu.Lock(); s.wakes++; s.mu.Unlock() },
 	}
@@ -55,19 +57,21 @@ func chunked(msgs ...string) string {
 }
 
 // A session as etcd3gw has it with the gateway — a grant, a Txn, a
-// keep-alive, a refused request, a watch woken once — fed in pieces of
-// every size: each fact is reported once, and by the time a piece is
-// taken in, what it completed has been reported.
+// keep-alive, a refused revoke, a revoke that took effect, a watch woken
+// once — fed in pieces of every size: each fact is reported once, and by
+// the time a piece is taken in, what it completed has been reported.
 func TestAGatewaySessionIsRead(t *testing.T) {
 	up := post("/v3/lease/grant", `{"TTL": 2, "ID": 0}`) +
 		post("/v3/kv/txn", `{"compare":[]}`) +
 		post("/v3/lease/keepalive", `{"ID": 3000}`) +
 		post("/v3/kv/lease/revoke", `{"ID": 1}`) +
+		post("/v3/lease/revoke", `{"ID": "3000"}`) +
 		post("/v3/watch", `{"create_request":{"key":"aw=="}}`)
 	down := ok(`{"header":{"revision":"5"},"ID":"3000","TTL":"2"}`) +
 		ok(`{"header":{},"succeeded":true}`) +
 		chunked(`{"result":{"header":{},"ID":"3000","TTL":"2"}}`) +
 		"HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}" +
+		ok(`{"header":{}}`) +
 		chunked(`{"result":{"header":{},"created":true}}`, `{"result":{"header":{},"events":[{"kv":{}}]}}`)
 	for _, size := range []int{1, 7, 64, len(up) + len(down)} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
@@ -84,11 +88,13 @@ func TestAGatewaySessionIsRead(t *testing.T) {
 			c.Answer(nil)
 			s.mu.Lock()
 			defer s.mu.Unlock()
-			assert.Equal(t, []string{"/etcdserverpb.Lease/LeaseGrant", "/etcdserverpb.KV/Txn", "/etcdserverpb.Lease/LeaseRevoke"}, s.requests, "streams are no requests")
+			assert.Equal(t, []string{"/etcdserverpb.Lease/LeaseGrant", "/etcdserverpb.KV/Txn", "/etcdserverpb.Lease/LeaseRevoke",
+				"/etcdserverpb.Lease/LeaseRevoke"}, s.requests, "streams are no requests")
+			assert.Equal(t, []string{"bb8"}, s.revoked, "the revoke answered 200; a refused one revoked nothing")
 			assert.Equal(t, []string{"bb8/2"}, s.grants)
 			assert.Equal(t, []string{"bb8"}, s.renewed)
 			assert.Equal(t, []string{"bb8/2"}, s.kept)
-			assert.Equal(t, 2, s.answers, "the grant and the Txn; a 404 is no answer")
+			assert.Equal(t, 3, s.answers, "the grant, the Txn and a revoke; a 404 is no answer")
 			assert.Equal(t, 1, s.wakes, "the watch's created message carries no event")
 		})
 	}
