@@ -127,6 +127,25 @@ func acquireTookEffectUnanswered(client string) effect {
 			}
 			return fmt.Sprintf("the server was never seen to take %s's acquire unanswered", client)
 		},
+		// A lock whose client rides out the lost answer — it asks again on
+		// a new connection by itself and learns the outcome — is granted
+		// all the same: its key holds the lock for a client that knows it,
+		// never for nobody, and the lesson is not its to learn.
+		moot: func(tl timeline) string {
+			for _, o := range tl.observed {
+				if o.What != history.ObservedAcquireWritten || o.Client != client {
+					continue
+				}
+				for _, op := range tl.all {
+					if op.Op == history.Acquire && op.Client == client && op.Call <= o.Time && op.Return >= o.Time && op.Type == history.Ok {
+						return fmt.Sprintf("%s's acquire whose answer the link lost was granted all the same, at %s: its "+
+							"client rode out the lost answer (it asked again on a new connection and learned the outcome), so "+
+							"no key is left holding the lock for nobody", client, at(op.Return))
+					}
+				}
+			}
+			return ""
+		},
 	}
 }
 

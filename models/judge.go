@@ -38,10 +38,11 @@ type Judgement struct {
 // own error (runErr: a step did not do what its script says; "" for none)
 // into its judgement against expect — the same for a run that just ended
 // and for `locklab check` of its file:
+//   - a lesson that cannot happen to the lock by its design (a moot effect)
+//     gives no verdict, however the steps after went: skipped, unless a
+//     check caught a violation;
 //   - a run that went wrong proves nothing: ERROR, unless a check caught a
 //     violation, which is the verdict whatever else happened;
-//   - a lesson that cannot happen to the lock by its design (a moot effect)
-//     gives no verdict: skipped;
 //   - an effect that did not happen makes the schedule vacuous: ERROR,
 //     unless a check caught a violation;
 //   - a violation caught where a PASS is documented, in a run whose
@@ -55,6 +56,10 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 	j := Judgement{Verdict: rep.Result(), Caught: rep.Liveness.Result == Fail ||
 		slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
 	switch {
+	case !j.Caught && Moot(effects) != "":
+		// What the script expected after the lesson's premise failed is no
+		// evidence either way.
+		j.Skipped, j.Verdict = Moot(effects), ""
 	case runErr != "" && !j.Caught:
 		j.Verdict, j.Error = Error, runErr
 	case runErr != "":
@@ -62,8 +67,6 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error,
 		!j.Caught && rep.Progress.Result == Fail && rep.Environment.Result == Error:
 		j.Verdict, j.Error = Error, rep.Environment.Explanation
-	case !j.Caught && Moot(effects) != "":
-		j.Skipped, j.Verdict = Moot(effects), ""
 	default:
 		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)
 	}

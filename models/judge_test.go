@@ -30,7 +30,8 @@ func lapsed(rep models.Report) models.Report {
 
 // Each rule of the judgement, in both directions: only a caught violation
 // matches a documented FAIL; too little progress, a vacuous schedule, a run
-// that went wrong never match; a moot lesson is skipped; a violation caught
+// that went wrong never match; a moot lesson is skipped, however its later
+// steps went, unless a check caught a violation; a violation caught
 // where a PASS is documented, in a run whose environment lapsed a renewed
 // lease, is ERROR (never FAIL UNEXPECTED, never PASS), and so is too little
 // progress in a run the environment cut short.
@@ -59,6 +60,8 @@ func TestJudge(t *testing.T) {
 		{"the run went wrong", report(models.Pass, models.Pass), happened, "step 3 failed", models.ExpectPass, models.Error, false, false},
 		{"went wrong but caught", report(models.Fail, models.Pass), happened, "step 3 failed", models.ExpectFail, models.Fail, true, false},
 		{"moot", report(models.Pass, models.Pass), moot, "", models.ExpectPass, "", false, true},
+		{"moot, and the steps after went otherwise", report(models.Pass, models.Pass), moot, "step 5 failed", models.ExpectPass, "", false, true},
+		{"moot but caught", report(models.Fail, models.Pass), moot, "step 5 failed", models.ExpectPass, models.Fail, false, false},
 		{"undecided", report(models.Unknown, models.Pass), happened, "", models.ExpectAny, models.Unknown, false, false},
 		{"an unexpected fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectPass, models.Error, false, false},
 		{"a documented fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectFail, models.Fail, true, false},

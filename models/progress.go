@@ -137,11 +137,35 @@ func recoveryOf(ops []history.Operation, events []history.Event, bound int64) (r
 		}
 		from := max(op.Call, r.healed)
 		waited := until - from
-		if r.wedged == nil && waited > bound && !grantedBy(from+bound) {
+		if r.wedged == nil && waited > bound && !grantedBy(from+bound) && holder(ops, op.Client, from+bound) == "" {
 			r.wedged, r.waited = &ops[i], waited
 		}
 	}
 	return r, true
+}
+
+// holder is a client other than but that held a grant at t: granted by
+// then, not releasing yet, and its lease not ended (a grant never released
+// has its release placed where its lease ended, or at the history's end:
+// see history.Pair). "" if none did. A client waiting while another holds
+// the lock waits rightly, however long: the lock is kept for that holder.
+func holder(ops []history.Operation, but string, t int64) string {
+	for _, g := range ops {
+		if g.Op != history.Acquire || g.Type != history.Ok || g.Client == but || g.Return > t {
+			continue
+		}
+		released := false
+		for _, r := range ops {
+			if r.Op == history.Release && r.Client == g.Client && r.Call >= g.Return && r.Call <= t {
+				released = true
+				break
+			}
+		}
+		if !released {
+			return g.Client
+		}
+	}
+	return ""
 }
 
 // liveness says, for progress, what is wrong with how the lock granted
@@ -164,7 +188,8 @@ func liveness(ops []history.Operation, events []history.Event, bound int64) (str
 
 // CheckLiveness checks that the lock recovers once faults heal: after the
 // last fault of the history ended, no acquire may wait longer than the
-// scenario's bound (Minimum.RegrantWithin) while nobody at all is granted.
+// scenario's bound (Minimum.RegrantWithin) while nobody at all is granted
+// and nobody holds the lock.
 // A lock that keeps the lock, or a place in its queue, for nobody — a key
 // whose acquire's answer was lost, left under a session that lives on —
 // makes every acquire after it wait: FAIL, with the acquire that waited.

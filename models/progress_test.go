@@ -113,6 +113,17 @@ func TestLivenessCatchesAWedge(t *testing.T) {
 	alone := check([]op{lost, {client: "c1", op: A, call: 2000, ret: 2010, token: 5}})
 	assert.NotEqual(t, models.Fail, alone.Result, alone.Explanation)
 
+	// c2 rode out its lost answer and was granted: c1 waits behind a
+	// holder that never released (the script never asked it to), not
+	// behind a lock kept for nobody.
+	rodeOut := op{client: "c2", op: A, call: 10, ret: 40, token: 4}
+	held := check([]op{rodeOut, {client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
+	assert.NotEqual(t, models.Fail, held.Result, held.Explanation)
+	// Once c2 released, a wait past the bound is a wedge again.
+	wedgedAfter := check([]op{rodeOut, {client: "c2", op: R, call: 45, ret: 48},
+		{client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
+	assert.Equal(t, models.Fail, wedgedAfter.Result, wedgedAfter.Explanation)
+
 	h.Minimum.RegrantWithin = 0
 	assert.Equal(t, models.NotApplicable, check([]op{lost}).Result, "no bound stated")
 }

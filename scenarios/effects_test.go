@@ -220,3 +220,24 @@ func TestRetriedReleaseMootOnlyForALeasePerGrant(t *testing.T) {
 	assert.Empty(t, models.Moot(sameLease))
 	assert.Contains(t, models.Vacuous(sameLease), "vacuous schedule")
 }
+
+// The lost acquire is moot for a lock whose client rode out the lost answer
+// and was granted all the same — skipped, not ERROR — and only then: a key
+// never seen written is vacuous.
+func TestLostAcquireMootOnlyWhenGrantedAllTheSame(t *testing.T) {
+	lost := func(typ history.Type, seen bool) []history.Event {
+		h := new(hist).connect(0, "c1", "m1").fault(1, 1, 9, "lose-answer c1", "", "").op("c1", history.Acquire, 2, 8, typ)
+		if seen {
+			h.observe(5, history.ObservedAcquireWritten, "c1", "")
+		}
+		return h.sorted()
+	}
+	s := Scenario{Effects: []Effect{acquireTookEffectUnanswered("c1")}}
+	granted := s.CheckEffects(lost(history.Ok, true))
+	assert.False(t, granted[0].Happened)
+	assert.Contains(t, models.Moot(granted), "does not apply to this lock: c1's acquire whose answer the link lost was granted all the same")
+
+	unseen := s.CheckEffects(lost(history.Info, false))
+	assert.Empty(t, models.Moot(unseen))
+	assert.Contains(t, models.Vacuous(unseen), "vacuous schedule")
+}
