@@ -45,7 +45,8 @@ type Client struct {
 	granted  map[clientv3.LeaseID]bool
 	renewals map[clientv3.LeaseID][]time.Time // each lease's latest keep-alives sent, oldest first
 	answers  map[clientv3.LeaseID][]time.Time // each lease's latest keep-alive answers received alive, oldest first
-	revokes  map[clientv3.LeaseID][]time.Time // each lease's revokes sent (the latest few), oldest first
+
+	revokes revokes // the client's revokes, asked and answered
 }
 
 // keptRenewals is how many of a lease's latest keep-alives a client keeps:
@@ -209,9 +210,14 @@ func (cl *Client) count(ctx context.Context, method string, req, reply any, cc *
 		cl.reqs.Add(1)
 	}
 	cl.sending(method)
+	r, revoke := req.(*etcdserverpb.LeaseRevokeRequest)
+	revoke = revoke && r.ID != 0 && !cl.wired.Load()
+	if revoke {
+		cl.revokes.asked(r.ID)
+	}
 	err := invoker(ctx, method, req, reply, cc, opts...)
-	if r, ok := req.(*etcdserverpb.LeaseRevokeRequest); ok && err == nil && r.ID != 0 && !cl.wired.Load() {
-		cl.noteRevoke(r.ID)
+	if revoke {
+		cl.revokes.answered(r.ID, err == nil)
 	}
 	if err == nil && !cl.wired.Load() { // read off the wire once it is read
 		cl.answered.Add(1)
@@ -249,7 +255,7 @@ func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
 		w := &wireReader{hooks: grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
 			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal, KeptAlive: cl.noteKeptAlive,
-			Revoke: cl.noteRevoke, Answer: func() { cl.answered.Add(1) }}}
+			Revoking: cl.revokes.asked, Revoke: cl.revokes.answered, Answer: func() { cl.answered.Add(1) }}}
 		return w.Request, w.Answer
 	})
 	cl.wired.Store(true)
@@ -301,23 +307,6 @@ func (k keepAliveNoter) RecvMsg(m any) error {
 
 // noteRenewal records that the client sent a keep-alive for lease id, now.
 func (cl *Client) noteRenewal(id int64) { cl.note(&cl.renewals, id) }
-
-// noteRevoke records that the server, answering the client, revoked lease
-// id, now.
-func (cl *Client) noteRevoke(id int64) { cl.note(&cl.revokes, id) }
-
-// Revoked is when the server answered the client's revoke of lease id
-// (false: no revoke of it succeeded, that the lab saw): the lease lived
-// until its own client ended it — a lock that releases by revoking, or
-// gives up a lease it took for one attempt — and did not lapse.
-func (cl *Client) Revoked(id clientv3.LeaseID) (time.Time, bool) {
-	cl.grantsMu.Lock()
-	defer cl.grantsMu.Unlock()
-	if r := cl.revokes[id]; len(r) > 0 {
-		return r[0], true
-	}
-	return time.Time{}, false
-}
 
 // noteKeptAlive records that the client received an answer to a keep-alive
 // for lease id, now, if it says the lease lives (ttl above zero).

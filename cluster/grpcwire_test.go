@@ -147,12 +147,12 @@ func TestRevokesAreNoted(t *testing.T) {
 	require.NoError(t, err)
 	own, err := cl.Etcd().Grant(ctx(t), 5)
 	require.NoError(t, err)
-	_, known := cl.Revoked(own.ID)
+	_, known := cl.Revoked(ctx(t), own.ID)
 	assert.False(t, known, "not revoked yet")
 	before := time.Now()
 	_, err = cl.Etcd().Revoke(ctx(t), own.ID)
 	require.NoError(t, err)
-	at, known := cl.Revoked(own.ID)
+	at, known := cl.Revoked(ctx(t), own.ID)
 	require.True(t, known, "the lab's own revoke is noted")
 	assert.False(t, at.Before(before))
 
@@ -164,9 +164,9 @@ func TestRevokesAreNoted(t *testing.T) {
 	require.Error(t, err, "already gone")
 	_, err = other.Revoke(ctx(t), theirs.ID)
 	require.NoError(t, err)
-	assert.Eventually(t, func() bool { _, ok := cl.Revoked(theirs.ID); return ok }, wait, 10*time.Millisecond,
+	assert.Eventually(t, func() bool { _, ok := cl.Revoked(ctx(t), theirs.ID); return ok }, wait, 10*time.Millisecond,
 		"another program's revoke is read off the wire")
-	_, known = cl.Revoked(gone.ID)
+	_, known = cl.Revoked(ctx(t), gone.ID)
 	assert.False(t, known, "a refused revoke ended nothing")
 }
 

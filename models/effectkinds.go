@@ -235,9 +235,35 @@ func (tl timeline) cutOff(kind history.FaultKind) (w history.FaultWindow, client
 	return w, clients, ""
 }
 
+// leaseless reports whether client held no lease at t by the history's
+// evidence: a lease of its own had ended before t, and none it was
+// granted is known to have been alive at t — a lock that takes a lease
+// for each try and gives it up when the try fails, between two tries.
+func (tl timeline) leaseless(client string, t int64) bool {
+	endedBefore := false
+	for _, l := range tl.losses {
+		if l.Client != client {
+			continue
+		}
+		if l.Gone < t {
+			endedBefore = true
+		} else if len(l.Renewals) == 0 || l.Renewals[0] <= t {
+			return false // alive at t (or its birth is not known)
+		}
+	}
+	for _, op := range tl.all {
+		if op.Client == client && op.Op == history.Acquire && op.Type == history.Ok && op.Lease != 0 && op.Return <= t &&
+			!slices.ContainsFunc(tl.losses, func(l history.Loss) bool { return l.Lease == op.Lease && l.Gone < t }) {
+			return false // a grant's lease, not ended by t
+		}
+	}
+	return endedBefore
+}
+
 // cutOffLeasesEnded: every client of the member a fault of kind took away
-// lost a lease on the server while the fault held; what says what became of
-// the member ("isolated").
+// that held a lease lost one on the server while the fault held (a client
+// that held none — see leaseless — has none to lose, and at least one must
+// have held one); what says what became of the member ("isolated").
 func cutOffLeasesEnded(kind history.FaultKind, what string) effect {
 	return effect{
 		name: fmt.Sprintf("the member's clients lost their leases on the server while it was %s", what),
@@ -246,16 +272,35 @@ func cutOffLeasesEnded(kind history.FaultKind, what string) effect {
 			if missing != "" {
 				return missing
 			}
-			var kept []string
+			var kept, leased []string
 			for _, c := range cut {
+				if tl.leaseless(c, w.Start) {
+					continue // nothing to lose: it takes a lease per try, and had none
+				}
+				leased = append(leased, c)
 				if !slices.ContainsFunc(tl.losses, func(l history.Loss) bool { return l.Client == c && w.Within(l.Gone) }) {
 					kept = append(kept, c)
 				}
+			}
+			if len(leased) == 0 {
+				return fmt.Sprintf("no client of %s held a lease when it was %s at %s", w.Member(), what, at(w.Start))
 			}
 			if len(kept) > 0 {
 				return fmt.Sprintf("%s (on %s) kept its lease from %s to %s", strings.Join(kept, ", "), w.Member(), at(w.Start), at(w.End))
 			}
 			return ""
+		},
+		// A lock that takes a lease for each try and gives it up when the
+		// try fails holds none between tries: if the fault found every
+		// client of the member so, none had a lease to lose.
+		moot: func(tl timeline) string {
+			w, cut, missing := tl.cutOff(kind)
+			if missing != "" || slices.ContainsFunc(cut, func(c string) bool { return !tl.leaseless(c, w.Start) }) {
+				return ""
+			}
+			return fmt.Sprintf("no client of %s (%s) held a lease when it was %s at %s: the lock takes a lease for each "+
+				"try and gives it up when the try fails, and the fault found them between tries", w.Member(),
+				strings.Join(cut, ", "), what, at(w.Start))
 		},
 	}
 }

@@ -128,11 +128,28 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 	return true, nil
 }
 
+// revokeAnswerWait bounds how long the record of a lost lease waits for the
+// answer to its client's own revoke of it.
+const revokeAnswerWait = 2 * time.Second
+
 // markLost records, once, that the server ended lease: now it is known
 // gone; it was last known alive at aliveAt, or (zero) at the monitor's last
 // sighting. The record says too when the client last sent the lease a
 // keep-alive before that, and the TTL the server granted it.
 func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time) {
+	// A revoke of the lease by its own client that the server answered
+	// ends it by the client's choice: one still crossing the link is
+	// waited for (a bound: under load an answer may come later, and the
+	// loss is then recorded without it).
+	e.mu.Lock()
+	w, known := e.clients[client]
+	e.mu.Unlock()
+	var revoked time.Time
+	if known {
+		ctx, cancel := context.WithTimeout(context.Background(), revokeAnswerWait)
+		revoked, _ = w.cl.Revoked(ctx, lease)
+		cancel()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.lost[int64(lease)] {
@@ -155,7 +172,7 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 		}
 		end.Renewals = append(end.Renewals, w.cl.Renewals(lease)...)
 		end.KeptAlive = w.cl.KeptAlive(lease)
-		end.Revoked, _ = w.cl.Revoked(lease)
+		end.Revoked = revoked
 	}
 	e.runs.leaseLost(end)
 }

@@ -52,10 +52,14 @@ type Hooks struct {
 	// KeptAlive is the server's answer to a keep-alive for lease id, with
 	// the TTL it says the lease has left (zero or less: the lease is gone).
 	KeptAlive func(id, ttl int64)
-	// Revoke is a revoke of lease id the client sent and the server
-	// answered without an error: the lease lived until the client ended
-	// it, which is neither a lapse nor the server's doing.
-	Revoke func(id int64)
+	// Revoking is a revoke of lease id the client sent (called before the
+	// bytes that carry it are forwarded), and Revoke the server's answer
+	// to it: ok if it revoked the lease — which then lived until its own
+	// client ended it, neither a lapse nor the server's doing — false if
+	// it refused (the lease was gone already) or the stream was reset.
+	// Revoke follows each Revoking once, unless the connection ends first.
+	Revoking func(id int64)
+	Revoke   func(id int64, ok bool)
 	// Answer is a unary request the server answered without an error
 	// (its trailers say grpc-status 0): proof it took effect, or was
 	// refused as a lock's Txn may be.
@@ -207,8 +211,12 @@ func (c *Conn) frame(d *direction, request bool, typ http2.FrameType, flags http
 		c.done(stream)
 		c.mu.Lock()
 		delete(c.unary, stream)
+		revoked, isRevoke := c.revokes[stream]
 		delete(c.revokes, stream)
 		c.mu.Unlock()
+		if isRevoke && c.hooks.Revoke != nil {
+			c.hooks.Revoke(revoked, false)
+		}
 	}
 }
 
@@ -265,6 +273,9 @@ func (c *Conn) message(method string, stream uint32, body []byte, request bool) 
 			c.mu.Lock()
 			c.revokes[stream] = req.ID
 			c.mu.Unlock()
+			if c.hooks.Revoking != nil {
+				c.hooks.Revoking(req.ID)
+			}
 		}
 	case leaseGrant:
 		var resp etcdserverpb.LeaseGrantResponse
@@ -306,8 +317,8 @@ func (c *Conn) answered(stream uint32, status string) {
 	if unary && status == "0" && c.hooks.Answer != nil {
 		c.hooks.Answer()
 	}
-	if isRevoke && status == "0" && c.hooks.Revoke != nil {
-		c.hooks.Revoke(revoked)
+	if isRevoke && c.hooks.Revoke != nil {
+		c.hooks.Revoke(revoked, status == "0")
 	}
 }
 

@@ -160,6 +160,9 @@ func (c *Conn) requests(r *bufio.Reader) error {
 			if err := messages(req.Body, func(m message) { a.lease = int64(m.ID) }); err != nil {
 				return err
 			}
+			if a.lease != 0 && c.hooks.Revoking != nil {
+				c.hooks.Revoking(a.lease)
+			}
 		}
 		select {
 		case c.asked <- a:
@@ -204,8 +207,8 @@ func (c *Conn) answers(r *bufio.Reader) error {
 		if resp.StatusCode == http.StatusOK && method != "" && !streams(method) && c.hooks.Answer != nil {
 			c.hooks.Answer()
 		}
-		if resp.StatusCode == http.StatusOK && method == leaseRevoke && a.lease != 0 && c.hooks.Revoke != nil {
-			c.hooks.Revoke(a.lease)
+		if method == leaseRevoke && a.lease != 0 && c.hooks.Revoke != nil {
+			c.hooks.Revoke(a.lease, resp.StatusCode == http.StatusOK)
 		}
 		if err := c.answer(method, resp); err != nil {
 			return err

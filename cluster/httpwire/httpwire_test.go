@@ -20,7 +20,7 @@ type seen struct {
 	mu                sync.Mutex
 	grants, kept      []string
 	requests, renewed []string
-	revoked           []string
+	revoking, revoked []string
 	answers, wakes    int
 }
 
@@ -31,9 +31,14 @@ func (s *seen) hooks() grpcwire.Hooks {
 		Request:   func(m string) { add(&s.requests, m) },
 		KeepAlive: func(id int64) { add(&s.renewed, fmt.Sprintf("%x", id)) },
 		KeptAlive: func(id, ttl int64) { add(&s.kept, fmt.Sprintf("%x/%d", id, ttl)) },
-		Revoke:    func(id int64) { add(&s.revoked, fmt.Sprintf("%x", id)) },
-		Answer:    func() { s.mu.Lock(); s.answers++; s.mu.Unlock() },
-		Wake:      func() { s.mu.Lock(); s.wakes++; s.mu.Unlock() },
+		Revoking:  func(id int64) { add(&s.revoking, fmt.Sprintf("%x", id)) },
+		Revoke: func(id int64, ok bool) {
+			if ok {
+				add(&s.revoked, fmt.Sprintf("%x", id))
+			}
+		},
+		Answer: func() { s.mu.Lock(); s.answers++; s.mu.Unlock() },
+		Wake:   func() { s.mu.Lock(); s.wakes++; s.mu.Unlock() },
 	}
 }
 
@@ -90,6 +95,7 @@ func TestAGatewaySessionIsRead(t *testing.T) {
 			defer s.mu.Unlock()
 			assert.Equal(t, []string{"/etcdserverpb.Lease/LeaseGrant", "/etcdserverpb.KV/Txn", "/etcdserverpb.Lease/LeaseRevoke",
 				"/etcdserverpb.Lease/LeaseRevoke"}, s.requests, "streams are no requests")
+			assert.Equal(t, []string{"1", "bb8"}, s.revoking, "both revokes, as they were asked")
 			assert.Equal(t, []string{"bb8"}, s.revoked, "the revoke answered 200; a refused one revoked nothing")
 			assert.Equal(t, []string{"bb8/2"}, s.grants)
 			assert.Equal(t, []string{"bb8"}, s.renewed)
