@@ -241,3 +241,25 @@ func TestLostAcquireMootOnlyWhenGrantedAllTheSame(t *testing.T) {
 	assert.Empty(t, models.Moot(unseen))
 	assert.Contains(t, models.Vacuous(unseen), "vacuous schedule")
 }
+
+// A member cut off while its only client held no lease — a lock that takes
+// a lease for each try, between tries — is a lesson that lock cannot learn
+// then (skipped, with why); a client whose lease was alive and kept is a
+// vacuous run, as before.
+func TestCutOffLeasesMootOnlyWithoutALease(t *testing.T) {
+	partition := func(lostAt int64) []history.Event {
+		return new(hist).connect(0, "c1", "m1").connect(0, "c2", "m2").
+			lost(lostAt, "c1").
+			fault(1, 10, 100, "isolate-member m1", "m1", "").
+			grant("c2", 20, 30).sorted()
+	}
+	s := Scenario{Effects: []Effect{cutOffLeasesEnded("isolate-member", "isolated")}}
+	between := s.CheckEffects(partition(5)) // its last lease ended before the cut
+	assert.False(t, between[0].Happened)
+	assert.Contains(t, models.Moot(between), "no client of m1 (c1) held a lease when it was isolated")
+
+	kept := s.CheckEffects(partition(150)) // alive across the cut, ended after
+	assert.False(t, kept[0].Happened)
+	assert.Empty(t, models.Moot(kept))
+	assert.Contains(t, models.Vacuous(kept), "c1 (on m1) kept its lease")
+}
