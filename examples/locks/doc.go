@@ -1,6 +1,6 @@
 // Package locks holds adapters that put real etcd lock libraries, written
-// by others, through locklab's process protocol (README, "Locks people
-// run"); it has no Go API. Its files:
+// by others (Debian's and npm's), through locklab's process protocol
+// (README, "Locks people run"); it has no Go API. Its files:
 //
 //   - locklab_adapter.py: the protocol's loop for a Python library, once —
 //     answers acquire and release, waits between tries, and (--refresh)
@@ -9,8 +9,10 @@
 //     on that loop;
 //   - etcd3gw/lock.py: etcd3gw's Lock (Debian's python3-etcd3gw, etcd's
 //     HTTP/JSON gateway) on that loop;
-//   - locks_test.go: runs each adapter, as the library is and with
-//     --refresh, through the lessons that tell them apart and holds each
+//   - node-etcd3/lock.js: npm's etcd3 Lock under Node.js, its modules
+//     pinned by package-lock.json (npm ci --prefix examples/locks/node-etcd3);
+//   - locks_test.go: runs each adapter (the Python ones as the library is
+//     and with --refresh) through the lessons that tell them apart and holds each
 //     to the README's table; it skips with one line where the libraries
 //     are not installed.
 package locks

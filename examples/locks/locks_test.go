@@ -1,12 +1,13 @@
 // Package locks_test runs the adapters of examples/locks — real etcd lock
-// libraries from Debian, put through locklab's process protocol — through
-// the lessons that tell them apart, and holds each to its documented
+// libraries from Debian and npm, put through locklab's process protocol —
+// through the lessons that tell them apart, and holds each to its documented
 // outcome (README, "Locks people run"): a later version of a library that
 // changes one shows up here.
 package locks_test
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -48,6 +49,30 @@ func TestAdaptersKeepTheirDocumentedOutcomes(t *testing.T) {
 			want[name+"/slow-holder"] = map[string]string{"": "FAIL lease-kept", " --refresh": "PASS"}[flag]
 		}
 	}
+	holdTo(t, locks, want)
+}
+
+// npm's etcd3 renews the lease it takes (a third of its TTL apart), so a
+// slow holder keeps its lock; a paused holder is fenced.
+func TestNodeEtcd3KeepsItsDocumentedOutcomes(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("examples/locks: no Node.js here (apt-get install nodejs npm; .ci/run does): %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("node-etcd3", "node_modules", "etcd3")); err != nil {
+		t.Skipf("examples/locks: npm's etcd3 is not installed (npm ci --prefix examples/locks/node-etcd3; .ci/run does): %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("node-etcd3", "lock.js"))
+	require.NoError(t, err)
+	name := lock.ExecPrefix + node + " " + script
+	holdTo(t, []string{name}, map[string]string{name + "/paused-holder": "PASS", name + "/slow-holder": "PASS"})
+}
+
+// holdTo runs locks through paused-holder and slow-holder (seed 1, the
+// fenced resource) and holds each result to want (lock/scenario → the
+// verdict, and the check a FAIL comes from).
+func holdTo(t *testing.T, locks []string, want map[string]string) {
+	t.Helper()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder", "slow-holder"},
 		Locks: locks, Resources: []string{"fenced"}, Seed: 1})
 	require.NoError(t, err)
