@@ -315,6 +315,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUsage, err
 	}
 	if err := preflight(ctx, cfg); err != nil {
+		if ctx.Err() != nil { // Ctrl-C: nothing ran, and no lock was found wanting
+			fmt.Fprintln(stderr, "locklab: interrupted before the run began: nothing ran")
+			return exitUndecided, nil
+		}
 		return exitUsage, err
 	}
 	if !isSet(fs, "parallel") && slices.ContainsFunc(cfg.Locks, func(l string) bool { return strings.HasPrefix(l, lock.ExecPrefix) }) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,4 +35,14 @@ func TestABrokenProcessLockStopsTheRunAtOnce(t *testing.T) {
 		oneLine(t, stderr, append([]string{"--lock " + tc.lock}, tc.want...)...)
 		assert.NoDirExists(t, out, "nothing ran: no report")
 	}
+
+	// Ctrl-C while the preflight waits for a program that never answers:
+	// interrupted (3), not a lock found wanting (2).
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	out := filepath.Join(dir, "interrupted")
+	code, _, stderr := locklab(t, ctx, "run", "--lock", script("silent.sh", "exec sleep 60\n"), "--scenario", "paused-holder", "--out", out)
+	assert.Equal(t, exitUndecided, code, stderr)
+	oneLine(t, stderr, "interrupted before the run began")
+	assert.NoDirExists(t, out, "nothing ran: no report")
 }
