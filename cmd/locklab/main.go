@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"syscall"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // Exit statuses.
@@ -41,7 +43,7 @@ Usage:
   locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
                   [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
-  locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults pause,cut,expire,crash] [--ttl 1]
+  locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults all|pause,cut,…] [--ttl 1]
                   [--shard K/N] [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
   locklab merge   --out DIR RUN_DIR…          one report of the shards of a campaign (run --shard K/N)
                   (or the .results.json files of an exploration's shards: explore --shard K/N)
@@ -49,6 +51,7 @@ Usage:
                                               the live lab: drive a real cluster from a web page
   locklab list                                scenarios, locks, resources, faults
   locklab explain SCENARIO|LOCK               the lesson, step by step; a lock's story
+  locklab version                             the version, and the Go toolchain it was built with
 
 Exit status: 0 every verdict as expected; 1 one is not (a FAIL where a pass
 was documented or the reverse, an ERROR, too little progress); 2 bad usage or
@@ -105,8 +108,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
+	case "version", "--version", "-v":
+		if len(args) > 1 {
+			err = usagef("version: unexpected argument %q", args[1])
+			break
+		}
+		fmt.Fprintf(stdout, "locklab %s (%s, %s/%s)\n", scenarios.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return exitOK
 	default:
-		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, merge, lab, list, explain)", args[0])
+		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, merge, lab, list, explain, version)", args[0])
 	}
 	var help helpError
 	if errors.As(err, &help) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,7 +151,7 @@ func TestUnreachableEndpoint(t *testing.T) {
 
 // Every command answers --help with its flags, on standard output, exit 0.
 func TestEveryCommandHasHelp(t *testing.T) {
-	for _, cmd := range []string{"run", "check", "replay", "bench", "list", "explain"} {
+	for _, cmd := range []string{"run", "check", "replay", "bench", "explore", "merge", "lab", "list", "explain"} {
 		for _, h := range []string{"--help", "-h"} {
 			code, stdout, stderr := locklab(t, t.Context(), cmd, h)
 			assert.Equal(t, exitOK, code, "%s %s: %s", cmd, h, stderr)
@@ -162,6 +163,19 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	for _, flag := range []string{"-scenario", "-lock", "-resource", "-seed", "-expect", "-endpoints", "CI gate"} {
 		assert.Contains(t, stdout, flag)
 	}
+}
+
+// The version, asked for as people do: the lab's version and the Go
+// toolchain it was built with, exit 0; an argument after it is bad usage.
+func TestVersion(t *testing.T) {
+	for _, v := range []string{"version", "--version", "-v"} {
+		code, stdout, stderr := locklab(t, t.Context(), v)
+		assert.Equal(t, exitOK, code, stderr)
+		assert.Equal(t, "locklab "+scenarios.Version+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n", stdout)
+	}
+	code, _, stderr := locklab(t, t.Context(), "version", "x")
+	assert.Equal(t, exitUsage, code)
+	oneLine(t, stderr, `version: unexpected argument "x"`)
 }
 
 // The checker hole: c1 never released and its lease never ended, yet c2 was

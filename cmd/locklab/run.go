@@ -133,6 +133,7 @@ var synopsis = map[string]string{
 	"explore": "explore [flags]   draw scenario scripts until one breaks a resource's checks, shrink it, write it",
 	"list":    "list   scenarios, locks, resources and faults, one line each",
 	"explain": "explain SCENARIO|LOCK   the scenario's lesson, step by step; a lock's story",
+	"lab":     "lab [flags]   the live lab: drive a real cluster's clients and faults from a web page",
 	"merge":   "merge --out DIR RUN_DIR… | SHARD.results.json…   one report of a campaign's shards (run --shard K/N), as the unsharded run writes it; or one summary of an exploration's (explore --shard K/N)",
 }
 
