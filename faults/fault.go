@@ -40,6 +40,27 @@ func Kinds() []Kind { return slices.Clone(kinds) }
 var kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
 	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer}
 
+// Describe says in one line what a fault of kind k does ("" for a kind
+// that is none of the lab's).
+func Describe(k Kind) string { return descriptions[k] }
+
+var descriptions = map[Kind]string{
+	Partition:     "split the members into groups that cannot reach one another; healed when it ends",
+	Heal:          "remove every cut between members",
+	IsolateMember: "cut one member off from the others (its clients still reach it); healed when it ends",
+	IsolateLeader: "the same, for whichever member leads at the time",
+	CutClient:     "cut a client's link to its member both ways; healed when it ends",
+	DelayClient:   "delay every message on a client's link, each way; removed when it ends",
+	KillMember:    "crash a member (its process state gone, its data directory kept); restarted when it ends",
+	RestartMember: "start a killed member again on its data directory",
+	KillLeader:    "crash whichever member leads and wait for a new leader; restarted when it ends",
+	MoveLeader:    "hand the leadership to another member",
+	PauseClient:   "freeze a client at a point of its work (SIGSTOP for a process) with its link cut; resumed when it ends",
+	ExpireLease:   "end a client's lease on the server: revoked at once, or lapsed by cutting the client until the server drops it",
+	CrashClient:   "kill a client as SIGKILL would (its lease lives on to its TTL) and start it again",
+	LoseAnswer:    "from a client's next write on, hold the answers its member sends; dropped when it ends (its connections severed)",
+}
+
 // Lease expiry modes.
 const (
 	ModeRevoke = "revoke" // revoke the lease now

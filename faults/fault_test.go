@@ -24,3 +24,11 @@ func TestFaultStrings(t *testing.T) {
 		assert.NoError(t, f.Validate())
 	}
 }
+
+// Every fault kind says in one line what it does (locklab list shows it).
+func TestEveryKindIsDescribed(t *testing.T) {
+	for _, k := range faults.Kinds() {
+		assert.NotEmpty(t, faults.Describe(k), k)
+	}
+	assert.Empty(t, faults.Describe("no-such-fault"))
+}

@@ -61,31 +61,54 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("list: unexpected argument %q", fs.Arg(0))
 	}
-	fmt.Fprintln(w, "scenarios:")
+	// One column for every name, as wide as the longest.
+	type row struct{ name, text string }
+	var sections [][]row
+	var heads []string
+	add := func(head string, rows []row) { heads, sections = append(heads, head), append(sections, rows) }
+	var rows []row
 	for _, s := range scenarios.Catalog() {
-		fmt.Fprintf(w, "  %-21s %s\n", s.Name, firstSentence(s.Lesson))
+		rows = append(rows, row{s.Name, firstSentence(s.Lesson)})
 	}
-	fmt.Fprintln(w, "locks:")
+	add("scenarios:", rows)
+	rows = nil
 	for _, name := range lock.Names() {
-		fmt.Fprintf(w, "  %-21s %s\n", name, lockLines[name])
+		rows = append(rows, row{name, lockLines[name]})
 	}
-	fmt.Fprintf(w, "  %-21s %s\n", lock.ExecPrefix+"COMMAND", "your own lock, in any language, run as a process over the process protocol "+
-		"(README, \"Locks in any language\"; examples/locks has adapters for python-etcd3 and etcd3gw)")
-	fmt.Fprintln(w, "locks on real Redis (not in the default matrix; --lock names them; redis-server needed):")
+	rows = append(rows, row{lock.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
+		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3)"})
+	add("locks:", rows)
+	rows = nil
 	for _, name := range redislock.Names() {
-		fmt.Fprintf(w, "  %-21s %s\n", name, redisLockLines[name])
+		rows = append(rows, row{name, redisLockLines[name]})
 	}
-	fmt.Fprintln(w, "known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):")
+	add("locks on real Redis (not in the default matrix; --lock names them; redis-server needed):", rows)
+	rows = nil
 	for _, r := range append(lock.Regressions(), redislock.Regressions()...) {
-		fmt.Fprintf(w, "  %-21s %s\n  %-21s caught by %s (%s check); %s\n", r.Name, r.Bug, "", strings.Join(r.Scenarios, ", "), r.Check, r.Link)
+		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
-	fmt.Fprintln(w, "resources:")
+	add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)
+	rows = nil
 	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {
-		fmt.Fprintf(w, "  %-21s %s\n", name, resourceLines[name])
+		rows = append(rows, row{name, resourceLines[name]})
 	}
-	fmt.Fprintln(w, "faults:")
+	add("resources:", rows)
+	rows = nil
 	for _, k := range faults.Kinds() {
-		fmt.Fprintf(w, "  %s\n", k)
+		rows = append(rows, row{string(k), faults.Describe(k)})
+	}
+	add("faults:", rows)
+	width := 0
+	for _, sec := range sections {
+		for _, r := range sec {
+			width = max(width, len(r.name))
+		}
+	}
+	for i, sec := range sections {
+		fmt.Fprintln(w, heads[i])
+		for _, r := range sec {
+			fmt.Fprintf(w, "  %-*s %s\n", width, r.name, r.text)
+		}
 	}
 	return exitOK, nil
 }

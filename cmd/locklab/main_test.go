@@ -221,6 +221,25 @@ func TestListAndExplain(t *testing.T) {
 	for _, s := range []string{"etcd-mutex", "queue", "fenced", "pause-client"} {
 		assert.Contains(t, out, s)
 	}
+	// One column for every name, the longest included; every fault says
+	// what it does.
+	col := -1
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			continue // a heading
+		}
+		name := strings.Fields(line)[0]
+		if strings.HasPrefix(line, "   ") {
+			name = "" // a known-bad lock's second line
+		}
+		at := len(line) - len(strings.TrimLeft(line[2+len(name):], " "))
+		if col < 0 {
+			col = at
+		}
+		assert.Equal(t, col, at, "aligned: %q", line)
+	}
+	assert.Regexp(t, `(?m)^  expire-while-waiting-lapse +The same lesson`, out)
+	assert.Regexp(t, `(?m)^  kill-leader +crash whichever member leads`, out)
 	code, out, _ = locklab(t, t.Context(), "explain", "paused-holder")
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "A lease is not a lock")
