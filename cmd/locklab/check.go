@@ -174,6 +174,16 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	}
 	dir := flags.Arg(0)
 	raw, err := os.ReadFile(filepath.Join(dir, "schedule.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		why := "no such directory"
+		if info, serr := os.Stat(dir); serr == nil && info.IsDir() {
+			why = "it holds no schedule.json"
+			if fileExists(filepath.Join(dir, "results.json")) {
+				why = "it is a whole run; replay takes one of its configurations"
+			}
+		}
+		return exitUsage, usagef("replay: %s: %s (a run directory is one configuration's: <out>/<scenario>/<lock>/<seed>, with its schedule.json)", dir, why)
+	}
 	if err != nil {
 		return exitUsage, usagef("replay: %v", err)
 	}

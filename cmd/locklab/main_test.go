@@ -98,7 +98,9 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
 		{[]string{"run", "--expect", "sometimes"}, []string{"--expect"}},
 		{[]string{"explain", "nope"}, []string{`unknown scenario "nope"`}},
-		{[]string{"replay", dir}, []string{"schedule.json"}},
+		{[]string{"replay", dir}, []string{"it holds no schedule.json", "<out>/<scenario>/<lock>/<seed>"}},
+		{[]string{"replay", wholeRun(t)}, []string{"it is a whole run; replay takes one of its configurations"}},
+		{[]string{"replay", filepath.Join(dir, "gone")}, []string{"gone: no such directory"}},
 		{[]string{"frobnicate"}, []string{`unknown command "frobnicate"`}},
 		{[]string{"bench", "--lock", "zookeeper"}, []string{`unknown lock "zookeeper"`, "redlock"}},
 		{[]string{"bench", "--clients", "2,0"}, []string{"--clients", `"2,0"`}},
@@ -112,6 +114,14 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		assert.Equal(t, exitUsage, code, "%v", tc.args)
 		oneLine(t, stderr, tc.want...)
 	}
+}
+
+// wholeRun is a directory as a run leaves it: a results.json, and its
+// configurations below.
+func wholeRun(t *testing.T) string {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "results.json"), []byte("{}"), 0o644))
+	return dir
 }
 
 // The main job's flags as the README gives them (none) make a valid run:
