@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"syscall"
 
@@ -73,6 +74,31 @@ func main() {
 	os.Exit(code)
 }
 
+// revision is the VCS revision the binary was built from, as the build
+// info records it ("+modified" for a tree with changes), or says it is
+// not recorded (go run and test binaries record none).
+func revision() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "revision not recorded"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		return "revision not recorded"
+	}
+	return "revision " + rev + modified
+}
+
 // silent is a go-redis logger that says nothing (see --verbose).
 type silent struct{}
 
@@ -113,7 +139,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			err = usagef("version: unexpected argument %q", args[1])
 			break
 		}
-		fmt.Fprintf(stdout, "locklab %s (%s, %s/%s)\n", scenarios.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		fmt.Fprintf(stdout, "locklab %s (%s, %s, %s/%s)\n", scenarios.Version, revision(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return exitOK
 	default:
 		err = usagef("unknown command %q (commands: run, check, replay, bench, explore, merge, lab, list, explain, version)", args[0])

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -181,7 +182,8 @@ func TestVersion(t *testing.T) {
 	for _, v := range []string{"version", "--version", "-v"} {
 		code, stdout, stderr := locklab(t, t.Context(), v)
 		assert.Equal(t, exitOK, code, stderr)
-		assert.Equal(t, "locklab "+scenarios.Version+" ("+runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH+")\n", stdout)
+		assert.Regexp(t, `^locklab `+regexp.QuoteMeta(scenarios.Version)+` \(revision (not recorded|[0-9a-f]{40}(\+modified)?), `+
+			regexp.QuoteMeta(runtime.Version()+", "+runtime.GOOS+"/"+runtime.GOARCH)+`\)\n$`, stdout)
 	}
 	code, _, stderr := locklab(t, t.Context(), "version", "x")
 	assert.Equal(t, exitUsage, code)
