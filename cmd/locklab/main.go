@@ -37,15 +37,17 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 const usage = `locklab — distributed locks on etcd, under faults, checked.
 
 Usage:
-  locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K]
-                  [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
+  locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K] [--ttl 1]
+                  [--script FILE,…] [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
                   [--redis host:port|redis://…[,…]] [--expect pass] [--shard K/N] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline (--out: its report)
-  locklab replay  RUN_DIR [--out DIR]         re-run a recorded schedule, compare verdicts
+  locklab replay  RUN_DIR [--lock L | --allow-exec] [--out DIR]
+                                              re-run a configuration's recorded schedule, compare verdicts
   locklab bench   [--lock L|all] [--clients 1,10,100] [--duration 3s] [--work 0s] [--ttl 5] [--fsync]
-                  [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
+                  [--in-process] [--members 3 | --endpoints …] [--out DIR]   locks/s, latency, wake-ups, CPU
   locklab explore [--lock L] [--resource R] [--cases 50] [--seed N] [--steps 10] [--faults all|pause,cut,…] [--ttl 1]
-                  [--shard K/N] [--members 3 | --endpoints …] [--out FILE]   draw scripts until one breaks R, shrink it, write it
+                  [--shrink-time 2m] [--shard K/N] [--members 3 | --endpoints …] [--out FILE]
+                                              draw scripts until one breaks R, shrink it, write it
   locklab merge   --out DIR RUN_DIR…          one report of the shards of a campaign (run --shard K/N)
                   (or the .results.json files of an exploration's shards: explore --shard K/N)
   locklab lab     [--lock L] [--ttl 1] [--open] [--members 3 | --endpoints …]

@@ -176,6 +176,20 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	}
 }
 
+// The top-level usage names every flag of every command, as each
+// command's --help lists them: a flag added to a command and not to the
+// usage fails here.
+func TestTheUsageNamesEveryFlag(t *testing.T) {
+	_, _, usageText := locklab(t, t.Context())
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)`)
+	for _, cmd := range []string{"run", "check", "replay", "bench", "explore", "merge", "lab", "list", "explain"} {
+		_, help, _ := locklab(t, t.Context(), cmd, "--help")
+		for _, m := range flagLine.FindAllStringSubmatch(help, -1) {
+			assert.Regexp(t, `--`+regexp.QuoteMeta(m[1])+`\b`, usageText, "locklab %s --%s is not in the usage", cmd, m[1])
+		}
+	}
+}
+
 // The version, asked for as people do: the lab's version and the Go
 // toolchain it was built with, exit 0; an argument after it is bad usage.
 func TestVersion(t *testing.T) {
