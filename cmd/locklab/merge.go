@@ -105,7 +105,16 @@ func cmdMerge(args []string, stdout io.Writer) (int, error) {
 func readSummary(dir string) (scenarios.Summary, error) {
 	file := filepath.Join(dir, "results.json")
 	if _, err := os.Stat(file); err != nil {
-		return scenarios.Summary{}, usagef("merge: %s: no results of a run there (%v)", dir, err)
+		why := "no such directory"
+		switch info, serr := os.Stat(dir); {
+		case serr == nil && !info.IsDir():
+			why = "not a directory"
+		case fileExists(filepath.Join(dir, "schedule.json")):
+			why = "one configuration's directory (replay takes that)"
+		case serr == nil:
+			why = "no results.json there"
+		}
+		return scenarios.Summary{}, usagef("merge: %s: %s; merge takes whole runs, each a shard's --out with its results.json", dir, why)
 	}
 	return readStrict[scenarios.Summary](file, "a locklab results file")
 }

@@ -80,7 +80,9 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 		{"a missing shard", []string{shards[0], shards[2]}, "shards missing: 2/3 (run them with --shard K/3"},
 		{"a shard twice", []string{shards[0], shards[0], shards[1], shards[2]}, "shard 1/3 given twice"},
 		{"the unsharded run among them", []string{shards[0], shards[1], all}, "all ran the whole campaign (no --shard)"},
-		{"no results", []string{shards[0], dir}, "no results of a run there"},
+		{"no results", []string{shards[0], dir}, "no results.json there; merge takes whole runs"},
+		{"a configuration's directory", []string{shards[0], filepath.Dir(gone[0])}, "one configuration's directory (replay takes that)"},
+		{"no such directory", []string{shards[0], filepath.Join(dir, "gone")}, "gone: no such directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "m")
