@@ -234,6 +234,15 @@ func TestABigReportOpensLight(t *testing.T) {
 	assert.Equal(t, 1, eval[int](b, `document.querySelectorAll("details[open] svg.timeline").length`),
 		"the failure is drawn, open, on the index")
 	assert.Equal(t, 306, eval[int](b, `document.querySelectorAll("tr.runrow").length`))
+	// The legend is read before the 102-row matrix it explains: on the
+	// first screen of a 1280×800 window. Its belief marker is in the
+	// matrix: the paused holder's unfenced runs had two clients believe
+	// they held the lock.
+	assert.LessOrEqual(t, eval[float64](b, `document.querySelector("p.legend").getBoundingClientRect().bottom`), 800.0,
+		"the legend is on the first screen")
+	assert.Contains(t, eval[string](b, `document.querySelector("p.legend").textContent`), "* two clients believed they held the lock")
+	assert.Positive(t, eval[int](b, `Array.from(document.querySelectorAll("table.matrix td.cell a")).filter(function (a) { return a.textContent.endsWith("*"); }).length`),
+		"the matrix marks where two clients believed they held the lock")
 	assert.Contains(t, eval[string](b, `document.querySelector("table.runs").textContent`), "needs member faults")
 	// The filter: only the runs not as documented, then all again.
 	filter := func(verdict string) {

@@ -70,6 +70,9 @@ type matrixRow struct {
 type matrixCell struct {
 	Href, Status, Class string
 	Missing             bool
+	// Believed: two clients believed they held the lock at once (the
+	// mutex check FAILed) — a finding, not a failure of the verdict.
+	Believed bool
 }
 
 // indexPage is what the index shows.
@@ -213,7 +216,8 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 			}
 		}
 		col := slices.Index(data.Resources, run.Resource)
-		data.Rows[row].Cells[col] = matrixCell{Href: line.Href, Status: line.Status, Class: line.Class}
+		believed := slices.ContainsFunc(run.Checks, func(v models.Verdict) bool { return v.Check == "mutex" && v.Result == models.Fail })
+		data.Rows[row].Cells[col] = matrixCell{Href: line.Href, Status: line.Status, Class: line.Class, Believed: believed}
 		data.Rows[row].Verdicts = strings.TrimSpace(data.Rows[row].Verdicts + " " + line.Verdicts)
 	}
 	if len(seeds) <= 1 {
