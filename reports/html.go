@@ -216,7 +216,7 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 			}
 		}
 		col := slices.Index(data.Resources, run.Resource)
-		believed := slices.ContainsFunc(run.Checks, func(v models.Verdict) bool { return v.Check == "mutex" && v.Result == models.Fail })
+		believed := slices.ContainsFunc(run.Checks, func(v models.Verdict) bool { return v.Check == beliefCheck && v.Result == models.Fail })
 		data.Rows[row].Cells[col] = matrixCell{Href: line.Href, Status: line.Status, Class: line.Class, Believed: believed}
 		data.Rows[row].Verdicts = strings.TrimSpace(data.Rows[row].Verdicts + " " + line.Verdicts)
 	}

@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,21 +101,64 @@ func TestJUnitCountsMatchTheResults(t *testing.T) {
 
 	md, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
 	require.NoError(t, err)
-	lines := strings.Split(string(md), "\n")
-	var rows []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "| ") && !strings.HasPrefix(l, "| | scenario") {
-			rows = append(rows, l)
+	sections := mdSections(string(md))
+	bad := sections["Not as documented (2)"]
+	require.Len(t, bad, 2, "every run not as documented, first: %s", md)
+	assert.Contains(t, bad[0], "❌")
+	assert.Contains(t, bad[0], "validity FAIL: Granted twice.")
+	assert.Contains(t, bad[0], "| b | l | fenced |")
+	assert.Contains(t, bad[1], "vacuous schedule")
+	caught := sections["Documented findings, caught (1)"]
+	require.Len(t, caught, 1, "then the documented FAILs, grouped")
+	assert.Equal(t, "| ☑️ | a | unfenced |  | 1 | l |", caught[0])
+	assert.Contains(t, string(md), "✅ 1 PASS as documented: a 1.")
+	require.Len(t, sections["Skipped (1)"], 1, "skipped, grouped by why, last")
+	assert.Contains(t, sections["Skipped (1)"][0], "⏭️")
+}
+
+// mdSections maps each "### " heading of a summary to its table's rows
+// (header and separator left out).
+func mdSections(md string) map[string][]string {
+	out := map[string][]string{}
+	head := ""
+	for _, l := range strings.Split(md, "\n") {
+		switch {
+		case strings.HasPrefix(l, "### "):
+			head = strings.TrimPrefix(l, "### ")
+			out[head] = nil
+		case strings.HasPrefix(l, "| | "), strings.HasPrefix(l, "|---"):
+		case strings.HasPrefix(l, "| "):
+			out[head] = append(out[head], l)
 		}
 	}
-	require.Len(t, rows, 5)
-	assert.Contains(t, rows[0], "❌", "not as documented first")
-	assert.Contains(t, rows[0], "validity FAIL: Granted twice.")
-	assert.Contains(t, rows[0], "| b | l | fenced |")
-	assert.Contains(t, rows[1], "❌")
-	assert.Contains(t, rows[1], "vacuous schedule")
-	assert.Contains(t, rows[2], "☑️", "then the documented FAILs")
-	assert.Contains(t, rows[4], "⏭️", "skipped last")
+	return out
+}
+
+// summary.md fits a pull-request comment however big the campaign: what
+// does not fit is counted, and the rest is still there.
+func TestASummaryFitsAComment(t *testing.T) {
+	dir := t.TempDir()
+	rep := reports.Report{Title: "locklab run", Complete: true}
+	long := strings.Repeat("why it failed, at length. ", 40)
+	for i := range 3000 {
+		run := reports.Run{Scenario: fmt.Sprintf("s%d", i%20), Lock: fmt.Sprintf("lock-%d", i%7), Resource: "fenced", Seed: uint64(i),
+			Expected: "PASS", Verdict: models.Pass, Matches: true, Replay: "go run ./cmd/locklab replay reports/x/" + fmt.Sprint(i)}
+		switch i % 3 {
+		case 0:
+			run.Verdict, run.Matches, run.Checks = models.Fail, false, []models.Verdict{{Check: "validity", Result: models.Fail, Explanation: long}}
+		case 1:
+			run.Expected, run.Verdict, run.Checks = "FAIL", models.Fail, []models.Verdict{{Check: "counter", Result: models.Fail, Explanation: long}}
+		}
+		rep.Runs = append(rep.Runs, run)
+	}
+	require.NoError(t, reports.Write(dir, rep))
+	md, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(md), reports.MaxSummary)
+	assert.Contains(t, string(md), "3000 configuration(s)")
+	assert.Regexp(t, `… and \d+ more not as documented: `+"`index.html`"+` lists every one.`, string(md))
+	assert.Contains(t, string(md), "### Documented findings, caught (1000)")
+	assert.Contains(t, string(md), "✅ 1000 PASS as documented")
 }
 
 // Every recorded string is escaped: names that are markup stay text in
@@ -158,10 +202,16 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	assert.Contains(t, string(page), `Ran again after &lt;script&gt;`, "an earlier attempt is named, as text")
 	md, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
 	require.NoError(t, err)
+	cols := 0 // the columns of the table being read: its header's
 	for _, line := range strings.Split(string(md), "\n") {
-		if strings.HasPrefix(line, "| ") {
-			cols := strings.Count(line, "|") - strings.Count(line, `\|`)
-			assert.Equal(t, 10, cols, "no name breaks the table's columns: %s", line)
+		n := strings.Count(line, "|") - strings.Count(line, `\|`)
+		switch {
+		case !strings.HasPrefix(line, "|"):
+			cols = 0
+		case cols == 0:
+			cols = n
+		default:
+			assert.Equal(t, cols, n, "no name breaks the table's columns: %s", line)
 		}
 	}
 }
