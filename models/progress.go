@@ -114,6 +114,7 @@ func recoveryOf(ops []history.Operation, events []history.Event, bound int64) (r
 	if r.healed < 0 {
 		return r, false
 	}
+	losses := history.LeaseLosses(events)
 	grantedBy := func(t int64) bool {
 		for _, op := range ops {
 			if op.Op == history.Acquire && op.Type == history.Ok && op.Return >= r.healed && op.Return <= t {
@@ -137,7 +138,7 @@ func recoveryOf(ops []history.Operation, events []history.Event, bound int64) (r
 		}
 		from := max(op.Call, r.healed)
 		waited := until - from
-		if r.wedged == nil && waited > bound && !grantedBy(from+bound) && holder(ops, op.Client, from+bound) == "" {
+		if r.wedged == nil && waited > bound && !grantedBy(from+bound) && holder(ops, losses, op.Client, from+bound) == "" {
 			r.wedged, r.waited = &ops[i], waited
 		}
 	}
@@ -145,14 +146,16 @@ func recoveryOf(ops []history.Operation, events []history.Event, bound int64) (r
 }
 
 // holder is a client other than but that held a grant at t: granted by
-// then, not releasing yet, and its lease not ended (a grant never released
-// has its release placed where its lease ended, or at the history's end:
-// see history.Pair). "" if none did. A client waiting while another holds
-// the lock waits rightly, however long: the lock is kept for that holder.
-func holder(ops []history.Operation, but string, t int64) string {
+// then, not releasing yet, and its lease not ended by then (losses). ""
+// if none did. A client waiting while another holds the lock waits
+// rightly, however long: the lock is kept for that holder.
+func holder(ops []history.Operation, losses []history.Loss, but string, t int64) string {
 	for _, g := range ops {
 		if g.Op != history.Acquire || g.Type != history.Ok || g.Client == but || g.Return > t {
 			continue
+		}
+		if l, ok := history.LossOf(g, losses); ok && l.Gone <= t {
+			continue // its lease had ended: the lock was free
 		}
 		released := false
 		for _, r := range ops {

@@ -93,24 +93,24 @@ func TestLivenessCatchesAWedge(t *testing.T) {
 		require.NoError(t, err)
 		return r.Liveness
 	}
-	lost := op{client: "c2", op: A, call: 10, ret: 50, typ: history.Info}
-	wedged := check([]op{lost, {client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
+	lostAnswer := op{client: "c2", op: A, call: 10, ret: 50, typ: history.Info}
+	wedged := check([]op{lostAnswer, {client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
 	assert.Equal(t, models.Fail, wedged.Result)
 	assert.Contains(t, wedged.Explanation, "c1 waited 1.94µs for the lock after the last fault (lose-answer c2) ended")
 	assert.Len(t, wedged.Evidence, 1)
 
-	granted := check([]op{lost, {client: "c1", op: A, call: 60, ret: 80, token: 5}})
+	granted := check([]op{lostAnswer, {client: "c1", op: A, call: 60, ret: 80, token: 5}})
 	assert.Equal(t, models.Pass, granted.Result, granted.Explanation)
 
 	// c3 waits long, but c1 is granted within the bound: a queue, not a
 	// wedge.
-	queued := check([]op{lost, {client: "c1", op: A, call: 60, ret: 80, token: 5},
+	queued := check([]op{lostAnswer, {client: "c1", op: A, call: 60, ret: 80, token: 5},
 		{client: "c3", op: A, call: 70, ret: 3000, typ: history.Info}})
 	assert.Equal(t, models.Pass, queued.Result, queued.Explanation)
 
 	// The lost acquire itself (unknown, Return ∞) stopped waiting when it
 	// was answered: it is no wedge, and nobody else asked.
-	alone := check([]op{lost, {client: "c1", op: A, call: 2000, ret: 2010, token: 5}})
+	alone := check([]op{lostAnswer, {client: "c1", op: A, call: 2000, ret: 2010, token: 5}})
 	assert.NotEqual(t, models.Fail, alone.Result, alone.Explanation)
 
 	// c2 rode out its lost answer and was granted: c1 waits behind a
@@ -119,13 +119,20 @@ func TestLivenessCatchesAWedge(t *testing.T) {
 	rodeOut := op{client: "c2", op: A, call: 10, ret: 40, token: 4}
 	held := check([]op{rodeOut, {client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
 	assert.NotEqual(t, models.Fail, held.Result, held.Explanation)
+	// Nor once c2's lease ended, though c2 released only later: the lock
+	// was free, and nobody got it.
+	r, err := models.Check(h, build([]op{{client: "c2", op: A, call: 10, ret: 40, token: 4, lease: 0xa},
+		{client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}, {client: "c2", op: R, call: 3000, ret: 3010}},
+		[]lost{{client: "c2", t: 70, aliveUntil: 65, lease: 0xa}}, faults), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Fail, r.Liveness.Result, r.Liveness.Explanation)
 	// Once c2 released, a wait past the bound is a wedge again.
 	wedgedAfter := check([]op{rodeOut, {client: "c2", op: R, call: 45, ret: 48},
 		{client: "c1", op: A, call: 60, ret: 2000, typ: history.Info}})
 	assert.Equal(t, models.Fail, wedgedAfter.Result, wedgedAfter.Explanation)
 
 	h.Minimum.RegrantWithin = 0
-	assert.Equal(t, models.NotApplicable, check([]op{lost}).Result, "no bound stated")
+	assert.Equal(t, models.NotApplicable, check([]op{lostAnswer}).Result, "no bound stated")
 }
 
 // The lost fraction is computed from the history alone, so an offline check
