@@ -111,42 +111,49 @@ func acquireTookEffectUnanswered(client string) effect {
 	return effect{
 		name: fmt.Sprintf("%s's acquire wrote its key on the server and %s never heard so", client, client),
 		missing: func(tl timeline) string {
-			for _, o := range tl.observed {
-				if o.What != history.ObservedAcquireWritten || o.Client != client {
-					continue
-				}
-				for _, op := range tl.all {
-					if op.Op == history.Acquire && op.Client == client && op.Call <= o.Time && op.Return >= o.Time {
-						if op.Type == history.Ok {
-							return fmt.Sprintf("%s's acquire at %s was granted all the same", client, at(o.Time))
-						}
-						return ""
-					}
-				}
-				return fmt.Sprintf("no acquire of %s was under way when its key was seen at %s", client, at(o.Time))
+			seen, op, ok := tl.writtenUnanswered(client)
+			switch {
+			case !ok:
+				return fmt.Sprintf("the server was never seen to take %s's acquire unanswered", client)
+			case op == nil:
+				return fmt.Sprintf("no acquire of %s was under way when its key was seen at %s", client, at(seen))
+			case op.Type == history.Ok:
+				return fmt.Sprintf("%s's acquire at %s was granted all the same", client, at(seen))
 			}
-			return fmt.Sprintf("the server was never seen to take %s's acquire unanswered", client)
+			return ""
 		},
 		// A lock whose client rides out the lost answer — it asks again on
 		// a new connection by itself and learns the outcome — is granted
 		// all the same: its key holds the lock for a client that knows it,
 		// never for nobody, and the lesson is not its to learn.
 		moot: func(tl timeline) string {
-			for _, o := range tl.observed {
-				if o.What != history.ObservedAcquireWritten || o.Client != client {
-					continue
-				}
-				for _, op := range tl.all {
-					if op.Op == history.Acquire && op.Client == client && op.Call <= o.Time && op.Return >= o.Time && op.Type == history.Ok {
-						return fmt.Sprintf("%s's acquire whose answer the link lost was granted all the same, at %s: its "+
-							"client rode out the lost answer (it asked again on a new connection and learned the outcome), so "+
-							"no key is left holding the lock for nobody", client, at(op.Return))
-					}
-				}
+			_, op, ok := tl.writtenUnanswered(client)
+			if !ok || op == nil || op.Type != history.Ok {
+				return ""
 			}
-			return ""
+			return fmt.Sprintf("%s's acquire whose answer the link lost was granted all the same, at %s: its "+
+				"client rode out the lost answer (it asked again on a new connection and learned the outcome), so "+
+				"no key is left holding the lock for nobody", client, at(op.Return))
 		},
 	}
+}
+
+// writtenUnanswered finds when the server first showed the key of an
+// acquire of client's (false: never), and the acquire under way then (nil:
+// none was).
+func (tl timeline) writtenUnanswered(client string) (seen int64, acquire *history.Operation, ok bool) {
+	for _, o := range tl.observed {
+		if o.What != history.ObservedAcquireWritten || o.Client != client {
+			continue
+		}
+		for i, op := range tl.all {
+			if op.Op == history.Acquire && op.Client == client && op.Call <= o.Time && op.Return >= o.Time {
+				return o.Time, &tl.all[i], true
+			}
+		}
+		return o.Time, nil, true
+	}
+	return 0, nil, false
 }
 
 // regrantedBeforeRetry: after its unanswered release, client was granted
