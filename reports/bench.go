@@ -96,8 +96,11 @@ const (
 	curveLow, curveHigh = 10 * time.Microsecond, 60 * time.Second
 )
 
-// palette colours the locks, in the order they first appear.
-var palette = []string{"#0969da", "#cf222e", "#1a7f37", "#8250df", "#bc4c00", "#1b7c83", "#6e7781", "#bf3989"}
+// palette colours the locks, in the order they first appear: hues far
+// apart (blue, orange, green, red, purple, black, gold, pink), each at 3:1
+// or more against the white plot, so that no two of the first six locks
+// are told apart by shade alone.
+var palette = []string{"#0b63c9", "#d86400", "#1a8a3a", "#c8102e", "#7a3fbf", "#1d2329", "#9a7000", "#c2367f"}
 
 type point struct{ X, Y float64 }
 

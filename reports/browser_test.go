@@ -316,6 +316,15 @@ func TestBenchPageRendersInChromium(t *testing.T) {
 	require.NoError(t, reports.WriteBench(dir, benchResults("odd<name>")))
 	b.open(filepath.Join(dir, reports.BenchFile))
 	assert.Equal(t, 3, eval[int](b, `document.querySelectorAll("svg.plot").length`))
+	// The plots take the page's width, two to a row at 1280 px: none is
+	// under 45% of the width their grid has, nor past its right edge.
+	assert.True(t, eval[bool](b, `(function(){
+		var grid = document.querySelector(".plots").getBoundingClientRect();
+		return Array.from(document.querySelectorAll("svg.plot")).every(function(p){
+			var r = p.getBoundingClientRect();
+			return r.width >= 0.45 * grid.width && r.right <= grid.right + 0.5;
+		});
+	})()`), "the plots fill the page's width")
 	assert.True(t, eval[bool](b, `(function(){
 		var cells = document.querySelectorAll("table.bench tr:first-child th");
 		var last = cells[cells.length - 1].getBoundingClientRect();

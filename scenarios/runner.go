@@ -52,9 +52,16 @@ type Config struct {
 	Factories map[string]lock.Factory
 	// Extra are scenarios beside the catalog's (FromScript makes them);
 	// Scenarios names them like the catalog's.
-	Extra    []Scenario
-	Logger   *zap.Logger
+	Extra  []Scenario
+	Logger *zap.Logger
+	// Progress, if set, gets a line per configuration as it finishes, in
+	// the jobs' order, with notes under it (skips, errors, attempts made
+	// again).
 	Progress io.Writer
+	// Finished, if set, is called as each configuration finishes, in the
+	// order they finish, one call at a time: its results and how many of
+	// the run's total configurations have finished so far.
+	Finished func(rs []Result, done, total int)
 	// Parallel is how many configurations run at once (zero:
 	// DefaultParallel). On an embedded cluster each runs on its own
 	// cluster, started for it — member faults stay within their run; on an
@@ -219,6 +226,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 	var (
 		mu      sync.Mutex
 		printed int
+		done    int
 		next    atomic.Int64
 		wg      sync.WaitGroup
 	)
@@ -239,6 +247,9 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 				})
 				mu.Lock()
 				results[i], finished[i] = rs, true
+				if done++; cfg.Finished != nil {
+					cfg.Finished(rs, done, len(jobs))
+				}
 				for printed < len(jobs) && finished[printed] {
 					progress(cfg.Progress, cols, results[printed], said)
 					printed++

@@ -209,7 +209,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	if path := scenarios.ScriptFile(dir, plan.Scenario); fileExists(path) {
 		f.script = path // a run of a scenario file (--script) keeps the file beside its schedule
 	}
-	cfg, err := f.config(io.Discard)
+	cfg, err := f.config()
 	if err != nil {
 		return exitUsage, err
 	}

@@ -223,8 +223,8 @@ func readScripts(list string) ([]scenarios.Scenario, error) {
 }
 
 // config turns flags into a runner configuration.
-func (f *runFlags) config(stdout io.Writer) (scenarios.Config, error) {
-	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, Progress: stdout, ExpectPass: f.expect == "pass",
+func (f *runFlags) config() (scenarios.Config, error) {
+	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, ExpectPass: f.expect == "pass",
 		Parallel: f.parallel, TTL: f.ttl}
 	if f.ttl < 1 || f.ttl > maxTTL {
 		return cfg, usagef("--ttl: want 1 to %d s, got %d", maxTTL, f.ttl)
@@ -311,7 +311,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("run: unexpected argument %q", fs.Arg(0))
 	}
-	cfg, err := f.config(stdout)
+	cfg, err := f.config()
 	if err != nil {
 		return exitUsage, err
 	}
@@ -340,7 +340,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	}
 	fmt.Fprintf(stdout, "locklab %s: %d scenario(s) × %d lock(s) × %d resource(s), seed %d%s, results in %s\n",
 		scenarios.Version, len(cfg.Scenarios), len(cfg.Locks), len(cfg.Resources), cfg.Seed, shard, out)
+	con := newConsole(stdout)
+	cfg.Finished = con.finished
 	sum, err := scenarios.Run(ctx, cfg)
+	con.close()
 	switch {
 	case errors.Is(err, scenarios.ErrInterrupted):
 		printSummary(stdout, sum)

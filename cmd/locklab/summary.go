@@ -11,21 +11,32 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-// printTable prints the verdict matrix: a row per scenario × lock, a column
-// per resource; "!" marks a verdict that is not the expected one, "*" a
-// finding that two clients believed they held the lock at once. With
-// several seeds, a cell whose seeds differ shows the worst of them and on
-// how many seeds it came ("FAIL! 1/3").
+// printTable prints the verdict matrix: a row per scenario, a column per
+// resource, and the locks whose verdicts the row shows last — locks with
+// the same verdicts share a row, so a run of many locks stays a page long
+// and a lock that differs stands out on a row of its own. "!" marks a
+// verdict that is not the expected one, "*" a finding that two clients
+// believed they held the lock at once. With several seeds, a cell whose
+// seeds differ shows the worst of them and on how many seeds it came
+// ("FAIL! 1/3").
 func printTable(w io.Writer, sum scenarios.Summary) {
 	type row struct{ scenario, lock string }
-	var rows []row
-	var resources []string
+	var (
+		rows      []row
+		resources []string
+		scens     []string
+		locksOf   = map[string][]string{}
+	)
 	seeds := map[row]map[string][]scenarios.Result{}
 	for _, r := range sum.Results {
 		k := row{r.Scenario, r.Lock}
 		if seeds[k] == nil {
 			seeds[k] = map[string][]scenarios.Result{}
 			rows = append(rows, k)
+			if locksOf[r.Scenario] == nil {
+				scens = append(scens, r.Scenario)
+			}
+			locksOf[r.Scenario] = append(locksOf[r.Scenario], r.Lock)
 		}
 		if !slices.Contains(resources, r.Resource) {
 			resources = append(resources, r.Resource)
@@ -35,34 +46,42 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 	if len(rows) == 0 {
 		return
 	}
-	cells := map[row]map[string]string{}
-	for k, byResource := range seeds {
-		cells[k] = map[string]string{}
-		for res, rs := range byResource {
-			cells[k][res] = cellOf(rs)
+	var lines [][]string // scenario, a cell per resource, the locks
+	for _, s := range scens {
+		var groups [][]string          // each group's cells, in the order first met
+		locks := map[string][]string{} // the locks of a group, by its cells joined
+		for _, l := range locksOf[s] {
+			cells := []string{}
+			for _, res := range resources {
+				cells = append(cells, cellOf(seeds[row{s, l}][res]))
+			}
+			key := strings.Join(cells, "\x00")
+			if locks[key] == nil {
+				groups = append(groups, cells)
+			}
+			locks[key] = append(locks[key], l)
+		}
+		for _, cells := range groups {
+			ls := locks[strings.Join(cells, "\x00")]
+			who := strings.Join(ls, ", ")
+			if len(ls) > 1 && len(ls) == len(locksOf[s]) {
+				who = fmt.Sprintf("all %d locks", len(ls))
+			}
+			lines = append(lines, append(append([]string{s}, cells...), who))
 		}
 	}
-	// Columns as wide as their longest name or cell.
-	ws, wl := len("scenario"), len("lock")
-	for _, k := range rows {
-		ws, wl = max(ws, utf8.RuneCountInString(k.scenario)), max(wl, utf8.RuneCountInString(k.lock))
-	}
-	wr := map[string]int{}
-	for _, r := range resources {
-		wr[r] = utf8.RuneCountInString(r)
-		for _, k := range rows {
-			wr[r] = max(wr[r], utf8.RuneCountInString(cells[k][r]))
+	header := append(append([]string{"scenario"}, resources...), "locks")
+	width := make([]int, len(header))
+	for _, l := range append([][]string{header}, lines...) {
+		for i, c := range l {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
-	}
-	fmt.Fprintf(w, "\n%-*s  %-*s", ws, "scenario", wl, "lock")
-	for _, r := range resources {
-		fmt.Fprintf(w, "  %-*s", wr[r], r)
 	}
 	fmt.Fprintln(w)
-	for _, k := range rows {
-		line := fmt.Sprintf("%-*s  %-*s", ws, k.scenario, wl, k.lock)
-		for _, r := range resources {
-			line += fmt.Sprintf("  %-*s", wr[r], cells[k][r])
+	for _, l := range append([][]string{header}, lines...) {
+		line := ""
+		for i, c := range l {
+			line += fmt.Sprintf("%-*s  ", width[i], c)
 		}
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
@@ -73,6 +92,9 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 // verdict (one not as expected first, then ERROR, FAIL, UNKNOWN, PASS,
 // skipped), with the share of seeds that gave it where they differ.
 func cellOf(rs []scenarios.Result) string {
+	if len(rs) == 0 {
+		return "" // not run on this resource
+	}
 	text := func(r scenarios.Result) string {
 		cell := string(r.Verdict)
 		switch {
@@ -117,15 +139,17 @@ func cellOf(rs []scenarios.Result) string {
 	return cell
 }
 
-// printEffectCounts prints, per scenario, in how many runs of each lock each of
-// its effects happened: a column per lock.
+// printEffectCounts prints, for each scenario where what it claims did not
+// happen in every run, in how many runs of each lock each of its effects
+// happened: a column per lock. When every effect happened in every run,
+// one line says so.
 func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 	counts := sum.EffectCounts()
 	if len(counts) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\neffects: runs in which what the scenario claims happened (fewer than all: vacuous runs, ERROR; - skipped)")
 	var scenarioOrder []string
+	short := map[string]bool{} // scenarios with an effect that did not always happen
 	locks := map[string][]string{}
 	effects := map[string][]string{}
 	cell := map[[3]string]scenarios.EffectCount{}
@@ -140,7 +164,14 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 			effects[c.Scenario] = append(effects[c.Scenario], c.Effect)
 		}
 		cell[[3]string{c.Scenario, c.Lock, c.Effect}] = c
+		short[c.Scenario] = short[c.Scenario] || c.Happened < c.Runs
 	}
+	scenarioOrder = slices.DeleteFunc(scenarioOrder, func(s string) bool { return !short[s] })
+	if len(scenarioOrder) == 0 {
+		fmt.Fprintln(w, "\neffects: what each scenario claims happened in every run (the report shows them per run)")
+		return
+	}
+	fmt.Fprintln(w, "\neffects not in every run (fewer than all: vacuous runs, ERROR; - skipped; the others happened in all)")
 	for _, s := range scenarioOrder {
 		fmt.Fprintf(w, "  %s (%s)\n", s, strings.Join(locks[s], ", "))
 		for _, ef := range effects[s] {
@@ -161,7 +192,10 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 	}
 }
 
-// printSummary prints the matrix, the effects and the counts of a run.
+// printSummary prints the matrix, the effects and the counts of a run,
+// then what a reader must see: every result not as expected with its
+// checks, the skips by reason, the configurations run again, and the
+// increments the unfenced resources lost.
 func printSummary(w io.Writer, sum scenarios.Summary) {
 	printTable(w, sum)
 	printEffectCounts(w, sum)
@@ -198,36 +232,129 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			fmt.Fprintf(w, "  left out (another store's lesson): %s\n", l)
 		}
 	}
+	printSkips(w, sum.Results)
+	printRetried(w, sum.Results)
+	printUnexpected(w, sum.Results)
+	printLost(w, sum.Results)
+}
+
+// printUnexpected prints every result not as expected, with the checks
+// that failed or could not decide, their evidence, and what to change.
+func printUnexpected(w io.Writer, results []scenarios.Result) {
 	remedied := map[string]bool{} // each check's remedy is said once a run
-	for _, r := range sum.Results {
-		if r.Skipped == "" && !r.Matches {
-			mark := "UNEXPECTED"
-			if r.NotJudged() {
-				mark = "NOT JUDGED"
+	for _, r := range results {
+		if r.Skipped != "" || r.Matches {
+			continue
+		}
+		fmt.Fprintf(w, "  %s\n", verdictLine(r))
+		if r.Error != "" {
+			fmt.Fprintf(w, "    error: %s\n", strings.ReplaceAll(r.Error, "\n", "\n      "))
+		}
+		for _, c := range r.Checks {
+			if c.Result != "FAIL" && c.Result != "UNKNOWN" {
+				continue
 			}
-			fmt.Fprintf(w, "  %s %s × %s × %s: %s, expected %s\n", mark, r.Scenario, r.Lock, r.Resource,
-				models.Shown(r.Verdict, r.Checks), r.Expected)
-			if r.Error != "" {
-				fmt.Fprintf(w, "    error: %s\n", strings.ReplaceAll(r.Error, "\n", "\n      "))
+			fmt.Fprintf(w, "    %s %s: %s\n", c.Check, c.Result, c.Explanation)
+			for _, ev := range c.Evidence {
+				fmt.Fprintf(w, "      %s\n", ev)
 			}
-			for _, c := range r.Checks {
-				if c.Result == "FAIL" || c.Result == "UNKNOWN" {
-					fmt.Fprintf(w, "    %s %s: %s\n", c.Check, c.Result, c.Explanation)
-					for _, ev := range c.Evidence {
-						fmt.Fprintf(w, "      %s\n", ev)
-					}
-					if rem := models.Remedy(c.Check); rem != "" && r.Expected == scenarios.ExpectPass && !remedied[c.Check] {
-						remedied[c.Check] = true
-						fmt.Fprintf(w, "    what to change (%s): %s\n", c.Check, rem)
-					}
-				}
-			}
-			if r.History != "" {
-				fmt.Fprintf(w, "    history: %s\n", r.History)
+			if rem := models.Remedy(c.Check); rem != "" && r.Expected == scenarios.ExpectPass && !remedied[c.Check] {
+				remedied[c.Check] = true
+				fmt.Fprintf(w, "    what to change (%s): %s\n", c.Check, rem)
 			}
 		}
-		if r.LostFraction != nil && *r.LostFraction > 0 {
-			fmt.Fprintf(w, "  %s × %s × %s: %.1f%% of acknowledged increments lost\n", r.Scenario, r.Lock, r.Resource, 100**r.LostFraction)
+		if r.History != "" {
+			fmt.Fprintf(w, "    history: %s\n", r.History)
 		}
 	}
+}
+
+// printSkips prints the skipped configurations by reason, one line each:
+// a scenario × lock is told once, with its first run's reason (a later
+// seed's may name other leases), and those with the same reason share a
+// line. Interrupted ones are counted as such, not here.
+func printSkips(w io.Writer, results []scenarios.Result) {
+	var pairs, whys []string
+	why, n := map[string]string{}, map[string]int{}
+	for _, r := range results {
+		if r.Skipped == "" || r.Interrupted {
+			continue
+		}
+		pair := r.Scenario + " × " + r.Lock
+		if n[pair] == 0 {
+			pairs = append(pairs, pair)
+			why[pair], _, _ = strings.Cut(r.Skipped, "\n")
+		}
+		n[pair]++
+	}
+	count, which := map[string]int{}, map[string][]string{}
+	for _, p := range pairs {
+		if count[why[p]] == 0 {
+			whys = append(whys, why[p])
+		}
+		count[why[p]] += n[p]
+		which[why[p]] = append(which[why[p]], p)
+	}
+	for _, y := range whys {
+		fmt.Fprintf(w, "  skipped (%d): %s: %s\n", count[y], listed(which[y], 3), y)
+	}
+}
+
+// printRetried says how many configurations were run again because the
+// machine took a lease away, and where each attempt is told.
+func printRetried(w io.Writer, results []scenarios.Result) {
+	n, scaled := 0, 0
+	for _, r := range results {
+		if len(r.Retried) > 0 {
+			n++
+		}
+		if r.LeaseScale > 0 {
+			scaled++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  ran again: %d result(s) after the machine took a lease away", n)
+	if scaled > 0 {
+		fmt.Fprintf(w, ", %d of them with longer leases on the last attempt", scaled)
+	}
+	fmt.Fprintln(w, " (results.json says why, each one's \"retried\")")
+}
+
+// printLost prints, per scenario and resource, in how many runs the counter
+// lost acknowledged increments and how many it lost.
+func printLost(w io.Writer, results []scenarios.Result) {
+	type key struct{ scenario, resource string }
+	var keys []key
+	runs, lost := map[key]int{}, map[key][]float64{}
+	for _, r := range results {
+		k := key{r.Scenario, r.Resource}
+		if r.Skipped == "" {
+			runs[k]++
+		}
+		if r.LostFraction != nil && *r.LostFraction > 0 {
+			if lost[k] == nil {
+				keys = append(keys, k)
+			}
+			lost[k] = append(lost[k], 100**r.LostFraction)
+		}
+	}
+	for _, k := range keys {
+		lo, hi := slices.Min(lost[k]), slices.Max(lost[k])
+		share := fmt.Sprintf("%.1f%%", hi)
+		if lo != hi {
+			share = fmt.Sprintf("%.1f–%.1f%%", lo, hi)
+		}
+		fmt.Fprintf(w, "  %s × %s: %s of acknowledged increments lost, in %d of %d runs\n", k.scenario, k.resource,
+			share, len(lost[k]), runs[k])
+	}
+}
+
+// listed joins the first n of names, and says how many more there are.
+func listed(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }
