@@ -79,6 +79,7 @@ type matrixCell struct {
 type indexPage struct {
 	Report
 	AsExpected, Not, Skipped    int
+	Interrupted                 int // stopped by Ctrl-C: no verdict, and not skipped
 	Unjudged                    int // not judged: the machine was too busy (models.NotJudged)
 	Scenarios, Locks, Resources []string
 	Rows                        []matrixRow
@@ -169,7 +170,7 @@ func verdicts(r Run) string {
 func writePages(r Report, views map[int]map[string]string, index io.Writer,
 	pageFile func(rel string, write func(io.Writer) error) error) error {
 	data := indexPage{Report: r, Paged: len(r.Runs) > pagedOver}
-	data.AsExpected, data.Not, data.Unjudged, data.Skipped = counts(r.Runs)
+	data.AsExpected, data.Not, data.Unjudged, data.Skipped, data.Interrupted = counts(r.Runs)
 	seeds := map[uint64]bool{}
 	for _, run := range r.Runs {
 		seeds[run.Seed] = true

@@ -28,9 +28,12 @@ func writeMarkdown(w io.Writer, r Report) error {
 	if !r.Complete {
 		head.WriteString("**Interrupted: these results are incomplete.**\n\n")
 	}
-	asExpected, not, unjudged, skipped := counts(r.Runs)
+	asExpected, not, unjudged, skipped, interrupted := counts(r.Runs)
 	fmt.Fprintf(&head, "%d configuration(s) in %.1f s: %d as expected, %d not, %d skipped", len(r.Runs), r.Seconds,
 		asExpected, not, skipped)
+	if interrupted > 0 {
+		fmt.Fprintf(&head, ", %d interrupted", interrupted)
+	}
 	if unjudged > 0 {
 		fmt.Fprintf(&head, ", %d not judged (the machine was too busy)", unjudged)
 	}
@@ -162,7 +165,7 @@ func skips(runs []Run) string {
 	groups := map[string][]Run{}
 	var whys []string
 	for _, run := range runs {
-		if run.Skipped == "" {
+		if run.Skipped == "" || run.Interrupted {
 			continue
 		}
 		why, _, _ := strings.Cut(run.Skipped, " (")
@@ -220,11 +223,13 @@ func clip(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// counts tallies runs as expected, not, not judged (models.NotJudged) and
-// skipped.
-func counts(runs []Run) (asExpected, not, unjudged, skipped int) {
+// counts tallies runs as expected, not, not judged (models.NotJudged),
+// skipped, and interrupted (counted apart from the skipped).
+func counts(runs []Run) (asExpected, not, unjudged, skipped, interrupted int) {
 	for _, r := range runs {
 		switch {
+		case r.Interrupted:
+			interrupted++
 		case r.Skipped != "":
 			skipped++
 		case r.Matches:

@@ -41,6 +41,9 @@ type Run struct {
 	Matches bool
 	// Skipped says why the run did not happen ("" if it did).
 	Skipped string
+	// Interrupted says the run was stopped (Ctrl-C) before it ended:
+	// Skipped says "interrupted", and it is counted as interrupted.
+	Interrupted bool
 	// Error says why the verdict is ERROR, or notes a difference.
 	Error string
 	// Retried lists earlier attempts of the run, made again because the

@@ -237,3 +237,21 @@ func TestANotJudgedRunIsCountedAsSuch(t *testing.T) {
 	assert.Contains(t, string(page), "1 as expected, 0 not, 0 skipped, 1 not judged (the machine was too busy).")
 	assert.Contains(t, string(page), "The last attempt gave the machine room: leases 2 times as long as the lesson writes them")
 }
+
+// A run stopped by Ctrl-C is counted as interrupted, on the page and in
+// summary.md, never as skipped.
+func TestAnInterruptedRunIsCountedAsSuch(t *testing.T) {
+	dir := t.TempDir()
+	rep := pausedHolder(t, dir)
+	cut := rep.Runs[1]
+	cut.Verdict, cut.Matches, cut.Skipped, cut.Interrupted, cut.Checks = "", false, "interrupted", true, nil
+	rep.Runs[1] = cut
+	require.NoError(t, reports.Write(dir, rep))
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "1 as expected, 0 not, 0 skipped, 1 interrupted.")
+	assert.NotContains(t, string(md), "### Skipped")
+	page, err := os.ReadFile(filepath.Join(dir, reports.IndexFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "1 as expected, 0 not, 0 skipped, 1 interrupted.")
+}

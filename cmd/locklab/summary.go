@@ -98,6 +98,8 @@ func cellOf(rs []scenarios.Result) string {
 	text := func(r scenarios.Result) string {
 		cell := string(r.Verdict)
 		switch {
+		case r.Interrupted:
+			cell = "interrupted"
 		case r.Skipped != "":
 			cell = "skipped"
 		case r.Progress == "FAIL" && !r.Matches:

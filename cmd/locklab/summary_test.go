@@ -18,6 +18,7 @@ func TestAMatrixCellShowsItsWorstSeed(t *testing.T) {
 	fail := scenarios.Result{Verdict: models.Fail, Matches: false, Belief: "FAIL"}
 	errored := scenarios.Result{Verdict: models.Error, Matches: true}
 	skipped := scenarios.Result{Verdict: models.Pass, Skipped: "does not apply"}
+	interrupted := scenarios.Result{Skipped: "interrupted", Interrupted: true}
 	for _, tc := range []struct {
 		rs   []scenarios.Result
 		want string
@@ -28,6 +29,7 @@ func TestAMatrixCellShowsItsWorstSeed(t *testing.T) {
 		{[]scenarios.Result{pass, errored}, "ERROR 1/2"},
 		{[]scenarios.Result{skipped, pass}, "PASS 1/2"},
 		{[]scenarios.Result{skipped}, "skipped"},
+		{[]scenarios.Result{interrupted}, "interrupted"},
 	} {
 		assert.Equal(t, tc.want, cellOf(tc.rs))
 	}
