@@ -115,6 +115,9 @@ func loop(ctx context.Context, names []string, sections *tally, cycle func(name 
 	for _, name := range names {
 		wg.Go(func() {
 			for !done.Load() && ctx.Err() == nil {
+				if !sections.turn(ctx, name) {
+					continue // ctx ended, or the gate opened: look again
+				}
 				if cycle(name) {
 					sections.add(name)
 				}

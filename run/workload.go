@@ -39,8 +39,9 @@ type Phases struct {
 // `before` sections have completed and held (see hold) until `during` more
 // complete — or progress stalls, so a fault that stops every client cannot
 // stop the run. After a member fault is undone, every client must do a
-// section again (everyone rejoins; bounded by recoverWait). The clients
-// then go on until `after` more sections complete (or progress stalls: the
+// section again (everyone rejoins; bounded by recoverWait), the member's
+// own clients first, alone. The clients then go on until `after` more
+// sections complete (or progress stalls: the
 // progress check then says what was missing), so every run shows whether
 // the lock recovered. Each client finishes the cycle it is in. Whether the
 // effects happened is the scenario's Effects' to judge, from the history.
@@ -62,6 +63,14 @@ func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) err
 			err = in.Undo(ctx)
 		}
 		if err == nil && f.Kind.CutsOffMember() {
+			// The cut-off member's clients ask first: an unfair lock (one
+			// key raced for by every waiter, the rejoined member's answers
+			// a hop slower) could starve them for the rest of the run, and
+			// the lesson is that they rejoin, not who wins a race.
+			cut := e.clientsOn(in.Target())
+			open := sections.first(cut)
+			sections.waitEach(ctx, cut, e.recoverWait())
+			open()
 			sections.waitEach(ctx, names, e.recoverWait())
 		}
 		ferr = err
@@ -148,6 +157,42 @@ type tally struct {
 
 	mu       sync.Mutex
 	byClient map[string]int64
+	// firsts are the only clients that may start a cycle while gate is
+	// set, until it is closed (see first).
+	firsts []string
+	gate   chan struct{}
+}
+
+// first lets only clients start a cycle until the returned open is
+// called: the others wait before their next acquire.
+func (t *tally) first(clients []string) (open func()) {
+	gate := make(chan struct{})
+	t.mu.Lock()
+	t.firsts, t.gate = clients, gate
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		t.firsts, t.gate = nil, nil
+		t.mu.Unlock()
+		close(gate)
+	}
+}
+
+// turn reports whether client may start a cycle now: true unless a gate
+// (first) holds it back, in which case it waits for the gate to open or
+// ctx to end and reports false.
+func (t *tally) turn(ctx context.Context, client string) bool {
+	t.mu.Lock()
+	gate, mine := t.gate, slices.Contains(t.firsts, client)
+	t.mu.Unlock()
+	if gate == nil || mine {
+		return true
+	}
+	select {
+	case <-gate:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 func newTally() *tally {
