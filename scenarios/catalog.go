@@ -500,12 +500,17 @@ func (s Scenario) steps() ([]script.Step, error) {
 	}
 	// A script's times scale like any scenario's (Scaled): setup ttl=1
 	// under --ttl 2 runs 2 s leases, and a blip or a section written
-	// against 1 s leases lasts twice as long.
+	// against 1 s leases lasts twice as long — and says so ("link cut
+	// for 800ms"), as the step's expected output then does too.
 	for i := range steps {
 		c := &steps[i].Cmd
 		c.TTL *= s.scale
-		c.For *= time.Duration(s.scale)
 		c.Work *= time.Duration(s.scale)
+		if c.For > 0 {
+			was := c.For
+			c.For *= time.Duration(s.scale)
+			steps[i].Expected = strings.ReplaceAll(steps[i].Expected, fmt.Sprintf(" %v", was), fmt.Sprintf(" %v", c.For))
+		}
 	}
 	return steps, nil
 }

@@ -506,7 +506,7 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 	assert.Contains(t, stdout, "run it again: locklab run --script "+script+" --lock queue")
 	code, stdout, stderr = locklab(t, t.Context(), "run", "--script", script, "--lock", "queue", "--out", t.TempDir())
 	require.Equal(t, exitOK, code, stdout+stderr)
-	assert.Contains(t, stdout, "unfenced FAIL (ok)  fenced PASS (ok)  etcd-guarded PASS (ok)")
+	assert.Regexp(t, `\s+FAIL\*?\s+PASS\*?\s+PASS\*?\s+queue\n`, stdout, "the found script's row: documented outcomes, no !")
 
 	code, _, stderr = locklab(t, t.Context(), "explore", "--faults", "gc")
 	assert.Equal(t, exitUsage, code)
@@ -534,15 +534,15 @@ func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 }
 
 // --ttl makes every lease longer, the schedule says so, and a replay runs
-// with the same leases; a script's own setup ttl= scales alike; a TTL
-// below a second is bad usage.
+// with the same leases; a script's own setup ttl= and its blips scale
+// alike; a TTL below a second is bad usage.
 func TestRunWithLongerLeases(t *testing.T) {
 	t.Parallel() // runs on clusters of its own, mostly waiting
 	out := t.TempDir()
 	code, stdout, stderr := locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--lock", "queue",
 		"--resource", "unfenced,fenced", "--ttl", "2", "--out", out)
 	require.Equal(t, exitOK, code, stdout+stderr)
-	assert.Contains(t, stdout, "unfenced FAIL (ok)  fenced PASS (ok)")
+	assert.Regexp(t, `paused-holder\s+FAIL\*?\s+PASS\*?\s+queue\n`, stdout)
 	run := filepath.Join(out, "paused-holder", "queue", "1")
 	var plan scenarios.Plan
 	b, err := os.ReadFile(filepath.Join(run, "schedule.json"))
@@ -565,6 +565,12 @@ func TestRunWithLongerLeases(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(out, "user-paused-holder", "queue", "1", "schedule.json"))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "setup members=3 ttl=2")
+
+	// A blip scales too, and the step says so: link-blip's cut for=400ms
+	// runs, and reads, "link cut for 800ms".
+	code, stdout, stderr = locklab(t, t.Context(), "run", "--scenario", "link-blip", "--lock", "queue",
+		"--resource", "unfenced", "--ttl", "2", "--out", t.TempDir())
+	require.Equal(t, exitOK, code, stdout+stderr)
 
 	code, _, stderr = locklab(t, t.Context(), "run", "--scenario", "paused-holder", "--ttl", "0")
 	assert.Equal(t, exitUsage, code)
