@@ -39,6 +39,7 @@ type Client struct {
 	wired    atomic.Bool  // the link is read (ReadWire): it counts requests and wake-ups
 	wakes    atomic.Int64 // watch responses that carried events
 	atWrite  atomic.Bool  // the link fails one way at the next write (CutAnswersAtWrite)
+	atRenew  atomic.Bool  // the link fails one way at the next keep-alive (CutAnswersAtKeepAlive)
 
 	grantsMu sync.Mutex
 	grants   []LeaseGrant // every lease granted through this client
@@ -254,7 +255,7 @@ func (cl *Client) noteGrant(id, ttl int64) {
 func (cl *Client) ReadWire() {
 	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
 		w := &wireReader{hooks: grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
-			Wake: func() { cl.wakes.Add(1) }, KeepAlive: cl.noteRenewal, KeptAlive: cl.noteKeptAlive,
+			Wake: func() { cl.wakes.Add(1) }, KeepAlive: func(id int64) { cl.renewing(); cl.noteRenewal(id) }, KeptAlive: cl.noteKeptAlive,
 			Revoking: cl.revokes.asked, Revoke: cl.revokes.answered, Answer: func() { cl.answered.Add(1) }}}
 		return w.Request, w.Answer
 	})
@@ -290,6 +291,9 @@ type keepAliveNoter struct {
 }
 
 func (k keepAliveNoter) SendMsg(m any) error {
+	if r, ok := m.(*etcdserverpb.LeaseKeepAliveRequest); ok && r.ID != 0 && !k.cl.wired.Load() {
+		k.cl.renewing()
+	}
 	err := k.ClientStream.SendMsg(m)
 	if r, ok := m.(*etcdserverpb.LeaseKeepAliveRequest); ok && err == nil && r.ID != 0 && !k.cl.wired.Load() {
 		k.cl.noteRenewal(r.ID)
@@ -403,6 +407,7 @@ func (cl *Client) Cut() { cl.proxy.Cut() }
 // traffic is delivered.
 func (cl *Client) Heal() {
 	cl.atWrite.Store(false)
+	cl.atRenew.Store(false)
 	cl.proxy.Heal()
 }
 
@@ -419,6 +424,26 @@ func (cl *Client) CutAnswers() { cl.proxy.CutAnswers() }
 // lab's client interceptor, or off the wire for a program that is not the
 // lab's (ReadWire; never on TLS). Heal disarms it.
 func (cl *Client) CutAnswersAtWrite() { cl.atWrite.Store(true) }
+
+// CutAnswersAtKeepAlive arms the client's link to fail one way at the
+// client's next keep-alive: answers are held, as CutAnswers holds them,
+// from just before that keep-alive is forwarded, so it reaches the member
+// and renews the lease while its answer — and every answer after it —
+// waits. A renewer that takes a keep-alive unanswered for a while for a
+// lost lease is then met on every run, whenever it renews. Seen by the
+// lab's client interceptor, or off the wire (ReadWire). Heal disarms it.
+func (cl *Client) CutAnswersAtKeepAlive() { cl.atRenew.Store(true) }
+
+// AnswersHeld reports whether the answers of the client's member are held
+// now (Cut, CutAnswers, or an armed cut that has fired).
+func (cl *Client) AnswersHeld() bool { return cl.proxy.AnswersHeld() }
+
+// renewing is called before each keep-alive the client sends is forwarded.
+func (cl *Client) renewing() {
+	if cl.atRenew.CompareAndSwap(true, false) {
+		cl.proxy.CutAnswers()
+	}
+}
 
 // sending is called with each request's method before it is forwarded.
 func (cl *Client) sending(method string) {

@@ -12,7 +12,33 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
 )
+
+// KeepAliveWait bounds how long a hold of a client's answers waits for
+// its next keep-alive (ArmAtKeepAlive) before it holds them from then on:
+// a lock renewing its lease sends one at least every TTL, a lock with no
+// lease to renew sends none.
+func KeepAliveWait(ttl time.Duration) time.Duration { return ttl + time.Second }
+
+// ArmAtKeepAlive arms client's link to hold its answers from its next
+// keep-alive (cluster.Client.CutAnswersAtKeepAlive) and waits, for at most
+// bound, until it does: a HoldAnswers fault applied then starts its
+// window when the hold began. A bound that passes first is no error: the
+// fault then holds the answers from when it is applied.
+func (n *Nemesis) ArmAtKeepAlive(ctx context.Context, client string, bound time.Duration) error {
+	cl, err := n.c.Client(client)
+	if err != nil {
+		return err
+	}
+	cl.CutAnswersAtKeepAlive()
+	wctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	_ = poll.Until(wctx, "the client's next keep-alive", 5*time.Millisecond, func(context.Context) (bool, error) {
+		return cl.AnswersHeld(), nil
+	})
+	return ctx.Err()
+}
 
 // DefaultWait bounds a wait on an observable condition (a worker reaching
 // its pause point, the server dropping a lease) that names no bound of its
@@ -276,6 +302,14 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 		// the link is healed for what comes next.
 		cl.CutAnswersAtWrite()
 		in.undo = func(context.Context) error { cl.Sever(); cl.Heal(); return nil }
+		return nil
+	case HoldAnswers:
+		in.target = "from its next keep-alive"
+		if !cl.AnswersHeld() {
+			in.target = "from when applied: no keep-alive had come"
+		}
+		cl.CutAnswers()
+		in.undo = heal
 		return nil
 	case ExpireLease:
 		lease := cl.Lease()

@@ -29,13 +29,14 @@ const (
 	FaultExpireLease   FaultKind = "expire-lease"
 	FaultCrashClient   FaultKind = "crash-client"
 	FaultLoseAnswer    FaultKind = "lose-answer"
+	FaultHoldAnswers   FaultKind = "hold-answers"
 )
 
 // FaultKinds lists every fault kind, in a fixed order.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultPartition, FaultHeal, FaultIsolateMember, FaultIsolateLeader, FaultCutClient,
 		FaultDelayClient, FaultKillMember, FaultRestartMember, FaultKillLeader, FaultMoveLeader,
-		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer}
+		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers}
 }
 
 // FaultSpec is a fault as a history records it: its kind and what it
@@ -74,7 +75,7 @@ func (f FaultSpec) String() string {
 			return "move-leader"
 		}
 		return "move-leader to " + f.Member
-	case FaultCutClient, FaultCrashClient, FaultLoseAnswer:
+	case FaultCutClient, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers:
 		return fmt.Sprintf("%s %s", f.Kind, f.Client)
 	case FaultDelayClient:
 		return fmt.Sprintf("delay-client %s %v", f.Client, time.Duration(f.Delay))
@@ -92,7 +93,7 @@ func (f FaultSpec) String() string {
 // link.
 func (f FaultSpec) HoldsClientLink(client string) bool {
 	switch f.Kind {
-	case FaultCutClient, FaultPauseClient, FaultDelayClient, FaultExpireLease, FaultLoseAnswer:
+	case FaultCutClient, FaultPauseClient, FaultDelayClient, FaultExpireLease, FaultLoseAnswer, FaultHoldAnswers:
 		return client != "" && f.Client == client
 	}
 	return false
@@ -245,7 +246,7 @@ func parseFaultName(name, target string) FaultSpec {
 		s.Member = arg(1)
 	case FaultMoveLeader:
 		s.Member = arg(2) // "move-leader to m2"
-	case FaultCutClient, FaultCrashClient, FaultLoseAnswer:
+	case FaultCutClient, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers:
 		s.Client = arg(1)
 	case FaultDelayClient:
 		s.Client = arg(1)

@@ -31,6 +31,7 @@ func TestFaultNamesReadBackAsSpecs(t *testing.T) {
 		{Kind: history.FaultExpireLease, Client: "c2", Mode: "lapse"},
 		{Kind: history.FaultCrashClient, Client: "c3"},
 		{Kind: history.FaultLoseAnswer, Client: "c2"},
+		{Kind: history.FaultHoldAnswers, Client: "c1"},
 	}
 	kinds := map[history.FaultKind]bool{}
 	for _, spec := range specs {

@@ -432,10 +432,11 @@ func heldPastTTL(ttl time.Duration) effect {
 	}
 }
 
-// blips lists the cuts of client's link that lasted less than ttl.
-func (tl timeline) blips(client string, ttl time.Duration) []history.FaultWindow {
+// blips lists the faults of kind (a cut, or held answers) on client's link
+// that lasted less than ttl.
+func (tl timeline) blips(client string, ttl time.Duration, kind history.FaultKind) []history.FaultWindow {
 	var out []history.FaultWindow
-	for _, w := range tl.faultWindows(history.FaultCutClient, client) {
+	for _, w := range tl.faultWindows(kind, client) {
 		if !w.Open && w.End-w.Start < int64(ttl) {
 			out = append(out, w)
 		}
@@ -443,16 +444,27 @@ func (tl timeline) blips(client string, ttl time.Duration) []history.FaultWindow
 	return out
 }
 
+// blipKind is the fault a blip effect is about — a cut (the default, for
+// a header that names none) or held answers — and how its name says it.
+// noun names one such fault in what a missing effect says.
+func blipKind(client string, kind history.FaultKind) (k history.FaultKind, what, noun string) {
+	if kind == history.FaultHoldAnswers {
+		return kind, fmt.Sprintf("%s's answers were held from its keep-alive", client), "hold of the answers"
+	}
+	return history.FaultCutClient, fmt.Sprintf("%s's link was cut", client), "cut"
+}
+
 // blippedHolding: a cut of client's link shorter than ttl came while
 // client held the lock, and client held on for ttl after the link came
 // back (its next release began that late, or never).
-func blippedHolding(client string, ttl time.Duration) effect {
+func blippedHolding(client string, ttl time.Duration, kind history.FaultKind) effect {
+	kind, what, noun := blipKind(client, kind)
 	return effect{
-		name: fmt.Sprintf("%s's link was cut for less than a TTL (%v) while it held the lock, and it held on for a TTL after", client, ttl),
+		name: fmt.Sprintf("%s for less than a TTL (%v) while it held the lock, and it held on for a TTL after", what, ttl),
 		missing: func(tl timeline) string {
-			blips := tl.blips(client, ttl)
+			blips := tl.blips(client, ttl, kind)
 			if len(blips) == 0 {
-				return fmt.Sprintf("no cut of %s's link shorter than %v", client, ttl)
+				return fmt.Sprintf("no %s of %s's link shorter than %v", noun, client, ttl)
 			}
 			for _, w := range blips {
 				for _, g := range tl.grants(client) {
@@ -471,20 +483,21 @@ func blippedHolding(client string, ttl time.Duration) effect {
 					}
 				}
 			}
-			return fmt.Sprintf("%s did not hold the lock from before a short cut of its link to a TTL after it", client)
+			return fmt.Sprintf("%s did not hold the lock from before a short %s of its link to a TTL after it", client, noun)
 		},
 	}
 }
 
 // blippedWaiting: a cut of client's link shorter than ttl came while
 // client's acquire waited, and the acquire was still waiting after it.
-func blippedWaiting(client string, ttl time.Duration) effect {
+func blippedWaiting(client string, ttl time.Duration, kind history.FaultKind) effect {
+	kind, what, noun := blipKind(client, kind)
 	return effect{
-		name: fmt.Sprintf("%s's link was cut for less than a TTL (%v) while it waited for the lock", client, ttl),
+		name: fmt.Sprintf("%s for less than a TTL (%v) while it waited for the lock", what, ttl),
 		missing: func(tl timeline) string {
-			blips := tl.blips(client, ttl)
+			blips := tl.blips(client, ttl, kind)
 			if len(blips) == 0 {
-				return fmt.Sprintf("no cut of %s's link shorter than %v", client, ttl)
+				return fmt.Sprintf("no %s of %s's link shorter than %v", noun, client, ttl)
 			}
 			for _, w := range blips {
 				for _, op := range tl.all {
@@ -493,7 +506,7 @@ func blippedWaiting(client string, ttl time.Duration) effect {
 					}
 				}
 			}
-			return fmt.Sprintf("no acquire of %s waited across a short cut of its link", client)
+			return fmt.Sprintf("no acquire of %s waited across a short %s of its link", client, noun)
 		},
 	}
 }

@@ -77,9 +77,9 @@ func judgeOf(e history.Effect) effect {
 	case history.EffectAcquireUnanswered:
 		return acquireTookEffectUnanswered(c(0))
 	case history.EffectBlippedHolding:
-		return blippedHolding(c(0), time.Duration(e.TTL))
+		return blippedHolding(c(0), time.Duration(e.TTL), e.Fault)
 	case history.EffectBlippedWaiting:
-		return blippedWaiting(c(0), time.Duration(e.TTL))
+		return blippedWaiting(c(0), time.Duration(e.TTL), e.Fault)
 	case history.EffectSlowHolding:
 		return slowHolding(c(0), time.Duration(e.TTL))
 	case history.EffectSlowGranted:

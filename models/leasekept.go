@@ -237,9 +237,10 @@ func releaseBegun(later []history.Operation, client string, stale map[int]bool) 
 
 // span is a stretch of the run clock; a fault's excuse reaches past its end
 // (see excusedBetween). link, for a fault that only held one client's
-// link for a while (cut-client, lose-answer, closed), names that client:
-// such a fault excuses that client's lost lease only if it held the link
-// long enough to starve the lease (see starving).
+// link for a while (cut-client, lose-answer, closed; hold-answers), names
+// that client: such a fault excuses that client's lost lease only if it
+// held the link long enough to starve the lease (see starving) — a
+// hold of the answers alone never does.
 type span struct {
 	from, to int64
 	fault    bool
@@ -247,6 +248,9 @@ type span struct {
 	// delay, for a delay-client of link, is its delay each way: a slow
 	// link, not a held one (see lateKeepAlive).
 	delay int64
+	// oneWay, for a hold-answers of link, says only its answers were
+	// held: its keep-alives reached the server and renewed the lease.
+	oneWay bool
 	// window is the fault's window; nil for a stall.
 	window *history.FaultWindow
 }
@@ -263,6 +267,8 @@ func excuses(events []history.Event) []span {
 			sp.link = w.Spec.Client
 		case k == history.FaultDelayClient && w.Spec.Delay > 0:
 			sp.link, sp.delay = w.Spec.Client, w.Spec.Delay
+		case k == history.FaultHoldAnswers:
+			sp.link, sp.oneWay = w.Spec.Client, true
 		}
 		out = append(out, sp)
 	}
@@ -286,6 +292,11 @@ func starving(excused []span, client string, l history.Loss) []span {
 	return slices.DeleteFunc(slices.Clone(excused), func(s span) bool {
 		if s.link != client || client == "" || l.TTL <= 0 {
 			return false
+		}
+		if s.oneWay {
+			// Its keep-alives still arrived: held answers cannot starve
+			// a lease on the server, only a lock that gives up on them.
+			return true
 		}
 		if s.delay > 0 {
 			// A slow link delays keep-alives, it does not stop them: what

@@ -134,7 +134,31 @@ func (e *Env) Kill(ctx context.Context, member string) (Outcome, error) {
 // fails for a moment. The fault is on the timeline, from the cut to the
 // heal.
 func (e *Env) Blip(ctx context.Context, client string, d time.Duration) (Outcome, error) {
-	in, err := e.Fault(ctx, faults.Fault{Kind: faults.CutClient, Client: client})
+	return e.blip(ctx, faults.CutClient, client, d, Cut)
+}
+
+// HoldAnswers holds the answers client's member sends for d from client's
+// next keep-alive (see faults.HoldAnswers), then delivers them: a link
+// that fails one way for a moment, from the moment the lock asks to renew
+// its lease — the keep-alive renews it on the server, and its answer is
+// late. On the timeline from that keep-alive (or, if none came within
+// faults.KeepAliveWait, from then) to its end.
+func (e *Env) HoldAnswers(ctx context.Context, client string, d time.Duration) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	ttl := time.Duration(e.TTL()) * time.Second
+	if err := e.nemesis.ArmAtKeepAlive(ctx, w.cl.Name(), faults.KeepAliveWait(ttl)); err != nil {
+		return Outcome{}, err
+	}
+	return e.blip(ctx, faults.HoldAnswers, client, d, AnswersHeld)
+}
+
+// blip applies a fault of kind to client's link, holds it for d (once it
+// is in place) and undoes it.
+func (e *Env) blip(ctx context.Context, kind faults.Kind, client string, d time.Duration, says Kind) (Outcome, error) {
+	in, err := e.Fault(ctx, faults.Fault{Kind: kind, Client: client})
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -147,7 +171,7 @@ func (e *Env) Blip(ctx context.Context, client string, d time.Duration) (Outcome
 	if err := in.Undo(context.WithoutCancel(ctx)); err != nil {
 		return Outcome{}, err
 	}
-	return Outcome{Kind: Cut, Client: client, For: d}, ctx.Err()
+	return Outcome{Kind: says, Client: client, For: d}, ctx.Err()
 }
 
 // Heal undoes every fault still applied.

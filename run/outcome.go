@@ -55,6 +55,7 @@ const (
 	Told               // the client's grant's Grant.Lost closed: the lock told it its lease is gone
 	NotTold            // it did not close within For
 	CannotTell         // the client's grant has no Grant.Lost
+	AnswersHeld        // the client's answers were held For from its next keep-alive, then delivered
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -185,6 +186,8 @@ func (o Outcome) String() string {
 		return c + ": link cut"
 	case Delayed:
 		return fmt.Sprintf("%s: link delayed %v each way", c, o.For)
+	case AnswersHeld:
+		return fmt.Sprintf("%s: answers held for %v from its next keep-alive, then delivered", c, o.For)
 	case Isolated:
 		return o.Member + ": cut off from the other members"
 	case Killed:

@@ -192,17 +192,19 @@ var catalog = []Scenario{
 	},
 	{
 		Name:    "link-blip",
-		seconds: 5,
-		Lesson: "c1's link fails for 400 ms — well under its lease's TTL — while it holds the lock and works for two " +
-			"TTLs, and again later while it waits in the queue. The lease was alive when the link came back, so a " +
-			"correct lock goes on renewing it and rides through: c1 keeps the lock, and later its place in the queue. " +
-			"A lock that takes one failed renewal for a lost lock and stops renewing lets its lease lapse a TTL " +
-			"later, and the next client is granted while c1 still works. The lease-kept check does not excuse such " +
-			"a lapse: the blip was too short to starve the lease, and the keep-alives c1 sent (or did not) after it " +
-			"are in the history.",
-		Members: 3, TTL: 1, script: "link-blip.txt", Expect: alwaysPass, opTimeout: blipOpTimeout,
+		seconds: 12,
+		Lesson: "c1's link fails one way for 1.2 s — well under its lease's 3 s TTL — from its next keep-alive, while " +
+			"it holds the lock and works for two TTLs: the keep-alive renews the lease on the server, its answer comes " +
+			"late. Later its link fails both ways for 1.2 s while it waits in the queue. The lease was alive when " +
+			"the link came back, so a correct lock goes on renewing it and rides through: c1 keeps the lock, and " +
+			"later its place in the queue. A lock that takes one unanswered renewal for a lost lock and stops " +
+			"renewing lets its lease lapse a TTL later, and the next client is granted while c1 still works — on " +
+			"every run, whatever the lock's rhythm, as the blip begins with a renewal. The lease-kept check does " +
+			"not excuse such a lapse: held answers cannot starve a lease, and the keep-alives c1 sent (or did not) " +
+			"after them are in the history.",
+		Members: 3, TTL: 3, script: "link-blip.txt", Expect: alwaysPass, opTimeout: blipOpTimeout,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
-		Effects: []Effect{blippedHolding("c1", time.Second), blippedWaiting("c1", time.Second)},
+		Effects: []Effect{blippedHolding("c1", 3*time.Second, faults.HoldAnswers), blippedWaiting("c1", 3*time.Second)},
 	},
 	{
 		Name:    "slow-link",

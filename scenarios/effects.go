@@ -51,8 +51,9 @@ func acquireTookEffectUnanswered(client string) Effect {
 	return Effect{Kind: history.EffectAcquireUnanswered, Clients: []string{client}}
 }
 
-func blippedHolding(client string, ttl time.Duration) Effect {
-	return Effect{Kind: history.EffectBlippedHolding, Clients: []string{client}, TTL: int64(ttl)}
+func blippedHolding(client string, ttl time.Duration, fault faults.Kind) Effect {
+	return Effect{Kind: history.EffectBlippedHolding, Clients: []string{client}, TTL: int64(ttl),
+		Fault: history.FaultKind(fault)}
 }
 
 func blippedWaiting(client string, ttl time.Duration) Effect {

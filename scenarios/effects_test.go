@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 )
@@ -104,6 +105,10 @@ func TestEffectsBothWays(t *testing.T) {
 		return new(hist).grant("c1", 1, 2).fault(1, 10, 10+cutFor, "cut-client c1", "", "").
 			release("c1", releaseAt, releaseAt+1).sorted()
 	}
+	answersHeld := func(releaseAt int64, heldFor int64) []history.Event {
+		return new(hist).grant("c1", 1, 2).fault(1, 10, 10+heldFor, "hold-answers c1", "", "").
+			release("c1", releaseAt, releaseAt+1).sorted()
+	}
 	blipWaited := func(answeredAt int64) []history.Event {
 		return new(hist).grant("c2", 1, 2).op("c1", history.Acquire, 5, answeredAt, history.Ok).
 			fault(1, 10, 50, "cut-client c1", "", "").sorted()
@@ -151,8 +156,12 @@ func TestEffectsBothWays(t *testing.T) {
 			lostAcquire(history.Info, false), "the server was never seen to take c1's acquire unanswered"},
 		{"acquire unanswered, yet granted", acquireTookEffectUnanswered("c1"), lostAcquire(history.Fail, true),
 			lostAcquire(history.Ok, true), "was granted all the same"},
-		{"blipped holding", blippedHolding("c1", 100), blipHeld(200, 40), blipHeld(120, 40), "did not hold the lock from before"},
-		{"blipped holding, a cut too long", blippedHolding("c1", 100), blipHeld(300, 40), blipHeld(300, 150), "no cut of c1's link shorter than 100ns"},
+		{"blipped holding", blippedHolding("c1", 100, faults.CutClient), blipHeld(200, 40), blipHeld(120, 40), "did not hold the lock from before"},
+		{"blipped holding, a cut too long", blippedHolding("c1", 100, faults.CutClient), blipHeld(300, 40), blipHeld(300, 150), "no cut of c1's link shorter than 100ns"},
+		{"answers held while holding", blippedHolding("c1", 100, faults.HoldAnswers), answersHeld(200, 40), answersHeld(120, 40),
+			"did not hold the lock from before a short hold of the answers"},
+		{"answers held, not a cut", blippedHolding("c1", 100, faults.HoldAnswers), answersHeld(200, 40), blipHeld(200, 40),
+			"no hold of the answers of c1's link shorter than 100ns"},
 		{"blipped waiting", blippedWaiting("c1", 100), blipWaited(80), blipWaited(30), "no acquire of c1 waited across"},
 		{"slow while holding", slowHolding("c1", 100), slowHeld(200), slowHeld(80), "did not hold the lock for a TTL while its link was slow"},
 		{"granted over a slow link", slowGranted("c1"), slowAsked(20), slowAsked(5), "no acquire of c1 was asked and granted"},

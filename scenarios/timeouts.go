@@ -38,8 +38,8 @@ var lostAcquireOpTimeout = run.RegrantWithin(lostAcquireTTL) + lostAcquireTTL*ti
 const lapseOpTimeout = 5 * time.Second
 
 // blipOpTimeout bounds an operation of link-blip: a waiter waits out a
-// holder that works for two TTLs, and a blip.
-const blipOpTimeout = 10 * time.Second
+// holder that works for two 3 s TTLs, and a blip.
+const blipOpTimeout = 15 * time.Second
 
 // slowLinkOpTimeout bounds an operation of slow-link: a waiter waits out a
 // holder that works for two TTLs (6 s), over a slow link.

@@ -121,6 +121,7 @@ var specs = map[string]spec{
 	"resume":          {client: true},
 	"cut":             {client: true, keys: []string{"for"}},
 	"delay":           {client: true, keys: []string{"by"}},
+	"hold-answers":    {client: true, keys: []string{"for"}},
 	"isolate":         {keys: []string{"member"}},
 	"kill":            {keys: []string{"member"}},
 	"crash":           {client: true},
@@ -136,7 +137,7 @@ var specs = map[string]spec{
 
 // required are the keys a command cannot do without.
 var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
-	"kill": {"member"}}
+	"kill": {"member"}, "hold-answers": {"for"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {

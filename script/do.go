@@ -97,6 +97,12 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		return e.WaitQueued(ctx, c.Client)
 	case "wait-free":
 		return e.WaitFree(ctx)
+	case "hold-answers":
+		h, ok := e.(AnswerHolding)
+		if !ok {
+			return run.Outcome{}, errors.New("hold-answers: the lab cannot hold one direction of a client's link on this store")
+		}
+		return h.HoldAnswers(ctx, c.Client, c.For)
 	case "wait-told":
 		t, ok := e.(Telling)
 		if !ok {
@@ -222,6 +228,8 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 		o.Kind, o.For = run.Cut, c.For
 	case "delay":
 		o.Kind, o.For = run.Delayed, c.By
+	case "hold-answers":
+		o.Kind, o.For = run.AnswersHeld, c.For
 	case "isolate":
 		o.Kind, o.Member = run.Isolated, c.Member
 	case "kill":

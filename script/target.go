@@ -72,6 +72,14 @@ type FailingOver interface {
 	Failover(ctx context.Context) (run.Outcome, error)
 }
 
+// An AnswerHolding store can hold the answers a client's server sends
+// while its requests still arrive, from the client's next keep-alive, for
+// d (the `hold-answers` command): a link failing one way for a moment,
+// met by every renewer whatever its rhythm.
+type AnswerHolding interface {
+	HoldAnswers(ctx context.Context, client string, d time.Duration) (run.Outcome, error)
+}
+
 // A Telling store follows each grant's Grant.Lost: WaitTold waits, for at
 // most history.LostGrace, until the lock tells client its lease is gone
 // (the `wait-told` command).

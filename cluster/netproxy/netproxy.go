@@ -114,6 +114,10 @@ func (p *Proxy) Heal() {
 	}
 }
 
+// AnswersHeld reports whether traffic from upstream is held now (Cut, or
+// CutAnswers).
+func (p *Proxy) AnswersHeld() bool { return p.held(true) }
+
 // IsCut reports whether the proxy is cut.
 func (p *Proxy) IsCut() bool {
 	select {

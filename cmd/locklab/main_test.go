@@ -566,8 +566,8 @@ func TestRunWithLongerLeases(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "setup members=3 ttl=2")
 
-	// A blip scales too, and the step says so: link-blip's cut for=400ms
-	// runs, and reads, "link cut for 800ms".
+	// A blip scales too, and the step says so: link-blip's cut for=1200ms
+	// runs, and reads, "link cut for 2.4s".
 	code, stdout, stderr = locklab(t, t.Context(), "run", "--scenario", "link-blip", "--lock", "queue",
 		"--resource", "unfenced", "--ttl", "2", "--out", t.TempDir())
 	require.Equal(t, exitOK, code, stdout+stderr)
