@@ -42,14 +42,24 @@ func Preflight(ctx context.Context, f lock.Factory, x *cluster.External, lg *zap
 		return fmt.Errorf("preflight: the scratch cluster: %w", err)
 	}
 	defer c.Close()
-	cl, err := c.NewClient("preflight", c.Members()[0])
-	if err != nil {
-		return fmt.Errorf("preflight: %w", err)
-	}
-	cl.ReadWire() // as in a run: a process lock's traffic is read
+	_, err = probe(ctx, c, f)
+	return err
+}
+
+// probe makes one Locker of f on c, under a key prefix of its own (removed
+// afterwards), and has it acquire and release once: the grant it was
+// given, or why it was given none (see Preflight).
+func probe(ctx context.Context, c *cluster.Cluster, f lock.Factory) (g lock.Grant, err error) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	prefix := "locklab/preflight/" + hex.EncodeToString(b) + "/"
+	id := hex.EncodeToString(b)
+	cl, err := c.NewClient("preflight-"+id, c.Members()[0])
+	if err != nil {
+		return g, fmt.Errorf("preflight: %w", err)
+	}
+	defer c.CloseClient(cl.Name())
+	cl.ReadWire() // as in a run: a process lock's traffic is read
+	prefix := "locklab/preflight/" + id + "/"
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -59,17 +69,17 @@ func Preflight(ctx context.Context, f lock.Factory, x *cluster.External, lg *zap
 	}()
 	l, err := f(cl.Etcd(), "lock", lock.Options{TTL: 2, Prefix: prefix})
 	if err != nil {
-		return fmt.Errorf("preflight: making the lock: %w", err)
+		return g, fmt.Errorf("preflight: making the lock: %w", err)
 	}
 	defer l.Close()
 	actx, cancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer cancel()
-	g, err := l.Acquire(actx)
+	g, err = l.Acquire(actx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return fmt.Errorf("preflight: the lock, alone on a healthy cluster, was not granted within %s: %w", PreflightTimeout, err)
+			return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was not granted within %s: %w", PreflightTimeout, err)
 		}
-		return fmt.Errorf("preflight: the lock, alone on a healthy cluster, could not acquire: %w", err)
+		return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, could not acquire: %w", err)
 	}
 	// A release that answers, even with an error, is left to the lessons,
 	// whose checks say more about it; one that does not answer in time
@@ -77,7 +87,7 @@ func Preflight(ctx context.Context, f lock.Factory, x *cluster.External, lg *zap
 	rctx, rcancel := context.WithTimeout(ctx, PreflightTimeout)
 	defer rcancel()
 	if err := l.Release(rctx, g); errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return fmt.Errorf("preflight: the lock, alone on a healthy cluster, was granted, and its release did not return within %s: %w", PreflightTimeout, err)
+		return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was granted, and its release did not return within %s: %w", PreflightTimeout, err)
 	}
-	return nil
+	return g, nil
 }

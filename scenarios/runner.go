@@ -82,6 +82,9 @@ type Config struct {
 	regressions map[string]lock.Regression
 	// own are the user's servers (Redis), connected once for every run.
 	own Servers
+	// shapes are what each etcd lock's grants carry, learnt from one
+	// grant before the runs (shapesOf).
+	shapes map[string]grantShape
 }
 
 // Result is one scenario × lock × resource × run.
@@ -187,6 +190,7 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 		}
 		defer cfg.own.Close()
 	}
+	cfg.shapes = shapesOf(ctx, clusters[0], jobs)
 	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
 	sum.Complete = ctx.Err() == nil
 	sum.Seconds = time.Since(began).Seconds()
@@ -343,7 +347,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, j, x.Resource)
 		})
 	}
-	var st Store = etcdStore{c: c, factory: j.factory}
+	var st Store = etcdStore{c: c, factory: j.factory, shape: cfg.shape(j.lock)}
 	if j.other != nil {
 		st = j.other.Store(cfg.own)
 	}
@@ -365,6 +369,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	}
 	// The resources the store can give: the others are skipped, saying why.
 	ran, skipped := st.Resources(resources)
+	if len(ran) == 0 { // none the lock's grants can write to
+		return each(func(x *Result) { x.Skipped = skipped[x.Resource] })
+	}
 	rec, err := record(cfg, ran, st.Members(), s, j, plan)
 	if err != nil {
 		return fail(err.Error())

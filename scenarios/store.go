@@ -3,28 +3,51 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
 )
 
 // etcdStore runs a configuration on an etcd cluster.
 type etcdStore struct {
 	c       *cluster.Cluster
 	factory lock.Factory
+	shape   grantShape
 }
 
 func (st etcdStore) Skip(s Scenario) string {
 	if s.MemberFaults && st.c.IsExternal() {
 		return "needs member faults, not available on an external cluster"
 	}
+	if !st.shape.key && s.losesReleaseAnswer() {
+		return "does not apply to this lock: its grants name no key (Grant.Key is empty, as the contract allows), " +
+			"so the lab cannot see a release whose answer it cuts take effect on the server, which the lesson is about"
+	}
 	return ""
 }
 
 func (st etcdStore) Members() int { return len(st.c.Members()) }
 
-func (st etcdStore) Resources(asked []string) ([]string, map[string]string) { return asked, nil }
+// Resources are the resources asked for that the lock's grants can write
+// to: a fenced store needs a token, an etcd-guarded write a key too; the
+// others are skipped, saying why.
+func (st etcdStore) Resources(asked []string) ([]string, map[string]string) {
+	why := map[string]string{}
+	for _, r := range asked {
+		switch {
+		case !st.shape.token && (r == "fenced" || r == "etcd-guarded"):
+			why[r] = "the lock's grants carry no fencing token (Grant.Token is zero), so a fenced store refuses every " +
+				"write of its holders: the store cannot fence what it is not given"
+		case !st.shape.key && r == "etcd-guarded":
+			why[r] = "the lock's grants name no key (Grant.Key is empty, as the contract allows for a token of its " +
+				"own), so an etcd write cannot be guarded by them: its token fences the fenced resource instead"
+		}
+	}
+	return slices.DeleteFunc(slices.Clone(asked), func(r string) bool { return why[r] != "" }), why
+}
 
 func (st etcdStore) Open(ctx context.Context, cfg EngineConfig) (Engine, func() error, error) {
 	env, err := run.New(run.Config{Cluster: st.c, Factory: st.factory, TTL: cfg.TTL, Minimum: cfg.Minimum,
@@ -33,4 +56,46 @@ func (st etcdStore) Open(ctx context.Context, cfg EngineConfig) (Engine, func() 
 		return nil, nil, err
 	}
 	return env, func() error { return errors.Join(env.Close(), restore(context.WithoutCancel(ctx), st.c)) }, nil
+}
+
+// grantShape is what a lock's grants carry: a fencing token, and a key an
+// etcd write can be guarded by (Grant.Token, Grant.Key).
+type grantShape struct{ token, key bool }
+
+// shape is what lock's grants carry; a lock of another store, or one whose
+// grant could not be learnt, is taken to carry both (its lessons say
+// otherwise if it does not).
+func (cfg Config) shape(lock string) grantShape {
+	if s, ok := cfg.shapes[lock]; ok {
+		return s
+	}
+	return grantShape{token: true, key: true}
+}
+
+// shapesOf learns, for each etcd lock of jobs, what its grants carry, from
+// one grant on c (probe: a Locker alone, under a prefix of its own). A lock
+// that was not granted is left out: its lessons will say why.
+func shapesOf(ctx context.Context, c *cluster.Cluster, jobs []job) map[string]grantShape {
+	out := map[string]grantShape{}
+	tried := map[string]bool{}
+	for _, j := range jobs {
+		if j.factory == nil || tried[j.lock] {
+			continue
+		}
+		tried[j.lock] = true
+		if g, err := probe(ctx, c, j.factory); err == nil {
+			out[j.lock] = grantShape{token: g.Token != 0, key: g.Key != ""}
+		}
+	}
+	return out
+}
+
+// losesReleaseAnswer reports whether s's script cuts a release's answer
+// (release answer=lost): the lab then watches the grant's key on the
+// server to see the release take effect.
+func (s Scenario) losesReleaseAnswer() bool {
+	steps, err := s.Script()
+	return err == nil && slices.ContainsFunc(steps, func(st script.Step) bool {
+		return st.Cmd.Name == "release" && st.Cmd.Answer != ""
+	})
 }

@@ -1,0 +1,85 @@
+package scenarios_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// bare hides what a grant carries: its key, as a lock whose token is its
+// own does, or its token too; it keeps what it hides for its release.
+type bare struct {
+	lock.Locker
+	noToken bool
+	held    lock.Grant
+}
+
+func (b *bare) Acquire(ctx context.Context) (lock.Grant, error) {
+	g, err := b.Locker.Acquire(ctx)
+	if err != nil {
+		return g, err
+	}
+	b.held = g
+	shown := lock.Grant{Token: g.Token, Lease: g.Lease, Lost: g.Lost}
+	if b.noToken {
+		shown.Token = 0
+	}
+	return shown, nil
+}
+
+func (b *bare) Release(ctx context.Context, _ lock.Grant) error { return b.Locker.Release(ctx, b.held) }
+
+// A lock whose grants name no key (a token of its own), or carry no
+// token, is judged on what it can do: the resources its grants cannot
+// write to, and the lessons that need a grant's key, are skipped, saying
+// why — not an ERROR of every scripted lesson, nor a FAIL of one whose
+// script could not name its key. What it can do runs as for any lock.
+// (A lock with no token at all still ERRORs the scripted lessons: their
+// steps name its grants by token, "granted token=t1".)
+func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	factory := func(noToken bool) lock.Factory {
+		return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+			l, err := lock.NewQueue(cli, name, opts)
+			return &bare{Locker: l, noToken: noToken}, err
+		}
+	}
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"paused-holder", "retried-release", "contention"}, Locks: []string{"own-token", "no-token"},
+		Resources: lock.ResourceNames(), Factories: map[string]lock.Factory{"own-token": factory(false), "no-token": factory(true)},
+		Seed: 1, Runs: 1, Out: t.TempDir(),
+	})
+	require.NoError(t, err)
+	got := map[string]scenarios.Result{}
+	for _, r := range sum.Results {
+		got[r.Scenario+" "+r.Lock+" "+r.Resource] = r
+	}
+	verdict := func(k string, v models.Result) {
+		r := got[k]
+		assert.Empty(t, r.Skipped, k)
+		assert.Equal(t, v, r.Verdict, "%s: %s", k, r.Error)
+		assert.True(t, r.Matches, k)
+	}
+	skipped := func(k, why string) {
+		assert.Contains(t, got[k].Skipped, why, k)
+		assert.Empty(t, got[k].Verdict, k)
+	}
+	verdict("paused-holder own-token unfenced", models.Fail)
+	verdict("paused-holder own-token fenced", models.Pass)
+	skipped("paused-holder own-token etcd-guarded", "the lock's grants name no key")
+	verdict("contention own-token fenced", models.Pass)
+	skipped("contention own-token etcd-guarded", "the lock's grants name no key")
+	verdict("contention no-token unfenced", models.Pass)
+	skipped("contention no-token fenced", "carry no fencing token")
+	skipped("contention no-token etcd-guarded", "carry no fencing token")
+	for _, res := range lock.ResourceNames() {
+		skipped("retried-release own-token "+res, "does not apply to this lock: its grants name no key")
+	}
+}
