@@ -3,8 +3,10 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 )
@@ -86,6 +88,28 @@ func (e *Env) patience() time.Duration {
 		return e.opTimeout
 	}
 	return e.opTimeout + history.DeadlineWait
+}
+
+// memberCutOff reports whether member is cut off from the quorum now: an
+// isolation or a partition that leaves it on a minority side. Its clients
+// still reach it, and it answers from the state it had.
+func (e *Env) memberCutOff(member string) bool {
+	for _, in := range e.nemesis.Active() {
+		f := in.Fault()
+		switch f.Kind {
+		case faults.IsolateMember, faults.IsolateLeader:
+			if in.Target() == member || f.Member == member {
+				return true
+			}
+		case faults.Partition:
+			for _, g := range f.Groups {
+				if slices.Contains(g, member) && 2*len(g) <= len(e.c.Members()) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // dropMaking waits, until ctx ends, for a factory renew gave up on, once

@@ -24,9 +24,11 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
 	// old Locker has noticed yet is timing, not the lock's behaviour. If it
-	// cannot (its member is cut off from the quorum, and the new session's
-	// lease grant waits for one: see renew), that is its ask's answer.
-	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) {
+	// cannot (see renew), that is its ask's answer. A client whose member
+	// is cut off from the quorum cannot see it: only the rest of the
+	// cluster ended the lease. It asks with the Locker it has, and whatever
+	// that Locker's view of the cut-off member is (isolated-asks).
+	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) && !e.memberCutOff(w.cl.Member()) {
 		if err := e.renew(w); err != nil {
 			ids := e.runs.invoke(client, history.Acquire, time.Time{})
 			e.runs.complete(ids, history.Definite(err), history.Event{})

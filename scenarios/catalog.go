@@ -225,7 +225,8 @@ var catalog = []Scenario{
 		seconds: 7,
 		Lesson: "c1 holds the lock when its member, m1, is cut off from the other two; c1 still reaches m1. The " +
 			"majority ends c1's lease and grants the lock to c2, while m1 keeps the state it had. c1 asks again " +
-			"through m1: a correct lock cannot grant it, since a new lease needs the quorum. A lock that decides " +
+			"through m1, with the Locker it has (on the cut-off side nothing tells it the lease ended): a correct " +
+			"lock cannot grant it, since a new lease needs the quorum. A lock that decides " +
 			"from what m1 can answer alone — a serializable read that still shows c1's key — tells c1 it holds " +
 			"the lock beside c2. After the heal c1 is granted again.",
 		Members: 3, TTL: 1, MemberFaults: true, script: "isolated-asks.txt", Expect: alwaysPass,

@@ -83,3 +83,54 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 		skipped("retried-release own-token "+res, "does not apply to this lock: its grants name no key")
 	}
 }
+
+// remembering is a lock that remembers its grant and, asked again without
+// a release, takes a key it still sees — read from its own member alone,
+// serializably — for a grant it still holds: its local view, which a
+// member cut off from the quorum keeps stale.
+type remembering struct {
+	lock.Locker
+	cli  *clientv3.Client
+	last lock.Grant
+}
+
+func (r *remembering) Acquire(ctx context.Context) (lock.Grant, error) {
+	if r.last.Key != "" {
+		resp, err := r.cli.Get(ctx, r.last.Key, clientv3.WithSerializable())
+		if err == nil && len(resp.Kvs) == 1 && resp.Kvs[0].CreateRevision == r.last.Token {
+			return r.last, nil // the bug: its own view, however stale
+		}
+	}
+	g, err := r.Locker.Acquire(ctx)
+	if err == nil {
+		r.last = g
+	}
+	return g, err
+}
+
+func (r *remembering) Release(ctx context.Context, g lock.Grant) error {
+	r.last = lock.Grant{}
+	return r.Locker.Release(ctx, g)
+}
+
+// isolated-asks asks from the cut-off side with the Locker the client has,
+// whatever it remembers: a lock that trusts its member's stale view there
+// is caught on every seed, though it makes its session at once (a lazy
+// one, like stale-reentry's, was caught before only because the lab gave
+// the client a new Locker).
+func TestIsolatedAsksCatchesAStaleLocalView(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"isolated-asks"}, Locks: []string{"remembering"}, Resources: []string{"fenced"},
+		Factories: map[string]lock.Factory{"remembering": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+			l, err := lock.NewQueue(cli, name, opts)
+			return &remembering{Locker: l, cli: cli}, err
+		}},
+		Seed: 1, Runs: 3, Out: t.TempDir(),
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 3)
+	for _, r := range sum.Results {
+		assert.Equal(t, models.Fail, r.Verdict, "seed %d: %s", r.Seed, r.Error)
+	}
+}
