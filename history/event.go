@@ -56,6 +56,11 @@ type Minimum struct {
 	// history ended, an acquire must return ok within this many
 	// nanoseconds.
 	RegrantWithin int64 `json:"regrant_within_ns,omitempty"`
+	// HandOffWithin, if set, bounds how long a waiter may be left waiting
+	// while the lock is free — nobody holds it, nobody else is granted, no
+	// fault reaches the waiter — before an acquire that is never granted
+	// is the lock's failure (the liveness check), in nanoseconds.
+	HandOffWithin int64 `json:"hand_off_within_ns,omitempty"`
 }
 
 // Type says what an event is.
@@ -127,7 +132,8 @@ const (
 	// its lease ends.
 	ObservedCrashed = "crashed"
 	// ObservedToldLost: the Grant.Lost of Client's grant Token closed: the
-	// lock told its holder the lease is gone.
+	// lock told its holder the lease is gone. Token is zero for a lock that
+	// gives none: the grant is then Client's latest.
 	ObservedToldLost = "told-lost"
 	// ObservedUnfollowed: the lab stopped following the Grant.Lost of
 	// Client's grant Token before it closed: it replaced Client's Locker

@@ -93,8 +93,6 @@ func (v *validator) check(e Event, line int) string {
 			return fmt.Sprintf("observed %s without a member", e.What)
 		case e.What == ObservedBadToken && (e.Token == 0 || e.Key == "" || e.KeyRevision < 0 || e.KeyRevision == e.Token):
 			return fmt.Sprintf("observed bad-token: token %d, key %q and key_revision %d do not describe a mismatch", e.Token, e.Key, e.KeyRevision)
-		case (e.What == ObservedToldLost || e.What == ObservedUnfollowed) && e.Token == 0:
-			return fmt.Sprintf("observed %s without the grant's token", e.What)
 		case e.What == ObservedRunError && e.Error == "":
 			return "observed run-error without an error"
 		case (e.What == ObservedStalled || e.What == ObservedStarved) && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):

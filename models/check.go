@@ -19,6 +19,11 @@ type Report struct {
 	// granted). A FAIL is evidence against the lock, as a safety
 	// violation is.
 	Liveness Verdict `json:"liveness"`
+	// HandOff says whether the lock handed a free lock to its waiters
+	// (FAIL: one was left waiting, never granted, while the lock stood
+	// free; see CheckHandOff). Evidence against the lock that matches no
+	// documented outcome.
+	HandOff Verdict `json:"hand_off"`
 	// Progress says whether the run did enough to judge the lock (FAIL:
 	// too little, so no verdict of the run can count as a pass).
 	Progress Verdict `json:"progress"`
@@ -35,19 +40,19 @@ type Report struct {
 	LostFraction *float64 `json:"lost_fraction,omitempty"`
 }
 
-// Result is the worst of the safety, liveness and progress results.
+// Result is the worst of the safety, liveness, hand-off and progress results.
 func (r Report) Result() Result {
-	rs := []Result{r.Progress.Result, r.Liveness.Result}
+	rs := []Result{r.Progress.Result, r.Liveness.Result, r.HandOff.Result}
 	for _, v := range r.Safety {
 		rs = append(rs, v.Result)
 	}
 	return Worst(rs...)
 }
 
-// Verdicts lists every verdict: safety, liveness, progress, belief, then the
+// Verdicts lists every verdict: safety, liveness, hand-off, progress, belief, then the
 // environment's when it took a lease away (ERROR).
 func (r Report) Verdicts() []Verdict {
-	out := append(append(append([]Verdict(nil), r.Safety...), r.Liveness, r.Progress), r.Belief)
+	out := append(append(append([]Verdict(nil), r.Safety...), r.Liveness, r.HandOff, r.Progress), r.Belief)
 	if r.Environment.Result == Error {
 		out = append(out, r.Environment)
 	}
@@ -79,6 +84,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckToldLost(ops, events),
 		},
 		Liveness:     CheckLiveness(ops, events, h.Minimum),
+		HandOff:      CheckHandOff(ops, events, h.Minimum),
 		Progress:     CheckProgress(ops, events, h.Minimum),
 		Belief:       CheckMutex(ops, events, timeout),
 		Environment:  checkEnvironment(ops, events, h.Minimum, didNotHappen(CheckEffects(h.Effects, events))),

@@ -9,7 +9,9 @@
 //     the grant's lease) that never overlap, no grant on an ended lease, no
 //     grant to a waiter whose lease ended while it waited. These, with the
 //     liveness check (after the last fault, no acquire waits past the
-//     scenario's bound while nobody is granted: a lock kept for nobody) and
+//     scenario's bound while nobody is granted: a lock kept for nobody),
+//     the hand-off check (no waiter is left ungranted while the lock is
+//     free: handoff.go) and
 //     the minimum-progress check, set a run's verdict.
 //   - belief — did two clients ever believe they held the lock at once? The
 //     mutex model. Under long pauses any lease-based lock says yes; that is a
@@ -28,7 +30,7 @@
 //     renewed lease lapsed, the lab stood still; a fault that cannot reach
 //     a client's lease does not excuse its lapse there)
 //   - progress.go: minimum progress, liveness after the last fault (a wedge),
-//     lost fraction
+//     lost fraction; handoff.go: a waiter left waiting for a free lock
 //   - check.go: Check, which runs them all on a history and its header
 //   - effects.go, effectkinds.go, effectdeadline.go: what a scenario claims happens (the
 //     header's history.Effect data), judged from the history alone

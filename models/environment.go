@@ -147,9 +147,12 @@ func outlivedWhy(events []history.Event, h heldLoss) string {
 // keep-alives across a fault too brief to starve its lease (see
 // unansweredBlip).
 func unansweredWhy(events []history.Event, h heldLoss) string {
-	b := unansweredBlip(excuses(events), h.grant.Client, h.grant.Call, h.loss)
+	excused := reaching(excuses(events), h.grant.Client, connections(events))
+	b := unansweredBlip(excused, h.grant.Client, h.grant.Call, h.loss)
 	if b == nil {
-		return "its client heard no answer to its keep-alives for a TTL"
+		return fmt.Sprintf("its client heard no answer to the keep-alives it went on sending for %v (TTL %v), with no "+
+			"fault on its way to the server: the server answered too slowly for it to know its lease lived, and giving "+
+			"it up was right", round(time.Duration(unheard(excused, h.grant.Call, h.loss))), time.Duration(h.loss.TTL))
 	}
 	gap, _ := h.loss.Unanswered(b.from, b.to)
 	return fmt.Sprintf("its client heard no answer to its keep-alives for %v across a %v fault on its link (TTL %v), "+

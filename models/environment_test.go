@@ -141,3 +141,50 @@ func TestARevokedLeaseIsTheClientsOwnDoing(t *testing.T) {
 	r = mustCheck(t, build(idle, revoked, nil), time.Second)
 	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
 }
+
+// A client that went on sending keep-alives and heard no answer for a TTL,
+// with no fault on its way to the server, could not know its lease lived:
+// a renewer that gives it up then is right, and the lapse is the busy
+// machine's (ERROR), not the lock's. One that stopped asking before half a
+// TTL (it gave up at its first unanswered keep-alive), or whose answers
+// came, is the lock's (lease-kept FAIL).
+func TestKeepAlivesTheServerLeftUnansweredAreTheEnvironments(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
+		{client: "c1", op: C, call: ms(20), ret: ms(5000), token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: ms(5010), ret: ms(5020), typ: history.Fail},
+	}
+	loss := func(renewals, answers []int64) []lost {
+		return []lost{{client: "c1", t: ms(3500), aliveUntil: ms(3400), lease: 0xa, ttl: ms(1000),
+			renewedAt: renewals[len(renewals)-1], renewals: renewals, keptAlive: answers}}
+	}
+	for _, tc := range []struct {
+		name      string
+		lost      []lost
+		faults    []fault
+		leaseKept models.Result
+		env       models.Result
+	}{
+		{"unanswered while it kept asking", loss([]int64{ms(300), ms(600), ms(900), ms(1250), ms(1600)},
+			[]int64{ms(310), ms(610), ms(910)}), nil, models.Pass, models.Error},
+		{"gave up at its first unanswered keep-alive", loss([]int64{ms(300), ms(600), ms(900), ms(1250)},
+			[]int64{ms(310), ms(610), ms(910)}), nil, models.Fail, models.Pass},
+		{"answered, then it stopped", loss([]int64{ms(300), ms(600), ms(900), ms(1250), ms(1600)},
+			[]int64{ms(310), ms(610), ms(910), ms(1260), ms(1610)}), nil, models.Fail, models.Pass},
+		// A fault that cannot reach it (another client's link) changes
+		// nothing.
+		{"another client's link cut", loss([]int64{ms(300), ms(600), ms(900), ms(1250), ms(1600)},
+			[]int64{ms(310), ms(610), ms(910)}), []fault{{name: "cut-client c2", start: ms(1000), end: ms(2000)}},
+			models.Pass, models.Error},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustCheck(t, build(ops, tc.lost, tc.faults), time.Second)
+			assert.Equal(t, tc.leaseKept, verdictOf(r, "lease-kept"), r.Environment.Explanation)
+			assert.Equal(t, tc.env, r.Environment.Result, r.Environment.Explanation)
+			if tc.env == models.Error {
+				assert.Contains(t, r.Environment.Explanation, "heard no answer to the keep-alives it went on sending for 2.59s")
+			}
+		})
+	}
+}

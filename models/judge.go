@@ -53,7 +53,7 @@ type Judgement struct {
 //     lab's own process stood still: see CheckEnvironment) is ERROR too,
 //     not the lock's FAIL.
 func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
-	j := Judgement{Verdict: rep.Result(), Caught: rep.Liveness.Result == Fail ||
+	j := Judgement{Verdict: rep.Result(), Caught: rep.Liveness.Result == Fail || rep.HandOff.Result == Fail ||
 		slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
 	switch {
 	case !j.Caught && Moot(effects) != "":
@@ -70,7 +70,8 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 	default:
 		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)
 	}
-	j.Matches = j.matches(rep.Progress.Result, rep.Liveness.Result, effects, expect)
+	others := rep.Liveness.Result == Fail || slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })
+	j.Matches = j.matches(rep.Progress.Result, rep.Liveness.Result, rep.HandOff.Result, others, effects, expect)
 	return j
 }
 
@@ -80,10 +81,14 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 // something, not from a run that did nothing). A caught violation is
 // evidence however little else the run did, so an expected FAIL it
 // matches; ANY leaves the resource's fate to timing, never the lock's
-// recovery, so a liveness FAIL does not match it.
-func (j Judgement) matches(progress, liveness Result, effects []EffectResult, expect Expect) bool {
+// recovery, so a liveness FAIL does not match it. A hand-off FAIL alone
+// (no other check caught anything) matches nothing: a lock that grants
+// nothing fails it in any lesson, whatever the lesson documents.
+func (j Judgement) matches(progress, liveness, handOff Result, caught bool, effects []EffectResult, expect Expect) bool {
 	switch {
 	case j.Skipped != "":
+		return false
+	case handOff == Fail && !caught:
 		return false
 	case j.Caught:
 		return j.Verdict == Fail && (expect == ExpectFail || expect == ExpectAny && liveness != Fail)

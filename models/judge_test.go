@@ -22,6 +22,14 @@ func wedged() models.Report {
 	return rep
 }
 
+// stranded is a report whose hand-off check FAILed: a waiter left waiting
+// for a free lock, the run's step that awaited it gone otherwise.
+func stranded() models.Report {
+	rep := report(models.Pass, models.Fail)
+	rep.HandOff = models.Verdict{Check: "hand-off", Result: models.Fail}
+	return rep
+}
+
 // lapsed is rep in a run whose environment took a holder's lease away.
 func lapsed(rep models.Report) models.Report {
 	rep.Environment = models.Verdict{Check: "environment", Result: models.Error, Explanation: "The environment let a renewed lease lapse: …"}
@@ -67,6 +75,11 @@ func TestJudge(t *testing.T) {
 		{"a documented fail where the environment lapsed a lease", lapsed(report(models.Fail, models.Pass)), happened, "", models.ExpectFail, models.Fail, true, false},
 		{"a documented wedge caught", wedged(), happened, "step 3 timed out", models.ExpectFail, models.Fail, true, false},
 		{"an unexpected wedge", wedged(), happened, "", models.ExpectPass, models.Fail, false, false},
+		// A step gone otherwise because of the lock is its FAIL, not ERROR;
+		// a lock that grants nothing fails hand-off in any lesson, so it
+		// matches nothing, not even a documented FAIL.
+		{"a waiter left waiting", stranded(), happened, "step 5 timed out", models.ExpectPass, models.Fail, false, false},
+		{"a waiter left waiting where a FAIL is documented", stranded(), happened, "step 5 timed out", models.ExpectFail, models.Fail, false, false},
 		{"a wedge where the resource's fate is timing's", wedged(), happened, "", models.ExpectAny, models.Fail, false, false},
 		{"too little progress where the environment cut the run short", lapsed(report(models.Pass, models.Fail)), happened, "", models.ExpectPass, models.Error, false, false},
 		{"too little progress where a fail was documented and the environment cut the run short", lapsed(report(models.Pass, models.Fail)), happened, "", models.ExpectFail, models.Error, false, false},

@@ -156,7 +156,7 @@ func excuseOf(excused []span, client string, from int64, l history.Loss) excuse 
 		return unexcused // its own client ended it: no fault or machine did
 	case excusedBetween(starving(excused, client, l), from, l.Gone, l.TTL, true):
 		return byFault
-	case unansweredBlip(excused, client, from, l) != nil:
+	case unansweredBlip(excused, client, from, l) != nil, unheard(excused, from, l) > 0:
 		return byUnanswered
 	case excusedBetween(excused, from, l.Gone, l.TTL, false):
 		return byStall
@@ -328,6 +328,42 @@ func unansweredBlip(excused []span, client string, from int64, l history.Loss) *
 		}
 	}
 	return nil
+}
+
+// unheard is how long l's client went without an answer to the
+// keep-alives it went on sending — its last answer (after from) to its
+// last keep-alive, at least half a TTL on, with no answer in between —
+// when that was a TTL or more and no fault that can reach it (excused is
+// what reaches it) overlapped that time: the server, alive and keeping the
+// lease, answered too slowly for the client to know, and a renewer that
+// gives the lease up a TTL after its last answer (etcd's client does) is
+// right to. A busy machine's doing, not the lock's — a lock that stops
+// renewing sends nothing, and one that gives up at its first unanswered
+// keep-alive stops asking before half a TTL. Zero if there is none.
+func unheard(excused []span, from int64, l history.Loss) int64 {
+	if l.TTL <= 0 || l.RenewedAt == 0 {
+		return 0
+	}
+	last := int64(-1)
+	for _, a := range l.KeptAlive {
+		if a >= from && a < l.RenewedAt {
+			last = a
+		}
+	}
+	if last < 0 || l.RenewedAt-last < l.TTL/2 || excusedBetween(excused, last, l.Gone, 0, true) {
+		return 0
+	}
+	next := l.Gone
+	for _, a := range l.KeptAlive {
+		if a > last {
+			next = a
+			break
+		}
+	}
+	if next-last < l.TTL {
+		return 0
+	}
+	return next - last
 }
 
 // heldRenewal reports whether l's last keep-alive was sent while a fault

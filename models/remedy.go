@@ -33,6 +33,9 @@ var remedies = map[string]string{
 		"queued: delete it guarded by the session's lease and by a revision after the latest grant (etcd's " +
 		"Mutex as shipped does not; the README's gate section shows the fix). A retried Acquire takes up its " +
 		"own key rather than wait behind it, and a waiter must not miss the release it waits for.",
+	"hand-off": "a waiter must be granted once the lock is free: wait by a watch on what frees the lock, from the " +
+		"revision you read it at (so a release in between is not missed), or poll more often than the lease's TTL; " +
+		"and an Acquire that gives up must remove the key its session put, so that nobody waits behind it.",
 	"progress": "the lock did too little to be judged: Acquire must grant a free lock, Release must free it, " +
 		"and a grant must carry what the resources need (Token for a fenced store; Key and Token for an " +
 		"etcd-guarded write).",

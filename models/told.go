@@ -22,7 +22,9 @@ import (
 // grant was judged.
 func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 	v := Verdict{Check: "told-lost"}
-	told, unfollowed := map[string]int64{}, map[string]int64{}
+	// A grant with no token (a lock that gives none) is known by its
+	// client alone: the first event after its return is its own.
+	told, unfollowed := map[string][]int64{}, map[string][]int64{}
 	crashed := map[string][]int64{}
 	var end int64
 	for _, e := range events {
@@ -32,11 +34,9 @@ func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 		}
 		switch e.What {
 		case history.ObservedToldLost:
-			if _, ok := told[grantKey(e.Client, e.Token)]; !ok {
-				told[grantKey(e.Client, e.Token)] = e.Time
-			}
+			told[grantKey(e.Client, e.Token)] = append(told[grantKey(e.Client, e.Token)], e.Time)
 		case history.ObservedUnfollowed:
-			unfollowed[grantKey(e.Client, e.Token)] = e.Time
+			unfollowed[grantKey(e.Client, e.Token)] = append(unfollowed[grantKey(e.Client, e.Token)], e.Time)
 		case history.ObservedCrashed:
 			crashed[e.Client] = append(crashed[e.Client], e.Time)
 		}
@@ -48,8 +48,8 @@ func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 		if !g.Tells || crashedBetween(crashed[g.Client], g.Return, need) {
 			continue
 		}
-		at, ok := told[grantKey(g.Client, g.Token)]
-		stopped, dropped := unfollowed[grantKey(g.Client, g.Token)]
+		at, ok := firstFrom(told[grantKey(g.Client, g.Token)], g.Return)
+		stopped, dropped := firstFrom(unfollowed[grantKey(g.Client, g.Token)], g.Return)
 		switch {
 		case ok && at <= need:
 			v.Operations++ // told in time
@@ -85,6 +85,16 @@ func CheckToldLost(ops []history.Operation, events []history.Event) Verdict {
 }
 
 func grantKey(client string, token int64) string { return fmt.Sprintf("%s/%d", client, token) }
+
+// firstFrom is the first of times, in order, at or after from.
+func firstFrom(times []int64, from int64) (int64, bool) {
+	for _, t := range times {
+		if t >= from {
+			return t, true
+		}
+	}
+	return 0, false
+}
 
 // crashedBetween reports whether a crash of times lies in [from, to].
 func crashedBetween(times []int64, from, to int64) bool {

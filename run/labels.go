@@ -12,26 +12,30 @@ import (
 
 // TokenLabels names fencing tokens t1, t2… in order of first appearance,
 // so a script's output is the same run after run whatever the store's
-// numbers. The zero value is ready; it is safe for concurrent use.
+// numbers. A grant with no token (a lock that gives none, as the contract
+// allows) gets the next label of its own: a script names it as it would a
+// token's grant. The zero value is ready; it is safe for concurrent use.
 type TokenLabels struct {
 	mu sync.Mutex
 	n  map[int64]int
+	// given is how many labels were given.
+	given int
 }
 
-// Label is t's label; "none" for no token.
+// Label is t's label; for no token (zero), a label never given before.
 func (l *TokenLabels) Label(t int64) string {
-	if t == 0 {
-		return "none"
-	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.n == nil {
 		l.n = map[int64]int{}
 	}
 	n, ok := l.n[t]
-	if !ok {
-		n = len(l.n) + 1
-		l.n[t] = n
+	if !ok || t == 0 {
+		l.given++
+		n = l.given
+		if t != 0 {
+			l.n[t] = n
+		}
 	}
 	return fmt.Sprintf("t%d", n)
 }

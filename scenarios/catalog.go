@@ -84,6 +84,22 @@ type Scenario struct {
 // run.RegrantWithin; Scaled makes it longer with the leases).
 var regrantWithin = int64(run.RegrantWithin(1))
 
+// handOffWithin bounds how long a waiter may be left waiting, never
+// granted, while the lock is free (history.Minimum.HandOffWithin), on
+// leases of ttl seconds: a TTL. A lock that waits by a watch hands a free
+// lock over in milliseconds; one that polls must poll more often than its
+// lease runs out.
+func handOffWithin(ttl int) int64 { return int64(time.Duration(max(ttl, 1)) * time.Second) }
+
+// minimum is the progress a run of s must make, as its histories' headers
+// state it: s.Minimum, with the bound on handing a free lock over that its
+// leases give (see handOffWithin).
+func (s Scenario) minimum() history.Minimum {
+	m := s.Minimum
+	m.HandOffWithin = handOffWithin(s.TTL)
+	return m
+}
+
 // unfencedFails is the expectation of the holder scenarios.
 func unfencedFails(resource string) Expect {
 	if resource == "unfenced" {

@@ -282,55 +282,6 @@ func TestCheckJudgesAsTheRunDid(t *testing.T) {
 	assert.True(t, kinds["PASS/PASS"], "and a PASS: %v", kinds)
 }
 
-// silent is a user's lock that never answers: every acquire waits until
-// its deadline.
-type silent struct{}
-
-func (silent) Acquire(ctx context.Context) (lock.Grant, error) {
-	<-ctx.Done()
-	return lock.Grant{}, ctx.Err()
-}
-func (silent) Release(context.Context, lock.Grant) error { return lock.ErrNotHeld }
-func (silent) Lease() clientv3.LeaseID                   { return 0 }
-func (silent) Close() error                              { return nil }
-
-// A lock that never grants has proved nothing, not even a lesson whose
-// documented outcome is FAIL: the clients it never granted do not enter
-// their critical sections, nothing is caught, and the run matches no
-// expectation. The steps that went otherwise than the script are in the
-// history file, which a check judges as the run did.
-func TestASilentLockMatchesNothing(t *testing.T) {
-	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{Out: t.TempDir(),
-		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
-		Factories: map[string]lock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
-			return silent{}, nil
-		}},
-		Seed: 1, Runs: 1,
-	})
-	require.NoError(t, err)
-	require.Len(t, sum.Results, 1)
-	r := sum.Results[0]
-	assert.Equal(t, scenarios.ExpectFail, r.Expected)
-	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
-	assert.Equal(t, models.Error, r.Verdict)
-	assert.Equal(t, models.Fail, r.Progress)
-	assert.Equal(t, 1, sum.ExitCode())
-	// A client the lock gave no lease has none to lose: the wait for it
-	// is an error, and no effect about it happened.
-	assert.Contains(t, r.Error, "wait-lease-gone c1: got \"error: c1 has no lease the lab knows of")
-	h, events, err := history.ReadFile(r.History)
-	require.NoError(t, err)
-	assert.Equal(t, r.Error, history.RunError(events), "the run's error ends its history")
-	_, _, j, err := models.JudgeHistory(h, events, 0)
-	require.NoError(t, err)
-	assert.Equal(t, models.Error, j.Verdict)
-	assert.Equal(t, r.Error, j.Error)
-	for _, e := range r.Effects {
-		assert.False(t, e.Happened, "%s", e.Name)
-	}
-}
-
 // constantToken is a user's lock that gives every grant the token 42 (and
 // so releases nothing: the grant it names is not the one it holds).
 type constantToken struct{ lock.Locker }

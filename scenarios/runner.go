@@ -328,6 +328,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	}
 	// The resources the store can give: the others are skipped, saying why.
 	ran, skipped := st.Resources(resources)
+	ran, skipped = tokenless(s, cfg.shape(j.lock), ran, skipped)
 	if len(ran) == 0 { // none the lock's grants can write to
 		return each(func(x *Result) { x.Skipped = skipped[x.Resource] })
 	}
@@ -335,7 +336,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	if err != nil {
 		return fail(err.Error())
 	}
-	minimum := s.Minimum
+	minimum := s.minimum()
 	interrupted := func() []Result { // a cut-short history proves nothing either way
 		rec.abort() // and none is left that looks complete
 		return each(func(x *Result) {
@@ -454,7 +455,7 @@ func record(cfg Config, resources []string, members int, s Scenario, j job, plan
 			return nil, err
 		}
 	}
-	minimum := s.Minimum
+	minimum := s.minimum()
 	for i, r := range resources {
 		w, err := history.Create(filepath.Join(rec.dir, r+".history.jsonl"), history.Header{
 			Scenario: s.Name, Seed: seed, Lock: lk, Resource: r, Members: members, Version: Version,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
@@ -98,4 +99,51 @@ func (s Scenario) losesReleaseAnswer() bool {
 	return err == nil && slices.ContainsFunc(steps, func(st script.Step) bool {
 		return st.Cmd.Name == "release" && st.Cmd.Answer != ""
 	})
+}
+
+// tokenFindings lists the resources on which s's documented FAIL is one
+// only a fencing token can show: its script's check step names no failed
+// check but stale-writes and tokens for them ("unfenced: FAIL (stale-writes
+// FAIL)": a late write that, without tokens, reads as one more increment).
+func (s Scenario) tokenFindings() []string {
+	steps, err := s.Script()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, st := range steps {
+		if st.Cmd.Name != "check" {
+			continue
+		}
+		for _, line := range strings.Split(st.Expected, "\n") {
+			res, rest, ok := strings.Cut(line, ": FAIL (")
+			if !ok {
+				continue
+			}
+			tokenOnly := true
+			for _, c := range strings.Split(strings.TrimSuffix(rest, ")"), ", ") {
+				name, _, _ := strings.Cut(c, " ")
+				tokenOnly = tokenOnly && (name == "stale-writes" || name == "tokens")
+			}
+			if tokenOnly {
+				out = append(out, res)
+			}
+		}
+	}
+	return out
+}
+
+// tokenless skips, for a lock whose grants carry no token (shape), the
+// resources of ran on which s's finding needs one (see tokenFindings).
+func tokenless(s Scenario, shape grantShape, ran []string, skipped map[string]string) ([]string, map[string]string) {
+	if shape.token {
+		return ran, skipped
+	}
+	for _, r := range s.tokenFindings() {
+		if slices.Contains(ran, r) {
+			skipped[r] = "does not apply to this lock: the lesson's finding on " + r + " is a stale write, which only " +
+				"a fencing token shows, and the lock's grants carry none (Grant.Token is zero)"
+		}
+	}
+	return slices.DeleteFunc(ran, func(r string) bool { return skipped[r] != "" }), skipped
 }

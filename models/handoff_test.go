@@ -1,0 +1,87 @@
+package models_test
+
+import (
+	"cmp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/models"
+)
+
+// The hand-off check: a waiter that is never granted although the
+// lock was free for the bound — nobody held it, nobody else was granted,
+// no fault reached it — is the lock's failure (a waiter that misses its
+// wake-up, or waits behind a key its lock left); a waiter behind a holder,
+// behind a key an unanswered acquire may have left, cut off itself, or
+// whose own lease ended, is not.
+func TestHandOffCatchesAWaiterLeftWaitingForAFreeLock(t *testing.T) {
+	h := history.Header{Minimum: &history.Minimum{Grants: 1, HandOffWithin: 1000}}
+	check := func(ops []op, leases []lost, faults []fault) models.Verdict {
+		t.Helper()
+		r, err := models.Check(h, build(ops, leases, faults), time.Second)
+		require.NoError(t, err)
+		return r.HandOff
+	}
+	c1 := op{client: "c1", op: A, call: 0, ret: 10, token: 4, lease: 0xa}
+	released := op{client: "c1", op: R, call: 100, ret: 110}
+	waited := op{client: "c2", op: A, call: 50, ret: 2000, typ: history.Info}
+
+	stranded := check([]op{c1, waited, released}, nil, nil)
+	assert.Equal(t, models.Fail, stranded.Result)
+	assert.Contains(t, stranded.Explanation, "c2 waited 1.89µs for the lock while it was free — after c1's grant (token 4) ended")
+	assert.Len(t, stranded.Evidence, 2, "the waiter and the grant whose end freed the lock")
+
+	granted := check([]op{c1, {client: "c2", op: A, call: 50, ret: 130, token: 6}, released}, nil, nil)
+	assert.NotEqual(t, models.Fail, granted.Result, granted.Explanation)
+
+	// Behind a holder that never released, a waiter waits rightly; once
+	// the holder's lease ends on the server (a crashed holder's key goes
+	// then), the lock is free.
+	assert.NotEqual(t, models.Fail, check([]op{c1, waited}, nil, nil).Result)
+	crashed := check([]op{c1, waited}, []lost{{client: "c1", t: 500, aliveUntil: 490, lease: 0xa}}, nil)
+	assert.Equal(t, models.Fail, crashed.Result, crashed.Explanation)
+
+	// Too short a wait, or another client granted meanwhile: no finding.
+	short := op{client: "c2", op: A, call: 50, ret: 900, typ: history.Info}
+	assert.NotEqual(t, models.Fail, check([]op{c1, short, released}, nil, nil).Result)
+	other := op{client: "c3", op: A, call: 60, ret: 200, token: 7}
+	assert.NotEqual(t, models.Fail, check([]op{c1, waited, other, released}, nil, nil).Result)
+
+	// A fault that reaches the waiter excuses it, and a bound's time to
+	// settle after; another client's does not.
+	cutWaiter := []fault{{name: "cut-client c2", start: 200, end: 1500}}
+	assert.NotEqual(t, models.Fail, check([]op{c1, waited, released}, nil, cutWaiter).Result)
+	cutOther := []fault{{name: "cut-client c3", start: 200, end: 1500}}
+	assert.Equal(t, models.Fail, check([]op{c1, waited, released}, nil, cutOther).Result)
+
+	// An acquire of c3 whose answer a fault took may have left a key
+	// that keeps the lock: the waiter is not left waiting for nothing
+	// until c3's lease ends. One that simply timed out left nothing (the
+	// contract says so).
+	unheard := op{client: "c3", op: A, call: 20, ret: 60, typ: history.Info}
+	loseAnswer := []fault{{name: "lose-answer c3", start: 20, end: 60}}
+	assert.NotEqual(t, models.Fail, check([]op{c1, unheard, waited, released}, nil, loseAnswer).Result)
+	assert.Equal(t, models.Fail, check([]op{c1, unheard, waited, released}, nil, nil).Result)
+
+	// The waiter's own lease ended while it waited: no grant could come.
+	ownLease := []lost{{client: "c2", t: 1200, aliveUntil: 1100, lease: 0xb}}
+	assert.NotEqual(t, models.Fail, check([]op{c1, waited, released}, ownLease, nil).Result)
+
+	// A machine too busy to count (its CPUs oversubscribed, or the lab's
+	// own process standing still) hands a lock over late whatever the lock
+	// does: that time is not counted.
+	starved := append(build([]op{c1, waited, released}, nil, nil),
+		history.Event{Time: 1900, Type: history.Observed, What: history.ObservedStarved, StalledFrom: 150})
+	slices.SortStableFunc(starved, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
+	r, err := models.Check(h, starved, time.Second)
+	require.NoError(t, err)
+	assert.NotEqual(t, models.Fail, r.HandOff.Result, r.HandOff.Explanation)
+
+	h.Minimum.HandOffWithin = 0
+	assert.Equal(t, models.NotApplicable, check([]op{c1, waited, released}, nil, nil).Result, "no bound stated")
+}

@@ -1,0 +1,207 @@
+package scenarios_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/scenarios"
+)
+
+// A step that went otherwise than its script because of the lock is the
+// lock's FAIL, naming the check, not the lab's ERROR: a waiter that misses
+// its wake-up (deaf), and one whose timed-out acquire leaves its key
+// queued (dup; deaf too), are left waiting for a free lock — hand-off. And
+// a release of a grant long gone that deletes nothing and says so is no
+// error of anyone's: retried-release accepts it, and the checks judge what
+// it did.
+func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
+	t.Parallel() // a few short configurations, mostly waiting
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+		Scenarios: []string{"gave-up", "retried-release"},
+		Locks:     []string{"deaf", "dup"}, Resources: []string{"fenced"},
+		Factories: map[string]lock.Factory{
+			"deaf": newNaive(func(q *naiveQueue) { q.deaf = true }),
+			"dup":  newNaive(func(q *naiveQueue) { q.dup = true }),
+		},
+		Seed: 1, Runs: 1, Out: t.TempDir(),
+	})
+	require.NoError(t, err)
+	want := map[string]models.Result{
+		"gave-up/deaf": models.Fail, "gave-up/dup": models.Fail, "retried-release/dup": models.Pass,
+	}
+	for _, r := range sum.Results {
+		name := r.Scenario + "/" + r.Lock
+		w, ok := want[name]
+		if !ok {
+			continue
+		}
+		assert.Equal(t, w, r.Verdict, "%s: %s", name, r.Error)
+		if w == models.Fail {
+			assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
+				return v.Check == "hand-off" && v.Result == models.Fail
+			}), "%s: caught by hand-off", name)
+		}
+	}
+}
+
+// naiveQueue is a revision queue written against the contract alone, with
+// one bug chosen by its fields: the locks whose steps go otherwise than
+// their scripts because of the lock.
+type naiveQueue struct {
+	s   *concurrency.Session
+	cli *clientv3.Client
+	pfx string
+	// deaf: a waiter watches its predecessor for puts only, so the delete
+	// that should wake it never does.
+	deaf bool
+	// dup: every Acquire enqueues a key of its own, even when an earlier
+	// one of the client is still queued.
+	dup bool
+	n   atomic.Int64
+}
+
+func newNaive(set func(*naiveQueue)) lock.Factory {
+	return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		if opts.TTL == 0 {
+			opts.TTL = lock.DefaultTTL
+		}
+		if opts.Prefix == "" {
+			opts.Prefix = lock.DefaultPrefix
+		}
+		s, err := concurrency.NewSession(cli, concurrency.WithTTL(opts.TTL))
+		if err != nil {
+			return nil, err
+		}
+		q := &naiveQueue{s: s, cli: cli, pfx: opts.Prefix + name + "/"}
+		set(q)
+		return q, nil
+	}
+}
+
+func (q *naiveQueue) key() string {
+	if q.dup {
+		return fmt.Sprintf("%s%x-%d", q.pfx, q.s.Lease(), q.n.Add(1))
+	}
+	return fmt.Sprintf("%s%x", q.pfx, q.s.Lease())
+}
+
+func (q *naiveQueue) Acquire(ctx context.Context) (lock.Grant, error) {
+	select {
+	case <-q.s.Done():
+		return lock.Grant{}, lock.ErrSessionExpired
+	default:
+	}
+	key := q.key()
+	put, err := q.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, "", clientv3.WithLease(q.s.Lease()))).Else(clientv3.OpGet(key)).Commit()
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	rev := put.Header.Revision
+	if !put.Succeeded {
+		rev = put.Responses[0].GetResponseRange().Kvs[0].CreateRevision
+	}
+	for {
+		resp, err := q.cli.Get(ctx, q.pfx, append(clientv3.WithFirstCreate(), clientv3.WithMaxCreateRev(rev))...)
+		if err != nil {
+			return lock.Grant{}, err
+		}
+		if len(resp.Kvs) == 0 {
+			return lock.Grant{}, lock.ErrSessionExpired
+		}
+		first := resp.Kvs[0]
+		if string(first.Key) == key {
+			return q.grant(ctx, key, rev), nil
+		}
+		wopts := []clientv3.OpOption{clientv3.WithRev(resp.Header.Revision + 1)}
+		if q.deaf {
+			wopts = append(wopts, clientv3.WithFilterDelete())
+		}
+		wctx, cancel := context.WithCancel(ctx)
+		wch := q.cli.Watch(wctx, string(first.Key), wopts...)
+		_, ok := <-wch
+		cancel()
+		if !ok || ctx.Err() != nil {
+			return lock.Grant{}, errors.Join(ctx.Err(), errors.New("watch ended"))
+		}
+	}
+}
+
+func (q *naiveQueue) grant(_ context.Context, key string, rev int64) lock.Grant {
+	return lock.Grant{Token: rev, Key: key, Lease: q.s.Lease(), Lost: q.s.Done()}
+}
+
+func (q *naiveQueue) Release(ctx context.Context, g lock.Grant) error {
+	_, err := q.cli.Delete(ctx, g.Key)
+	return err
+}
+
+func (q *naiveQueue) Lease() clientv3.LeaseID { return q.s.Lease() }
+
+func (q *naiveQueue) Close() error { return q.s.Close() }
+
+// silent is a user's lock that never answers: every acquire waits until
+// its deadline.
+type silent struct{}
+
+func (silent) Acquire(ctx context.Context) (lock.Grant, error) {
+	<-ctx.Done()
+	return lock.Grant{}, ctx.Err()
+}
+func (silent) Release(context.Context, lock.Grant) error { return lock.ErrNotHeld }
+func (silent) Lease() clientv3.LeaseID                   { return 0 }
+func (silent) Close() error                              { return nil }
+
+// A lock that never grants matches nothing, not even a lesson whose
+// documented outcome is FAIL: the clients it never granted do not enter
+// their critical sections, and no safety check catches anything. Its
+// waiter, left waiting for a lock that stood free, is its hand-off FAIL.
+// The steps that went otherwise than the script are in the history file,
+// which a check judges as the run did.
+func TestASilentLockMatchesNothing(t *testing.T) {
+	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Out: t.TempDir(),
+		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
+		Factories: map[string]lock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
+			return silent{}, nil
+		}},
+		Seed: 1, Runs: 1,
+	})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	r := sum.Results[0]
+	assert.Equal(t, scenarios.ExpectFail, r.Expected)
+	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
+	assert.Equal(t, models.Fail, r.Verdict)
+	assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
+		return v.Check == "hand-off" && v.Result == models.Fail
+	}), "caught by hand-off")
+	assert.Equal(t, models.Fail, r.Progress)
+	assert.Equal(t, 1, sum.ExitCode())
+	// A client the lock gave no lease has none to lose: the wait for it
+	// is an error, and no effect about it happened.
+	assert.Contains(t, r.Error, "wait-lease-gone c1: got \"error: c1 has no lease the lab knows of")
+	h, events, err := history.ReadFile(r.History)
+	require.NoError(t, err)
+	assert.Equal(t, r.Error, history.RunError(events), "the run's error ends its history")
+	_, _, j, err := models.JudgeHistory(h, events, 0)
+	require.NoError(t, err)
+	assert.Equal(t, models.Fail, j.Verdict)
+	assert.False(t, j.Matches)
+	assert.Equal(t, r.Error, j.Error)
+	for _, e := range r.Effects {
+		assert.False(t, e.Happened, "%s", e.Name)
+	}
+}
