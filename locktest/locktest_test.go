@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/lock/etcdctl"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/badlocks"
 	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/locktest"
@@ -74,6 +75,24 @@ func TestBrokenLockFailsTheGate(t *testing.T) {
 	assert.Contains(t, out, "--- FAIL: TestBrokenLockFailsTheGate/slow-holder/lock-under-test/fenced/1")
 	assert.Contains(t, out, "lease-kept FAIL")
 	assert.Contains(t, out, "the same schedule again: go test -run '^TestBrokenLockFailsTheGate$/^slow-holder$'")
+}
+
+// The gate fails a lock whose waiter misses its wake-up, naming the
+// hand-off check, on every seed — not an ERROR of the run: the step that
+// awaited the grant went otherwise because of the lock.
+func TestAWaiterLeftWaitingFailsTheGate(t *testing.T) {
+	out := mustFailInChild(t, func(t *testing.T) {
+		locktest.Run(t, badlocks.Deaf, locktest.Scenarios("gave-up"), locktest.Resources(locktest.Fenced), locktest.Seeds(1, 3),
+			locktest.Cases(0))
+	})
+	if out == "" {
+		return
+	}
+	for _, seed := range []string{"1", "2", "3"} {
+		assert.Contains(t, out, "--- FAIL: TestAWaiterLeftWaitingFailsTheGate/gave-up/lock-under-test/fenced/"+seed)
+	}
+	assert.Contains(t, out, "hand-off FAIL")
+	assert.NotContains(t, out, "ERROR")
 }
 
 // A gate where every configuration was skipped tested nothing: it fails.

@@ -2,18 +2,15 @@ package scenarios_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/badlocks"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
@@ -32,8 +29,8 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 		Scenarios: []string{"gave-up", "retried-release"},
 		Locks:     []string{"deaf", "dup"}, Resources: []string{"fenced"},
 		Factories: map[string]lock.Factory{
-			"deaf": newNaive(func(q *naiveQueue) { q.deaf = true }),
-			"dup":  newNaive(func(q *naiveQueue) { q.dup = true }),
+			"deaf": badlocks.Deaf,
+			"dup":  badlocks.Dup,
 		},
 		Seed: 1, Runs: 1, Out: t.TempDir(),
 	})
@@ -55,102 +52,6 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 		}
 	}
 }
-
-// naiveQueue is a revision queue written against the contract alone, with
-// one bug chosen by its fields: the locks whose steps go otherwise than
-// their scripts because of the lock.
-type naiveQueue struct {
-	s   *concurrency.Session
-	cli *clientv3.Client
-	pfx string
-	// deaf: a waiter watches its predecessor for puts only, so the delete
-	// that should wake it never does.
-	deaf bool
-	// dup: every Acquire enqueues a key of its own, even when an earlier
-	// one of the client is still queued.
-	dup bool
-	n   atomic.Int64
-}
-
-func newNaive(set func(*naiveQueue)) lock.Factory {
-	return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-		if opts.TTL == 0 {
-			opts.TTL = lock.DefaultTTL
-		}
-		if opts.Prefix == "" {
-			opts.Prefix = lock.DefaultPrefix
-		}
-		s, err := concurrency.NewSession(cli, concurrency.WithTTL(opts.TTL))
-		if err != nil {
-			return nil, err
-		}
-		q := &naiveQueue{s: s, cli: cli, pfx: opts.Prefix + name + "/"}
-		set(q)
-		return q, nil
-	}
-}
-
-func (q *naiveQueue) key() string {
-	if q.dup {
-		return fmt.Sprintf("%s%x-%d", q.pfx, q.s.Lease(), q.n.Add(1))
-	}
-	return fmt.Sprintf("%s%x", q.pfx, q.s.Lease())
-}
-
-func (q *naiveQueue) Acquire(ctx context.Context) (lock.Grant, error) {
-	select {
-	case <-q.s.Done():
-		return lock.Grant{}, lock.ErrSessionExpired
-	default:
-	}
-	key := q.key()
-	put, err := q.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, "", clientv3.WithLease(q.s.Lease()))).Else(clientv3.OpGet(key)).Commit()
-	if err != nil {
-		return lock.Grant{}, err
-	}
-	rev := put.Header.Revision
-	if !put.Succeeded {
-		rev = put.Responses[0].GetResponseRange().Kvs[0].CreateRevision
-	}
-	for {
-		resp, err := q.cli.Get(ctx, q.pfx, append(clientv3.WithFirstCreate(), clientv3.WithMaxCreateRev(rev))...)
-		if err != nil {
-			return lock.Grant{}, err
-		}
-		if len(resp.Kvs) == 0 {
-			return lock.Grant{}, lock.ErrSessionExpired
-		}
-		first := resp.Kvs[0]
-		if string(first.Key) == key {
-			return q.grant(ctx, key, rev), nil
-		}
-		wopts := []clientv3.OpOption{clientv3.WithRev(resp.Header.Revision + 1)}
-		if q.deaf {
-			wopts = append(wopts, clientv3.WithFilterDelete())
-		}
-		wctx, cancel := context.WithCancel(ctx)
-		wch := q.cli.Watch(wctx, string(first.Key), wopts...)
-		_, ok := <-wch
-		cancel()
-		if !ok || ctx.Err() != nil {
-			return lock.Grant{}, errors.Join(ctx.Err(), errors.New("watch ended"))
-		}
-	}
-}
-
-func (q *naiveQueue) grant(_ context.Context, key string, rev int64) lock.Grant {
-	return lock.Grant{Token: rev, Key: key, Lease: q.s.Lease(), Lost: q.s.Done()}
-}
-
-func (q *naiveQueue) Release(ctx context.Context, g lock.Grant) error {
-	_, err := q.cli.Delete(ctx, g.Key)
-	return err
-}
-
-func (q *naiveQueue) Lease() clientv3.LeaseID { return q.s.Lease() }
-
-func (q *naiveQueue) Close() error { return q.s.Close() }
 
 // silent is a user's lock that never answers: every acquire waits until
 // its deadline.
