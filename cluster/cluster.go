@@ -97,7 +97,12 @@ type Cluster struct {
 	mu        sync.Mutex
 	clients   map[string]*Client
 	partition [][]string // current groups; nil when healed
-	closed    bool
+	// cut are the peer links cut now, each on the side of one member's
+	// running server (see applyPartition): etcd's MendPeer of a link that
+	// is not cut starts its pipeline a second time, and the next CutPeer
+	// of it then waits for ever for the first one's workers.
+	cut    map[peerLink]bool
+	closed bool
 }
 
 // Members returns the member names, m1…mN.

@@ -95,8 +95,13 @@ func (c *Cluster) completeGroups(groups [][]string) ([][]string, error) {
 	return full, nil
 }
 
+// peerLink is member on's link to member to, on on's side.
+type peerLink struct{ on, to string }
+
 // applyPartition cuts every pair of members in different groups, on the side
 // of each running member; with only set, just the pairs that involve only.
+// A link cut already is left as it is: etcd's CutPeer and MendPeer must
+// alternate (see Cluster.cut).
 func (c *Cluster) applyPartition(groups [][]string, only *member) {
 	group := map[string]int{}
 	for i, g := range groups {
@@ -112,23 +117,59 @@ func (c *Cluster) applyPartition(groups [][]string, only *member) {
 			if only != nil && a != only && b != only {
 				continue
 			}
-			if e, err := a.server(); err == nil {
-				e.Server.CutPeer(b.peerID())
+			e, err := a.server()
+			if err != nil || !c.markCut(peerLink{a.name, b.name}) {
+				continue
 			}
+			e.Server.CutPeer(b.peerID())
 		}
 	}
 }
 
+// markCut records link as cut, and reports whether it was not already.
+func (c *Cluster) markCut(link peerLink) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut[link] {
+		return false
+	}
+	if c.cut == nil {
+		c.cut = map[peerLink]bool{}
+	}
+	c.cut[link] = true
+	return true
+}
+
+// mendAll mends every link cut, on the side of each member still running
+// the server that cut it.
 func (c *Cluster) mendAll() {
-	for _, a := range c.members {
-		e, err := a.server()
+	c.mu.Lock()
+	cut := c.cut
+	c.cut = nil
+	c.mu.Unlock()
+	for link := range cut {
+		a, err := c.member(link.on)
 		if err != nil {
 			continue
 		}
-		for _, b := range c.members {
-			if a != b {
-				e.Server.MendPeer(b.peerID())
-			}
+		b, err := c.member(link.to)
+		if err != nil {
+			continue
+		}
+		if e, err := a.server(); err == nil {
+			e.Server.MendPeer(b.peerID())
+		}
+	}
+}
+
+// forgetCuts forgets the links cut on member name's side: its server
+// stopped, and the one it starts again cuts nothing until told.
+func (c *Cluster) forgetCuts(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for link := range c.cut {
+		if link.on == name {
+			delete(c.cut, link)
 		}
 	}
 }

@@ -117,6 +117,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	}
 	// The initial cluster is ignored on a data dir that has a WAL, but the
 	// configuration must still validate.
+	c.forgetCuts(m.name) // its stopped server's cuts went with it
 	if err := c.startOn(m, c.initialCluster()); err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
