@@ -61,20 +61,33 @@ func strandedWaiter(ops []history.Operation, events []history.Event, bound int64
 		if !ok {
 			continue
 		}
-		for _, w := range windows {
-			if w.Start < until && reaches(w, op.Client, conns[op.Client]) {
-				if w.Open || w.End >= until {
-					ok = false
-					break
-				}
-				free = max(free, w.End+bound)
-			}
+		settled, ok := settledBy(windows, conns, op.Client, until, bound)
+		if !ok {
+			continue
 		}
-		if ok && until-free-busyWithin(busy, free, until) >= bound {
-			return &stranding{op: op, free: free, until: until, after: after, busy: busyWithin(busy, free, until)}
+		free = max(free, settled)
+		if b := busyWithin(busy, free, until); until-free-b >= bound {
+			return &stranding{op: op, free: free, until: until, after: after, busy: b}
 		}
 	}
 	return nil
+}
+
+// settledBy is when the faults that reach client and began before until
+// had ended bound ago (zero if none did); false if one was still under way
+// at until.
+func settledBy(windows []history.FaultWindow, conns map[string]map[string]bool, client string, until, bound int64) (int64, bool) {
+	var settled int64
+	for _, w := range windows {
+		if w.Start >= until || !reaches(w, client, conns[client]) {
+			continue
+		}
+		if w.Open || w.End >= until {
+			return 0, false
+		}
+		settled = max(settled, w.End+bound)
+	}
+	return settled, true
 }
 
 // busySpans are the times the machine was too busy to judge a hand-off

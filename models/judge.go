@@ -53,8 +53,9 @@ type Judgement struct {
 //     lab's own process stood still: see CheckEnvironment) is ERROR too,
 //     not the lock's FAIL.
 func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
-	j := Judgement{Verdict: rep.Result(), Caught: rep.Liveness.Result == Fail || rep.HandOff.Result == Fail ||
-		slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })}
+	// others: a check other than hand-off caught the lock (see matches).
+	others := rep.Liveness.Result == Fail || slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })
+	j := Judgement{Verdict: rep.Result(), Caught: others || rep.HandOff.Result == Fail}
 	switch {
 	case !j.Caught && Moot(effects) != "":
 		// What the script expected after the lesson's premise failed is no
@@ -70,7 +71,6 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 	default:
 		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)
 	}
-	others := rep.Liveness.Result == Fail || slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })
 	j.Matches = j.matches(rep.Progress.Result, rep.Liveness.Result, rep.HandOff.Result, others, effects, expect)
 	return j
 }

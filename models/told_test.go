@@ -58,3 +58,33 @@ func TestCheckToldLost(t *testing.T) {
 		})
 	}
 }
+
+// A lock that gives no token has its Lost events known by client alone:
+// the first after the grant's return is the grant's own, and one that
+// came before it (an earlier grant's) tells nothing about it.
+func TestToldLostOfAGrantWithNoToken(t *testing.T) {
+	s := func(n float64) int64 { return int64(n * float64(time.Second)) }
+	told := func(at float64) history.Event {
+		return history.Event{Time: s(at), Type: history.Observed, What: history.ObservedToldLost, Client: "c1"}
+	}
+	events := func(before, after []history.Event) []history.Event {
+		evs := append([]history.Event{{Time: s(0), Type: history.Invoke, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l"}},
+			before...)
+		evs = append(evs,
+			history.Event{Time: s(1), Type: history.Ok, ID: 1, Client: "c1", Op: history.Acquire, Lock: "l", Lease: 0xa, Tells: true},
+			history.Event{Time: s(3), Type: history.LeaseLost, Client: "c1", Lease: 0xa, AliveUntil: s(2.8)})
+		return append(append(evs, after...), history.Event{Time: s(7), Type: history.Final, Value: new(int64)})
+	}
+	for _, tc := range []struct {
+		name string
+		evs  []history.Event
+		want models.Result
+	}{
+		{"told in time", events(nil, []history.Event{told(3.5)}), models.Pass},
+		{"only an earlier grant's word", events([]history.Event{told(0.5)}, nil), models.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, verdictOf(mustCheck(t, tc.evs, time.Second), "told-lost"))
+		})
+	}
+}

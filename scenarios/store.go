@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
@@ -110,24 +109,11 @@ func (s Scenario) tokenFindings() []string {
 	if err != nil {
 		return nil
 	}
+	other := func(check string) bool { return check != "stale-writes" && check != "tokens" }
 	var out []string
-	for _, st := range steps {
-		if st.Cmd.Name != "check" {
-			continue
-		}
-		for _, line := range strings.Split(st.Expected, "\n") {
-			res, rest, ok := strings.Cut(line, ": FAIL (")
-			if !ok {
-				continue
-			}
-			tokenOnly := true
-			for _, c := range strings.Split(strings.TrimSuffix(rest, ")"), ", ") {
-				name, _, _ := strings.Cut(c, " ")
-				tokenOnly = tokenOnly && (name == "stale-writes" || name == "tokens")
-			}
-			if tokenOnly {
-				out = append(out, res)
-			}
+	for _, d := range documentedVerdicts(steps) {
+		if d.verdict == "FAIL" && len(d.failed) > 0 && !slices.ContainsFunc(d.failed, other) {
+			out = append(out, d.resource)
 		}
 	}
 	return out

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
@@ -59,24 +58,14 @@ func FromScript(name, file, text string) (Scenario, error) {
 		s.opTimeout = cmp.Or(s.opTimeout, run.DefaultOpTimeout) + longer
 	}
 	expect := map[string]Expect{}
-	for _, st := range steps {
-		if st.Cmd.Name != "check" {
-			continue
-		}
-		for i, line := range strings.Split(st.Expected, "\n") {
-			res, rest, ok := strings.Cut(line, ": ")
-			if !ok || !slices.Contains(lock.ResourceNames(), res) {
-				continue
-			}
-			verdict, _, _ := strings.Cut(rest, " ")
-			switch models.Result(verdict) {
-			case models.Pass:
-				expect[res] = ExpectPass
-			case models.Fail:
-				expect[res] = ExpectFail
-			default:
-				return Scenario{}, fmt.Errorf("%s:%d: check: %s: want PASS or FAIL, got %q", file, st.Line+2+i, res, verdict)
-			}
+	for _, d := range documentedVerdicts(steps) {
+		switch models.Result(d.verdict) {
+		case models.Pass:
+			expect[d.resource] = ExpectPass
+		case models.Fail:
+			expect[d.resource] = ExpectFail
+		default:
+			return Scenario{}, fmt.Errorf("%s:%d: check: %s: want PASS or FAIL, got %q", file, d.line, d.resource, d.verdict)
 		}
 	}
 	s.Expect = func(resource string) Expect {

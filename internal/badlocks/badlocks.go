@@ -1,6 +1,3 @@
-// Package badlocks holds locks with one bug each, written against the
-// lock contract alone as a user would write them, for the tests that show
-// the lab catches what they do by the check that names it.
 package badlocks
 
 import (
@@ -94,7 +91,7 @@ func (q *naiveQueue) Acquire(ctx context.Context) (lock.Grant, error) {
 		}
 		first := resp.Kvs[0]
 		if string(first.Key) == key {
-			return q.grant(ctx, key, rev), nil
+			return lock.Grant{Token: rev, Key: key, Lease: q.s.Lease(), Lost: q.s.Done()}, nil
 		}
 		wopts := []clientv3.OpOption{clientv3.WithRev(resp.Header.Revision + 1)}
 		if q.deaf {
@@ -108,10 +105,6 @@ func (q *naiveQueue) Acquire(ctx context.Context) (lock.Grant, error) {
 			return lock.Grant{}, errors.Join(ctx.Err(), errors.New("watch ended"))
 		}
 	}
-}
-
-func (q *naiveQueue) grant(_ context.Context, key string, rev int64) lock.Grant {
-	return lock.Grant{Token: rev, Key: key, Lease: q.s.Lease(), Lost: q.s.Done()}
 }
 
 func (q *naiveQueue) Release(ctx context.Context, g lock.Grant) error {
