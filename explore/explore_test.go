@@ -143,15 +143,18 @@ func TestExploreCatchesALostAcquireWedge(t *testing.T) {
 	assert.LessOrEqual(t, len(c.Actions), 2, "shrunk to %v", c.Actions)
 }
 
-// renew-gives-up stops renewing its lease at the first keep-alive that
-// fails: exploration with blips finds its holder's lease lapsing under it.
+// renew-gives-up stops renewing its lease at the first keep-alive left
+// unanswered for a third of a TTL: exploration with blips, on 3 s leases
+// (where a blip holds the answers from the holder's next keep-alive),
+// finds its holder's lease lapsing under it at the first blip it draws.
 func TestExploreCatchesARenewalThatGivesUp(t *testing.T) {
 	bad, ok := lock.LookupRegression("renew-gives-up")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
-		Walk: script.WalkOptions{Faults: []string{script.WalkBlip}}, Cases: 20, Seed: 1, ShrinkTime: 20 * time.Second})
-	assert.Contains(t, c.Script, "cut c")
-	assert.Contains(t, c.Script, " for=400ms")
+		Walk: script.WalkOptions{Faults: []string{script.WalkBlip}, TTL: 3}, Cases: 10, Seed: 1,
+		ShrinkTime: time.Duration(testsize.Pick(t, 10, 30, "seconds of shrinking")) * time.Second})
+	assert.Contains(t, c.Script, "hold-answers c")
+	assert.Contains(t, c.Script, " for=1.2s")
 }
 
 // stale-reentry takes a key that names its client, read from the client's

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,6 +91,13 @@ func TestAWaiterLeftWaitingFailsTheGate(t *testing.T) {
 	}
 	for _, seed := range []string{"1", "2", "3"} {
 		assert.Contains(t, out, "--- FAIL: TestAWaiterLeftWaitingFailsTheGate/gave-up/lock-under-test/fenced/"+seed)
+	}
+	if strings.Contains(out, "too busy to count") {
+		// A machine too busy to count (go test runs packages side by
+		// side) decides nothing: the gate fails and says why, and blames
+		// neither the lock nor the lab.
+		t.Log("the machine was too busy to judge a hand-off; the gate said so")
+		return
 	}
 	assert.Contains(t, out, "hand-off FAIL")
 	assert.NotContains(t, out, "ERROR")

@@ -12,7 +12,9 @@ import (
 // lock, took a holder's or a waiter's lease away, or cut the run short
 // (see shortfalls: too little progress, or a step that went otherwise
 // than its script, while the lab's own process stood still; min is the
-// progress the run had to make, nil for none): a grant's lease ended
+// progress the run had to make, nil for none), or left a waiter with a
+// free lock for longer than a hand-off may take only if the time the
+// machine was too busy to count is counted (see CheckHandOff): a grant's lease ended
 // while its holder held it (or a lease while its client waited, see
 // waitLosses), no fault of the schedule that could reach its client
 // explains it (see reaches: a fault of another client's link, or of a
@@ -40,6 +42,9 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 func checkEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum, missing string) Verdict {
 	v := Verdict{Check: "environment", Operations: grants(ops)}
 	short, stood := shortfalls(ops, events, min, missing)
+	if why := busyHandOff(ops, events, min); why != "" {
+		short = append(short, why)
+	}
 	if v.Operations == 0 && len(short) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
 		return v

@@ -35,8 +35,10 @@ type stranding struct {
 // a fault took may have left a key, and no fault that reaches the waiter
 // was under way or had ended less than bound before. A lock that grants
 // by a watch hands a free lock over in milliseconds; a poller within its
-// interval. Nil if no acquire was left so.
-func strandedWaiter(ops []history.Operation, events []history.Event, bound int64) *stranding {
+// interval. Nil if no acquire was left so. unjudged is the first acquire
+// that was left so only when the busy time is counted: the machine was too
+// busy to tell whether the lock stranded it.
+func strandedWaiter(ops []history.Operation, events []history.Event, bound int64) (stranded, unjudged *stranding) {
 	var last int64
 	for _, e := range events {
 		last = max(last, e.Time)
@@ -66,11 +68,15 @@ func strandedWaiter(ops []history.Operation, events []history.Event, bound int64
 			continue
 		}
 		free = max(free, settled)
-		if b := busyWithin(busy, free, until); until-free-b >= bound {
-			return &stranding{op: op, free: free, until: until, after: after, busy: b}
+		b := busyWithin(busy, free, until)
+		switch s := (&stranding{op: op, free: free, until: until, after: after, busy: b}); {
+		case until-free-b >= bound:
+			return s, nil
+		case until-free >= bound && unjudged == nil:
+			unjudged = s
 		}
 	}
-	return nil
+	return nil, unjudged
 }
 
 // settledBy is when the faults that reach client and began before until
@@ -208,20 +214,44 @@ func grantEnd(ops []history.Operation, losses []history.Loss, g *history.Operati
 // with the acquire and the grant whose end freed the lock — evidence
 // against the lock, as a safety violation is, that matches no documented
 // outcome (a lock that grants nothing fails it in any lesson). N/A without
-// a bound or a waiter.
+// a bound or a waiter; UNKNOWN where the waiter was left so only if the
+// time the machine was too busy to count is counted.
 func CheckHandOff(ops []history.Operation, events []history.Event, min *history.Minimum) Verdict {
 	v := Verdict{Check: "hand-off"}
 	if min == nil || min.HandOffWithin <= 0 {
 		v.Result, v.Explanation = NotApplicable, "The history states no bound on handing a free lock to a waiter."
 		return v
 	}
-	if s := strandedWaiter(ops, events, min.HandOffWithin); s != nil {
+	s, unjudged := strandedWaiter(ops, events, min.HandOffWithin)
+	if s != nil {
 		return handOffVerdict(s, min.HandOffWithin)
+	}
+	if unjudged != nil {
+		v.Result, v.Evidence = Unknown, evidence(*unjudged.op)
+		v.Explanation = fmt.Sprintf("%s waited %v for the lock while it was free, and was never granted — but %v of "+
+			"that time the machine was too busy to count (its CPUs oversubscribed, or the lab's own process standing "+
+			"still), and a starved server hands a lock over late whatever the lock does: not decided. Run it on a "+
+			"quieter machine.", unjudged.op.Client, roundMS(unjudged.until-unjudged.free), roundMS(unjudged.busy))
+		return v
 	}
 	v.Result = Pass
 	v.Explanation = fmt.Sprintf("No acquire was left waiting %v or longer, and never granted, while the lock was free.",
 		time.Duration(min.HandOffWithin))
 	return v
+}
+
+// busyHandOff says how the machine, too busy to count, kept the hand-off
+// from being judged (CheckHandOff's UNKNOWN); "" if it did not.
+func busyHandOff(ops []history.Operation, events []history.Event, min *history.Minimum) string {
+	if min == nil || min.HandOffWithin <= 0 {
+		return ""
+	}
+	s, u := strandedWaiter(ops, events, min.HandOffWithin)
+	if s != nil || u == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s waited %v for a free lock, %v of it while the machine was too busy to count",
+		u.op.Client, roundMS(u.until-u.free), roundMS(u.busy))
 }
 
 // handOffVerdict is CheckHandOff's FAIL for a stranded waiter.

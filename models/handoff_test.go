@@ -80,7 +80,10 @@ func TestHandOffCatchesAWaiterLeftWaitingForAFreeLock(t *testing.T) {
 	slices.SortStableFunc(starved, func(a, b history.Event) int { return cmp.Compare(a.Time, b.Time) })
 	r, err := models.Check(h, starved, time.Second)
 	require.NoError(t, err)
-	assert.NotEqual(t, models.Fail, r.HandOff.Result, r.HandOff.Explanation)
+	assert.Equal(t, models.Unknown, r.HandOff.Result, "not decided, never a pass: %s", r.HandOff.Explanation)
+	assert.Contains(t, r.HandOff.Explanation, "too busy to count")
+	assert.Equal(t, models.Error, r.Environment.Result, "the environment's doing, run again: %s", r.Environment.Explanation)
+	assert.Contains(t, r.Environment.Explanation, "c2 waited")
 
 	h.Minimum.HandOffWithin = 0
 	assert.Equal(t, models.NotApplicable, check([]op{c1, waited, released}, nil, nil).Result, "no bound stated")

@@ -166,7 +166,8 @@ func (e *Env) readAt(ctx context.Context, key string, rev int64) (*clientv3.GetR
 // afterError handles an acquire or release that failed: if the server no
 // longer has the Locker's lease — whatever error the lock gave — the Locker
 // is done for and the client gets a new one, as a real client would make a
-// new session. It reports whether the lease was gone.
+// new session (on a member cut off from the quorum, at its first ask after
+// the fault). It reports whether the lease was gone.
 func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error) {
 	lease := e.leaseOf(w)
 	gone := errors.Is(err, lock.ErrSessionExpired)
@@ -179,6 +180,13 @@ func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error
 	}
 	if lease != 0 {
 		e.checkLease(context.WithoutCancel(ctx), w.name, lease)
+	}
+	if e.memberCutOff(w.cl.Member()) {
+		// No lease can be granted on a member cut off from the quorum: a
+		// new Locker would wait there for the fault's end. The client asks
+		// with the Locker it has, and the first ask after the fault
+		// renews it (see Acquire).
+		return true, nil
 	}
 	return true, e.renew(w)
 }

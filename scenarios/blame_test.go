@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,7 +42,7 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 	for _, r := range sum.Results {
 		name := r.Scenario + "/" + r.Lock
 		w, ok := want[name]
-		if !ok {
+		if !ok || w == models.Fail && busyHandOff(t, r) {
 			continue
 		}
 		assert.Equal(t, w, r.Verdict, "%s: %s", name, r.Error)
@@ -53,11 +54,33 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 	}
 }
 
-// silent is a user's lock that never answers: every acquire waits until
-// its deadline.
-type silent struct{}
+// busyHandOff reports whether the machine was too busy to judge r's
+// hand-off (go test runs packages side by side): the check said so, and
+// the result is not judged — never a PASS, never the lock's FAIL.
+func busyHandOff(t *testing.T, r scenarios.Result) bool {
+	t.Helper()
+	if !slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
+		return v.Check == "hand-off" && v.Result == models.Unknown
+	}) {
+		return false
+	}
+	assert.NotEqual(t, models.Pass, r.Verdict)
+	assert.False(t, r.Matches)
+	t.Logf("%s × %s: the machine was too busy to judge the hand-off", r.Scenario, r.Lock)
+	return true
+}
 
-func (silent) Acquire(ctx context.Context) (lock.Grant, error) {
+// silent is a user's lock that stops answering: every acquire waits until
+// its deadline — but the lab's preflight's, alone on a healthy cluster,
+// which it grants (answers is true for that first Locker only), so the
+// run learns its grants' shape at once rather than after the preflight's
+// whole timeout.
+type silent struct{ answers bool }
+
+func (s silent) Acquire(ctx context.Context) (lock.Grant, error) {
+	if s.answers {
+		return lock.Grant{Token: 1}, nil
+	}
 	<-ctx.Done()
 	return lock.Grant{}, ctx.Err()
 }
@@ -73,10 +96,11 @@ func (silent) Close() error                              { return nil }
 // which a check judges as the run did.
 func TestASilentLockMatchesNothing(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
+	var made atomic.Int32
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Out: t.TempDir(),
 		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
 		Factories: map[string]lock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
-			return silent{}, nil
+			return silent{answers: made.Add(1) == 1}, nil
 		}},
 		Seed: 1, Runs: 1,
 	})
@@ -85,6 +109,9 @@ func TestASilentLockMatchesNothing(t *testing.T) {
 	r := sum.Results[0]
 	assert.Equal(t, scenarios.ExpectFail, r.Expected)
 	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
+	if busyHandOff(t, r) {
+		return
+	}
 	assert.Equal(t, models.Fail, r.Verdict)
 	assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
 		return v.Check == "hand-off" && v.Result == models.Fail

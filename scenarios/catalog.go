@@ -224,9 +224,9 @@ var catalog = []Scenario{
 	},
 	{
 		Name:    "slow-link",
-		seconds: 15,
+		seconds: 13,
 		Lesson: "c1's link turns slow — every message delayed 400 ms each way, about a seventh of its lease's 3 s TTL — " +
-			"just after it is granted the lock; it works for two TTLs, then waits in the queue and is granted over " +
+			"just after it is granted the lock; it works for 4 s, past its TTL, then waits in the queue and is granted over " +
 			"the slow link. Keep-alives reach the server late and their answers later still, but a lock that sends " +
 			"each one in time by the clock of its requests keeps its lease. One that renews a TTL after the last " +
 			"answer loses a round trip at every renewal: its lease ends under c1, and the next client is granted " +

@@ -42,7 +42,7 @@ const lapseOpTimeout = 5 * time.Second
 const blipOpTimeout = 15 * time.Second
 
 // slowLinkOpTimeout bounds an operation of slow-link: a waiter waits out a
-// holder that works for two TTLs (6 s), over a slow link.
+// holder that works past its TTL (4 s), over a slow link.
 const slowLinkOpTimeout = 15 * time.Second
 
 // crashOpTimeout bounds an operation of crashed-holder: the waiter's

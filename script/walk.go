@@ -23,7 +23,12 @@ const (
 	// gives up, or asks again later.
 	WalkLostAcquire = "lost-acquire"
 	// WalkBlip: a holder's link fails for 0.4 TTL, and it goes on holding
-	// (working) for 1.5 TTL after: a lock must ride through.
+	// (working) for 1.5 TTL after: a lock must ride through. On leases of
+	// 3 s or more the link fails one way from the holder's next keep-alive
+	// (hold-answers, as in the link-blip lesson), so every renewer meets
+	// the blip at a renewal; on shorter ones it is cut both ways (etcd's own
+	// client lets a 1 s lease lapse when its answers are a sixth of a
+	// second late), and a renewer meets it only if it renews within it.
 	WalkBlip = "blip"
 	// WalkIsolate: a holder's member is cut off from the other members
 	// until the holder's lease has ended; the holder asks for the lock
@@ -281,7 +286,11 @@ func (w *Walk) Next() []Action {
 		}
 		if w.allows(WalkBlip) && c.active() && c.held && !c.leaseGone {
 			ttl := time.Duration(w.opts.TTL) * time.Second
-			add("blip", c.name, Cmd{Name: "cut", For: 4 * ttl / 10}, Cmd{Name: "cs", Work: 3 * ttl / 2})
+			blip := Cmd{Name: "cut", For: 4 * ttl / 10}
+			if w.opts.TTL >= slowMinTTL {
+				blip.Name = "hold-answers" // see WalkBlip
+			}
+			add("blip", c.name, blip, Cmd{Name: "cs", Work: 3 * ttl / 2})
 		}
 		if w.allows(WalkCrash) && c.active() && c.held && !c.leaseGone {
 			add("crash", c.name, Cmd{Name: "crash"})
