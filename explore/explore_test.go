@@ -144,7 +144,7 @@ func TestExploreCatchesALostAcquireWedge(t *testing.T) {
 }
 
 // renew-gives-up stops renewing its lease at the first keep-alive left
-// unanswered for a third of a TTL: exploration with blips, on 3 s leases
+// unanswered for a quarter of a TTL: exploration with blips, on 3 s leases
 // (where a blip holds the answers from the holder's next keep-alive),
 // finds its holder's lease lapsing under it at the first blip it draws.
 func TestExploreCatchesARenewalThatGivesUp(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // renewGivesUp is a single-key lock that keeps its lease alive itself, as
 // lock libraries over stores without sessions do: the key is put if absent
 // on a lease of its own (polled, like ttl-poll), and while it holds, a
-// renewer sends a keep-alive every TTL/5, giving each TTL/10 to be answered.
+// renewer sends a keep-alive every TTL/3, giving each TTL/4 to be answered.
 // The first keep-alive that fails ends the renewing for good — a transient
 // error is taken for a lost lock, and nobody is told (cozy-stack's lock
 // renewer after pull request 4911 stops on any error, transient too). A link
@@ -117,9 +117,12 @@ func (l *renewGivesUp) renew(lease clientv3.LeaseID) {
 	}()
 }
 
-// giveUp sends a keep-alive every TTL/3, giving each TTL/3 to be
-// answered (the rhythm of etcd's own client, and of many a hand-written
-// renewer), and gives up at the first that fails.
+// giveUp sends a keep-alive every TTL/3 (the rhythm of etcd's own client,
+// and of many a hand-written renewer), giving each TTL/4 to be answered,
+// and gives up at the first that fails. The answer's time is well inside
+// link-blip's hold (0.4 TTL), so that a renewer whose own timer a busy
+// machine delays still finds no answer when it looks (with TTL/3, a fifteenth
+// of a TTL inside the hold, a loaded run of go test let it pass once).
 func giveUp(l *renewGivesUp, lease clientv3.LeaseID, stop <-chan struct{}) {
 	t := time.NewTicker(l.ttl / 3)
 	defer t.Stop()
@@ -129,7 +132,7 @@ func giveUp(l *renewGivesUp, lease clientv3.LeaseID, stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/3)
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/4)
 		_, err := l.cli.KeepAliveOnce(ctx, lease)
 		cancel()
 		if err != nil {

@@ -537,6 +537,7 @@ func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 // starts, minus the lessons that fault its servers; every key a run wrote
 // is gone afterwards.
 func TestRedisLocksRunOnARedisOfYourOwn(t *testing.T) {
+	t.Parallel() // a Redis of its own: beside the others
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v: not tried (.ci/run installs it)", err)
 	}

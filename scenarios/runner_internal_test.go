@@ -37,6 +37,7 @@ func (f failAfter) Write(e history.Event) error {
 // the checkers would say about the truncated part: the failure reaches the
 // result through the whole runner, not only Env.Err.
 func TestFailingHistorySinkMakesTheRunAnError(t *testing.T) {
+	t.Parallel() // a cluster of its own: beside the others
 	sum, err := Run(t.Context(), Config{
 		Scenarios: []string{"paused-holder"}, Locks: []string{"etcd-mutex"}, Resources: []string{"fenced"},
 		Seed: 1, Out: t.TempDir(),
@@ -59,6 +60,7 @@ func TestFailingHistorySinkMakesTheRunAnError(t *testing.T) {
 // A drawn script whose fault could not be applied did not test what it
 // drew: the run is an ERROR that says which step, not a PASS beside a note.
 func TestRandomFaultThatDidNotApplyIsAnError(t *testing.T) {
+	t.Parallel() // a cluster of its own: beside the others
 	plan := Plan{Scenario: "random", Seed: 1, Steps: []string{
 		"client c1 member=m1", "acquire c1", "cut c9", "release c1", "acquire c1", "cs c1", "release c1",
 	}}
@@ -78,6 +80,7 @@ func TestRandomFaultThatDidNotApplyIsAnError(t *testing.T) {
 // once, before any lease could lapse — comes out ERROR (vacuous), not PASS,
 // though every safety check passes on its history.
 func TestPreventedEffectIsAnError(t *testing.T) {
+	t.Parallel() // a cluster of its own: beside the others
 	ctx := t.Context()
 	c, err := cluster.Start(ctx, cluster.Config{Members: 3})
 	require.NoError(t, err)
