@@ -67,6 +67,11 @@ func TestCatalogHoldsItsExpectations(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: scenarios.Names(), Locks: locks, Resources: lock.ResourceNames(),
 		Seed: 1, Out: out, Progress: &log,
+		// As many at once as `locklab run` runs by default: the lessons
+		// mostly wait, and this test is the package's longest — at the
+		// runner's own default (twice the CPUs) it was the last thing
+		// go test ./... waited for, alone, for a minute and a half.
+		Parallel: 8,
 	})
 	t.Log("\n" + log.String())
 	require.NoError(t, err)
