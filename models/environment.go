@@ -14,8 +14,8 @@ import (
 // than its script, while the lab's own process stood still; min is the
 // progress the run had to make, nil for none), or left a waiter with a
 // free lock for longer than a hand-off may take only if the time the
-// machine was too busy to count is counted (see CheckHandOff): a grant's lease ended
-// while its holder held it (or a lease while its client waited, see
+// machine was too busy to count is counted (see CheckHandOff): a grant's
+// lease ended while its holder held it (or a lease while its client waited, see
 // waitLosses), no fault of the schedule that could reach its client
 // explains it (see reaches: a fault of another client's link, or of a
 // member the client never talked to, does not), and yet the client

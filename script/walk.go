@@ -50,6 +50,10 @@ const (
 // on (see WalkSlow).
 const slowMinTTL = 3
 
+// heldBlipMinTTL is the shortest lease, in seconds, on which a walk's blip
+// holds the holder's answers rather than cutting its link (see WalkBlip).
+const heldBlipMinTTL = 3
+
 // WalkFaults lists every fault kind a Walk can draw.
 func WalkFaults() []string {
 	return []string{WalkPause, WalkCut, WalkExpire, WalkCrash, WalkLostAcquire, WalkBlip, WalkIsolate, WalkSlow}
@@ -287,7 +291,7 @@ func (w *Walk) Next() []Action {
 		if w.allows(WalkBlip) && c.active() && c.held && !c.leaseGone {
 			ttl := time.Duration(w.opts.TTL) * time.Second
 			blip := Cmd{Name: "cut", For: 4 * ttl / 10}
-			if w.opts.TTL >= slowMinTTL {
+			if w.opts.TTL >= heldBlipMinTTL {
 				blip.Name = "hold-answers" // see WalkBlip
 			}
 			add("blip", c.name, blip, Cmd{Name: "cs", Work: 3 * ttl / 2})

@@ -71,7 +71,8 @@ func TestWalkDrawsLostAcquires(t *testing.T) {
 }
 
 // A blip is drawn for a holder: its link fails for 0.4 TTL, healed by
-// itself, and it works on for 1.5 TTL; nothing waits for its lease.
+// itself, and it works on for 1.5 TTL; nothing waits for its lease. On
+// leases of 3 s or more the link fails one way (hold-answers).
 func TestWalkDrawsBlips(t *testing.T) {
 	w := script.NewWalk(script.WalkOptions{Faults: []string{script.WalkBlip}, TTL: 2})
 	w.Take(w.Preamble(), nil)
@@ -86,6 +87,16 @@ func TestWalkDrawsBlips(t *testing.T) {
 		assert.NotEqual(t, "wait-lease-gone c1", a.Name, "a blip dooms no lease")
 		assert.NotEqual(t, "heal", a.Name, "a blip heals by itself")
 	}
+
+	// On 3 s leases the blip holds the answers from the holder's next
+	// keep-alive: every renewer meets it at a renewal.
+	w = script.NewWalk(script.WalkOptions{Faults: []string{script.WalkBlip}, TTL: 3})
+	w.Take(w.Preamble(), nil)
+	acquire, _ = w.Pick(0)
+	w.Take(acquire, nil)
+	blip, ok = w.Pick(slices.Index(w.Names(), "blip c1"))
+	assert.True(t, ok)
+	assert.Equal(t, []string{"hold-answers c1 for=1.2s", "cs c1 work=4.5s"}, blip.Lines())
 }
 
 // An isolated member is drawn for a holder alone on it while the others
