@@ -61,4 +61,14 @@ func WaitBound(n int) {
 		return
 	}
 	_ = flag.Set("test.parallel", strconv.Itoa(n))
+	roomy = true
 }
+
+// roomy records that WaitBound found the machine with room to spare.
+var roomy bool
+
+// Roomy reports whether WaitBound found the machine with room to spare
+// and raised how many tests run at once: a test that runs many
+// configurations of its own may then run more of them at once too. False
+// on a busy machine, or before WaitBound ran.
+func Roomy() bool { return roomy }
