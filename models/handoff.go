@@ -68,11 +68,14 @@ func strandedWaiter(ops []history.Operation, events []history.Event, bound int64
 			continue
 		}
 		free = max(free, settled)
-		b := busyWithin(busy, free, until)
-		switch s := (&stranding{op: op, free: free, until: until, after: after, busy: b}); {
-		case until-free-b >= bound:
+		if until-free < bound {
+			continue
+		}
+		s := &stranding{op: op, free: free, until: until, after: after, busy: busyWithin(busy, free, until)}
+		if until-free-s.busy >= bound {
 			return s, nil
-		case until-free >= bound && unjudged == nil:
+		}
+		if unjudged == nil {
 			unjudged = s
 		}
 	}
