@@ -22,6 +22,9 @@ class() {
 # remove the directory, which a dead lab cannot.
 trap 'if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null; wait "$pid"; fi; rm -rf "$LOCKLAB_DIR"; exit 143' TERM
 
+# Up: from now on, silence is waiting (a comment line, see the protocol).
+echo "# ready"
+
 while read -r cmd; do
 	case $cmd in
 	acquire)

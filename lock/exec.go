@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -49,7 +50,10 @@ const (
 // read from it (its create revision: larger for every later grant), and so
 // is the lease it rests on. CLASS is expired (the client's lease is gone),
 // not-held (there is nothing to release) or unavailable (the connection
-// broke: what happened is unknown). Lines starting with # are comments.
+// broke: what happened is unknown). Lines starting with # are comments; a
+// program that prints one as soon as it has started ("# ready") tells the
+// lab it is up, so that its silence after is taken for waiting (see
+// StartupAllowance).
 // On SIGTERM — also sent if the lab dies without stopping it — the program
 // stops waiting, gives up a lock it holds, ends what it started and exits;
 // when its standard input closes, it releases and exits. A pause is SIGSTOP
@@ -80,8 +84,28 @@ type Process interface {
 // starting an interpreter through a version shim, a JVM or a race-built
 // binary takes seconds, five at once longer still, and that is not the
 // lock's waiting. A process that has printed nothing by then is reported
-// as such ("printed nothing within … of starting").
+// as such ("printed nothing within … of starting"). A program that prints
+// a comment line as soon as it is up ("# ready") ends its start-up there:
+// from then on its silence is its waiting, with the operation's own time.
 const StartupAllowance = 10 * time.Second
+
+// startupKey marks a context made by WithStartup: its value is the
+// operation's own time.
+type startupKey struct{}
+
+// WithStartup returns ctx with a deadline own plus StartupAllowance from
+// now, for a command to a Process that is Starting: once the process says
+// it is up (a comment line), the command has own from then, and what is
+// left of the allowance is not waited for.
+func WithStartup(ctx context.Context, own time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithValue(ctx, startupKey{}, own), own+StartupAllowance)
+}
+
+// startupOwn is the operation's own time of a context made by WithStartup.
+func startupOwn(ctx context.Context) (time.Duration, bool) {
+	own, ok := ctx.Value(startupKey{}).(time.Duration)
+	return own, ok
+}
 
 // StopAllowance is how much longer than an acquire's deadline a lock run
 // as a process may take to answer: when the deadline passes, the lab stops

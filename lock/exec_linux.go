@@ -80,6 +80,10 @@ type proc struct {
 	started  time.Time
 	// answered is set once it has answered a command.
 	answered atomic.Bool
+	// up is closed once it has said it is up: a comment line (see
+	// StartupAllowance), or its first answer.
+	up     chan struct{}
+	upOnce sync.Once
 	// readErr says why its output stopped being read (a line past
 	// MaxAnswer); set before lines closes.
 	readErr error
@@ -116,7 +120,7 @@ func (l *execLock) start() (*proc, error) {
 	// SIGKILL), so that it does not outlive the lab.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	p := &proc{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tailbuf.Buffer{},
-		started: time.Now()}
+		started: time.Now(), up: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	// Standard output through a pipe of our own, not cmd.StdoutPipe: Wait
 	// closes that one as soon as the process exits, and its last answer
@@ -148,7 +152,11 @@ func (l *execLock) start() (*proc, error) {
 		}()
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
-			if line == "" || strings.HasPrefix(line, "#") {
+			if line == "" {
+				continue
+			}
+			p.upOnce.Do(func() { close(p.up) })
+			if strings.HasPrefix(line, "#") {
 				continue
 			}
 			select {
@@ -185,20 +193,55 @@ func (l *execLock) ask(ctx context.Context, command string) (string, error) {
 	if _, err := io.WriteString(p.stdin, command+"\n"); err != nil {
 		return "", l.died(p, command, "stopped reading its input")
 	}
+	up, own := upWait(ctx, p)
+	var cut <-chan time.Time
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				return "", l.died(p, command, "closed its output")
+			}
+			p.answered.Store(true)
+			return line, nil
+		case <-up:
+			// Up: its silence from now on is its waiting, which has own.
+			up = nil
+			t := time.NewTimer(own)
+			defer t.Stop()
+			cut = t.C
+		case <-cut:
+			l.stop(p, syscall.SIGTERM)
+			return "", fmt.Errorf("lock: %s was up and gave no answer within %v, asked to %s: %w",
+				l.argv[0], own, command, context.DeadlineExceeded)
+		case <-ctx.Done():
+			l.stop(p, syscall.SIGTERM)
+			if !p.answered.Load() && !isUp(p) {
+				return "", fmt.Errorf("lock: %s printed nothing within %v of starting, asked to %s (%w)",
+					l.argv[0], time.Since(p.started).Round(time.Millisecond), command, ctx.Err())
+			}
+			return "", ctx.Err()
+		}
+	}
+}
+
+// upWait says, for a command whose ctx allows for p's start-up
+// (WithStartup) while p has answered nothing yet, when p is up and how long
+// the command may wait from then: its own time. Otherwise up is nil.
+func upWait(ctx context.Context, p *proc) (up <-chan struct{}, own time.Duration) {
+	own, ok := startupOwn(ctx)
+	if !ok || p.answered.Load() {
+		return nil, 0
+	}
+	return p.up, own
+}
+
+// isUp reports whether p has said it is up.
+func isUp(p *proc) bool {
 	select {
-	case line, ok := <-p.lines:
-		if !ok {
-			return "", l.died(p, command, "closed its output")
-		}
-		p.answered.Store(true)
-		return line, nil
-	case <-ctx.Done():
-		l.stop(p, syscall.SIGTERM)
-		if !p.answered.Load() {
-			return "", fmt.Errorf("lock: %s printed nothing within %v of starting, asked to %s (%w)",
-				l.argv[0], time.Since(p.started).Round(time.Millisecond), command, ctx.Err())
-		}
-		return "", ctx.Err()
+	case <-p.up:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -207,7 +250,7 @@ func (l *execLock) ask(ctx context.Context, command string) (string, error) {
 func (l *execLock) Starting() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.p == nil || !l.p.answered.Load()
+	return l.p == nil || !l.p.answered.Load() && !isUp(l.p)
 }
 
 // MaxAnswer is the longest line a lock process may print: an answer is a

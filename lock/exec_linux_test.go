@@ -325,3 +325,29 @@ func TestExecSilentStartIsNamed(t *testing.T) {
 	assert.False(t, e.(lock.Process).Starting(), "it has answered")
 	require.NoError(t, e.Release(ctx(t), g))
 }
+
+// A program that says it is up (a comment line) ends its start-up there:
+// asked with the start-up allowance (lock.WithStartup), its silence after
+// is its waiting, which has the operation's own time from then.
+func TestExecUpEndsTheStartup(t *testing.T) {
+	t.Parallel() // on a cluster of its own
+	c := start(t)
+	cl, err := c.NewClient("c1", c.Members()[0])
+	require.NoError(t, err)
+	prog := filepath.Join(t.TempDir(), "up-and-silent")
+	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\necho '# ready'\nexec sleep 30\n"), 0o755))
+	f, err := lock.Exec(prog)
+	require.NoError(t, err)
+	l, err := f(cl.Etcd(), "up", lock.Options{TTL: 1})
+	require.NoError(t, err)
+	defer l.Close()
+	require.True(t, l.(lock.Process).Starting(), "not started yet")
+	actx, cancel := lock.WithStartup(ctx(t), 300*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err = l.Acquire(actx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "was up and gave no answer within 300ms, asked to acquire")
+	assert.Less(t, time.Since(began), lock.StartupAllowance, "the allowance left once it was up is not waited for")
+	assert.NoError(t, actx.Err(), "the caller's context had time left")
+}

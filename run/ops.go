@@ -38,7 +38,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	e.mu.Lock()
 	w.acquiring, w.endedWaiting = true, 0
 	e.mu.Unlock()
-	actx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
+	actx, cancel := e.lockContext(ctx, w)
 	deadline, _ := actx.Deadline()
 	if _, ok := w.locker.(lock.Process); ok {
 		deadline = deadline.Add(lock.StopAllowance) // the time it takes to stop the process
@@ -312,7 +312,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	w.releasing = true
 	e.mu.Unlock()
 	ids := e.runs.invoke(client, history.Release, time.Time{})
-	rctx, cancel := context.WithTimeout(ctx, e.lockTimeout(w))
+	rctx, cancel := e.lockContext(ctx, w)
 	err = w.locker.Release(rctx, g)
 	cancel()
 	if e.crashedSince(w, crashes) {
@@ -407,12 +407,13 @@ func (e *Env) isLost(g lock.Grant) bool {
 	return g.Lease != 0 && e.isLeaseLost(int64(g.Lease))
 }
 
-// lockTimeout bounds one call of w's lock: the operation's timeout, and for
-// a process lock whose process has answered nothing yet (just started, or
-// started again after a crash) its start-up allowance besides.
-func (e *Env) lockTimeout(w *worker) time.Duration {
+// lockContext bounds one call of w's lock: the operation's timeout, and
+// for a process lock whose process is starting (not yet up: just started,
+// or started again after a crash) its start-up allowance besides, until it
+// says it is up (lock.WithStartup).
+func (e *Env) lockContext(ctx context.Context, w *worker) (context.Context, context.CancelFunc) {
 	if p, ok := w.locker.(lock.Process); ok && p.Starting() {
-		return e.opTimeout + lock.StartupAllowance
+		return lock.WithStartup(ctx, e.opTimeout)
 	}
-	return e.opTimeout
+	return context.WithTimeout(ctx, e.opTimeout)
 }

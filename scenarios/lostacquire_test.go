@@ -51,7 +51,7 @@ func (r *rawMutex) Close() error                                    { return r.s
 // the catalog expects PASS of a user's lock, so the run is not as expected.
 func TestLostAcquireCatchesALeftKey(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	caughtOnEveryResource(t, "lost-acquire", newRawMutex, 2, "liveness", "liveness must catch the wedge")
+	caughtOnEveryResource(t, "lost-acquire", newRawMutex, 1, "liveness", "liveness must catch the wedge")
 }
 
 // caughtOnEveryResource runs a user's lock (factory) through scenario on

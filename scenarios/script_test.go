@@ -32,10 +32,11 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
-	// The tests run configurations on embedded clusters and mostly wait:
-	// four at once, the long ones (the catalog, the scripts, the
-	// regressions) side by side.
-	testsize.WaitBound(4)
+	// The tests run configurations on embedded clusters and mostly wait
+	// (alone, the package uses about a core and a quarter of two): six at
+	// once, the long ones (the catalog, the scripts, the regressions) side
+	// by side. The package is go test ./...'s last, and runs alone.
+	testsize.WaitBound(6)
 	goleak.VerifyTestMain(m)
 }
 

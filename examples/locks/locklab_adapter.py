@@ -56,6 +56,8 @@ def serve(try_acquire, watch_once, timed_out, release, refresh, lease_id, unavai
     signal.signal(signal.SIGTERM, stop)
     if REFRESH:
         threading.Thread(target=refresher, daemon=True).start()
+    # Up: the lab takes the silence from now on for waiting, not start-up.
+    answer("# ready")
     try:
         for line in sys.stdin:
             try:

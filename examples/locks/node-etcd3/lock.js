@@ -70,6 +70,8 @@ function answerFor(e) {
 
 async function main() {
   const lines = readline.createInterface({ input: process.stdin, terminal: false });
+  // Up: the lab takes the silence from now on for waiting, not start-up.
+  process.stdout.write('# ready\n');
   for await (const line of lines) {
     const cmd = line.trim();
     let answer;
