@@ -123,8 +123,10 @@ const (
 	// CPUs were oversubscribed — for at least half that time some runnable
 	// task waited for a CPU (Linux's CPU pressure) — with the lab's own
 	// process, the embedded cluster and every lock's process among those
-	// that waited. The run was slowed, not stopped. It is context for a
-	// reader, and excuses nothing: a busy runner nearly always is.
+	// that waited. The run was slowed, not stopped. It excuses no check
+	// that caught the lock (a busy runner nearly always is), only the run's
+	// pace: a hand-off's wait, and a progress shortfall through most of the
+	// run (see package models).
 	ObservedStarved = "cpu-starved"
 	// ObservedCrashed: Client's process was killed (SIGKILL) and started
 	// again: what it held or had under way died with it — it believes it

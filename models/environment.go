@@ -41,9 +41,9 @@ func CheckEnvironment(ops []history.Operation, events []history.Event, min *hist
 // too (see shortfalls).
 func checkEnvironment(ops []history.Operation, events []history.Event, min *history.Minimum, missing string) Verdict {
 	v := Verdict{Check: "environment", Operations: grants(ops)}
-	short, stood := shortfalls(ops, events, min, missing)
+	short, stood, starved := shortfalls(ops, events, min, missing)
 	if why := busyHandOff(ops, events, min); why != "" {
-		short = append(short, why)
+		short, starved = append(short, why), false
 	}
 	if v.Operations == 0 && len(short) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
@@ -98,7 +98,7 @@ func checkEnvironment(ops []history.Operation, events []history.Event, min *hist
 			"explains it."
 		return v
 	}
-	v.Result = Error
+	v.Result, v.paceOnly = Error, starved && len(why) == 0
 	var said []string
 	if len(why) > 0 {
 		said = append(said, "let a renewed lease lapse: "+strings.Join(why, "; "))

@@ -65,7 +65,7 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 		j.Verdict, j.Error = Error, runErr
 	case runErr != "":
 		j.Error = runErr
-	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error,
+	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error && !rep.Environment.paceOnly,
 		!j.Caught && rep.Progress.Result == Fail && rep.Environment.Result == Error:
 		j.Verdict, j.Error = Error, rep.Environment.Explanation
 	default:

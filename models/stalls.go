@@ -87,19 +87,30 @@ func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond
 // stalls.explain): a busy machine's doing, not evidence against the lock.
 // A lock that granted nothing at all is not excused its progress: no stall
 // keeps a working lock from granting once. The machine's CPUs
-// oversubscribed (history.ObservedStarved) excuse nothing: on a busy
-// runner they nearly always are, and a user's lock caught failing must
-// stay caught there. (A step gone astray is ERROR whatever the environment
-// did; excused, it is run again.)
-func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum, missing string) (why, evidence []string) {
+// oversubscribed (history.ObservedStarved) explain a progress shortfall
+// only, and only when the machine was too busy to count for most of the
+// run (see starvedRun): a lock cannot be held to a pace on a machine that
+// gave it no CPU, while a user's lock caught failing a check stays caught
+// however busy the runner. (A step gone astray is ERROR whatever the
+// environment did; excused, it is run again.)
+//
+// starved says the shortfall is the oversubscribed CPUs' alone: it
+// explains the run's pace, never a check that caught the lock.
+func shortfalls(ops []history.Operation, events []history.Event, min *history.Minimum, missing string) (why, evidence []string, starved bool) {
 	s := stallsOf(events)
-	if !s.explain() {
-		return nil, nil
-	}
+	var short []string
 	if min != nil && grants(ops) > 0 {
-		if short, _ := shortBy(ops, min); len(short) > 0 {
-			why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
+		short, _ = shortBy(ops, min)
+	}
+	if !s.explain() {
+		if busy := starvedRun(events); len(short) > 0 && busy != "" {
+			return []string{fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), busy)},
+				s.evidence, true
 		}
+		return nil, nil, false
+	}
+	if len(short) > 0 {
+		why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
 	}
 	if runErr := history.RunError(events); runErr != "" {
 		first, _, _ := strings.Cut(runErr, "\n")
@@ -110,7 +121,29 @@ func shortfalls(ops []history.Operation, events []history.Event, min *history.Mi
 			"lab stood still in lasts longer than the lesson meant", missing, s))
 	}
 	if len(why) == 0 {
-		return nil, nil
+		return nil, nil, false
 	}
-	return why, s.evidence
+	return why, s.evidence, false
+}
+
+// starvedShare is how much of a run the machine must have been too busy to
+// count (busySpans) for its CPUs oversubscribed to explain the run's
+// progress shortfall.
+const starvedShare = 0.5
+
+// starvedRun says, in a phrase, how much of the run the machine was too
+// busy to count — its CPUs oversubscribed, or the lab's own process
+// standing still (busySpans) — when that was starvedShare of it or more;
+// "" when it was less.
+func starvedRun(events []history.Event) string {
+	var span int64
+	for _, e := range events {
+		span = max(span, e.Time)
+	}
+	busy := busyWithin(busySpans(events), 0, span)
+	if span == 0 || float64(busy) < starvedShare*float64(span) {
+		return ""
+	}
+	return fmt.Sprintf("the machine was too busy to count for %v of the run's %v (its CPUs oversubscribed, or the lab's "+
+		"own process standing still)", round(time.Duration(busy)), round(time.Duration(span)))
 }

@@ -85,6 +85,60 @@ func TestAShortRunWhileTheLabStoodStillIsTheEnvironments(t *testing.T) {
 	}
 }
 
+// A run that made too little progress while the machine was too busy to
+// count for most of it — its CPUs oversubscribed, second after second — is
+// the environment's too: ERROR (run again), not the lock's FAIL. Starved
+// for less than half of it, or a lock that granted nothing, stays the
+// lock's FAIL; a step gone astray stays an ERROR of its own; a check that
+// caught the lock stays a FAIL: the pace explains no violation.
+func TestATooSlowRunOnAStarvedMachineIsTheEnvironments(t *testing.T) {
+	starved := func(from, to int64) []history.Event {
+		var evs []history.Event
+		for s := from; s < to; s += 1000 {
+			evs = append(evs, history.Event{Time: ms(s + 1000), Type: history.Observed, What: history.ObservedStarved,
+				StalledFrom: ms(s)})
+		}
+		return evs
+	}
+	overlap := []op{
+		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
+		{client: "c2", op: A, call: ms(20), ret: ms(30), token: 11, lease: 0xb},
+		{client: "c1", op: C, call: ms(40), ret: ms(50), token: 10, value: val(0), accepted: yes},
+		{client: "c2", op: C, call: ms(40), ret: ms(50), token: 11, value: val(0), accepted: yes},
+	}
+	never := []op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}
+	twice := append(slices.Clone(granted[:3]),
+		op{client: "c2", op: A, call: ms(60), ret: ms(70), token: 11, lease: 0xb},
+		op{client: "c2", op: C, call: ms(80), ret: ms(90), token: 11, value: val(1), accepted: yes})
+	for _, tc := range []struct {
+		name    string
+		events  []history.Event
+		min     *history.Minimum
+		env     models.Result
+		verdict models.Result
+	}{
+		{"starved 6 s of 9", with(build(granted, nil, nil), starved(1000, 7000)...), short, models.Error, models.Error},
+		{"starved 3 s of 9", with(build(granted, nil, nil), starved(1000, 4000)...), short, models.Pass, models.Fail},
+		{"starved, a lock that never granted", with(build(never, nil, nil), starved(0, 8000)...), short, models.NotApplicable, models.Fail},
+		{"starved, a step gone astray", with(build(granted, nil, nil), append(starved(1000, 8000), runErr)...), nil, models.Pass, models.Error},
+		{"starved, enough progress", with(build(twice, nil, nil), starved(0, 8000)...), short, models.Pass, models.Pass},
+		{"starved, a lock caught granting two at once", with(build(overlap, nil, nil), starved(0, 8000)...),
+			&history.Minimum{Grants: 5}, models.Error, models.Fail},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, _, j, err := models.JudgeHistory(history.Header{Minimum: tc.min}, tc.events, time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, tc.env, rep.Environment.Result, rep.Environment.Explanation)
+			assert.Equal(t, tc.verdict, j.Verdict, j.Error)
+			if tc.env == models.Error && tc.verdict == models.Error {
+				assert.Contains(t, rep.Environment.Explanation, "the run made too little progress (1 of 2 grants) while the "+
+					"machine was too busy to count for 6s of the run's 9s")
+				assert.NotEmpty(t, models.Unjudged(j.Matches, rep.Verdicts()), "run again")
+			}
+		})
+	}
+}
+
 // The run's own error, recorded last in the history, judges the file as
 // the run judged it: ERROR with that error, unless a check caught a
 // violation.

@@ -60,6 +60,10 @@ type Verdict struct {
 	Operations int `json:"operations"`
 
 	viz *visualization
+	// paceOnly marks an environment ERROR that explains only the run's
+	// pace (its CPUs oversubscribed through most of it, see shortfalls),
+	// never a check that caught the lock.
+	paceOnly bool
 }
 
 // verdicts sort by check name for stable output.

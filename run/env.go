@@ -243,8 +243,11 @@ func (e *Env) Close() error {
 	e.following.Wait()
 	// One last look at every lease not yet seen gone, before the lockers
 	// revoke theirs: a lease that lapsed just before the run ended must be on
-	// the timeline, or its holder's validity would seem to run on.
-	e.sweepLeases(ctx)
+	// the timeline, or its holder's validity would seem to run on. A
+	// question a busy server left unanswered is asked again.
+	sctx, scancel := context.WithTimeout(context.Background(), settleWait)
+	errs = append(errs, e.settleLeases(sctx))
+	scancel()
 	for i, r := range e.runs {
 		v, err := e.Value(ctx, i)
 		if err != nil {

@@ -63,7 +63,7 @@ func slowLinkLapse(t *testing.T, c *cluster.Cluster, f lock.Factory, id string) 
 func TestASlowLinkLapseIsTheEnvironments(t *testing.T) {
 	c, err := cluster.Start(t.Context(), cluster.Config{Members: 3})
 	require.NoError(t, err)
-	defer func() { require.NoError(t, c.Close()) }()
+	t.Cleanup(func() { require.NoError(t, c.Close()) }) // after the runs' Close: cleanups run last first
 
 	rep, lost := slowLinkLapse(t, c, lock.NewQueue, "env-queue")
 	require.NotEmpty(t, lost, "c1's lease lapsed")

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -311,8 +312,10 @@ func WatchStarved(ctx context.Context, starved func(from time.Time)) {
 	})
 }
 
-// sweepLeases asks the server once about every lease not yet seen gone.
-func (e *Env) sweepLeases(ctx context.Context) {
+// sweepLeases asks the server once about every lease not yet seen gone,
+// and returns the first error of each question that had no answer (a busy
+// server's timeout, an election under way), by lease.
+func (e *Env) sweepLeases(ctx context.Context) map[clientv3.LeaseID]error {
 	type pair struct {
 		client string
 		lease  clientv3.LeaseID
@@ -327,8 +330,56 @@ func (e *Env) sweepLeases(ctx context.Context) {
 	}
 	e.mu.Unlock()
 	slices.SortFunc(leases, func(a, b pair) int { return int(a.lease - b.lease) })
+	var unasked map[clientv3.LeaseID]error
 	for _, p := range leases {
-		e.checkLease(ctx, p.client, p.lease)
+		if _, err := e.checkLease(ctx, p.client, p.lease); err != nil {
+			if unasked == nil {
+				unasked = map[clientv3.LeaseID]error{}
+			}
+			unasked[p.lease] = err
+		}
+	}
+	return unasked
+}
+
+// settleWait bounds the last look at the leases when a run closes.
+const settleWait = 20 * time.Second
+
+// settleLeases asks the server about every lease not yet seen gone until
+// each question has had an answer, or ctx ends: a lease that lapsed before
+// the run ended must be on the timeline, or its holder's validity would
+// seem to run on and the next holder's grant read as the lock's fault. It
+// says which leases were left unasked, and why.
+func (e *Env) settleLeases(ctx context.Context) error {
+	for {
+		unasked := e.sweepLeases(ctx)
+		if len(unasked) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			var errs []error
+			for l, err := range unasked {
+				errs = append(errs, fmt.Errorf("lease %x: %w", l, err))
+			}
+			return fmt.Errorf("the lab could not learn from the server whether it had ended every lease of the run: %w",
+				errors.Join(errs...))
+		case <-time.After(leasePoll):
+		}
+	}
+}
+
+// followGrant has the monitor follow the lease client's grant rests on:
+// one the lab did not see granted (the grant's answer lost on its way to
+// the client, say) is a grant's all the same.
+func (e *Env) followGrant(client string, lease int64) {
+	if lease == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, known := e.leases[lease]; !known && !e.lost[lease] {
+		e.leases[lease] = client
 	}
 }
 

@@ -68,6 +68,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		g.Lease = clientv3.LeaseID(lease)
 	}
 	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
+	e.followGrant(client, lease)
 	var bad *history.BadToken
 	if err == nil {
 		if key == nil {
