@@ -25,6 +25,8 @@ var (
 	runErr = history.Event{Time: ms(9000), Type: history.Observed, What: history.ObservedRunError,
 		Error: "step 4 acquire c2: got \"error: context deadline exceeded\", the script expects a grant"}
 	short = &history.Minimum{Grants: 2}
+	// never is a lock that granted nothing: c1's acquire fails 9 s in.
+	never = []op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}
 )
 
 func ms(n int64) int64 { return n * int64(time.Millisecond) }
@@ -43,7 +45,6 @@ func with(evs []history.Event, more ...history.Event) []history.Event {
 // again), never the lock's FAIL. Without such stalls, or with a lock that
 // granted nothing at all, the shortfall stays the lock's.
 func TestAShortRunWhileTheLabStoodStillIsTheEnvironments(t *testing.T) {
-	never := []op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}
 	stall := func(from, to int64) history.Event {
 		return history.Event{Time: ms(to), Type: history.Observed, What: history.ObservedStalled, StalledFrom: ms(from)}
 	}
@@ -106,7 +107,6 @@ func TestATooSlowRunOnAStarvedMachineIsTheEnvironments(t *testing.T) {
 		{client: "c1", op: C, call: ms(40), ret: ms(50), token: 10, value: val(0), accepted: yes},
 		{client: "c2", op: C, call: ms(40), ret: ms(50), token: 11, value: val(0), accepted: yes},
 	}
-	never := []op{{client: "c1", op: A, call: 0, ret: ms(9000), typ: history.Fail}}
 	twice := append(slices.Clone(granted[:3]),
 		op{client: "c2", op: A, call: ms(60), ret: ms(70), token: 11, lease: 0xb},
 		op{client: "c2", op: C, call: ms(80), ret: ms(90), token: 11, value: val(1), accepted: yes})
