@@ -74,8 +74,8 @@ type Process interface {
 	Kill() error
 	// Starting reports whether the next command will be answered by a
 	// process that has answered none yet — not started, or started and
-	// silent so far — whose answer may take its start-up time too (see
-	// StartupAllowance).
+	// silent so far, not even saying it is up — whose answer may take its
+	// start-up time too (see StartupAllowance and WithStartup).
 	Starting() bool
 }
 
