@@ -65,7 +65,8 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 // decides nothing — but a busy machine's: where the environment lapsed a
 // lease its lock renewed (in either run), whether two clients believed
 // they held at once is the machine's doing, and only the verdict is
-// compared.
+// compared. The unfenced resource, which the catalog reports and does not
+// gate (ANY), is compared as what it is.
 func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	lapsed := map[string]bool{}
@@ -81,6 +82,12 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 		out := map[string]string{}
 		for _, r := range sum.Results {
 			verdict := fmt.Sprintf("%s belief %s", r.Verdict, r.Belief)
+			if r.Expected == scenarios.ExpectAny {
+				// Reported, not gated: whether a paused holder's late write
+				// lands after the next holder's is timing the schedule does
+				// not fix (a busy machine moved it once).
+				verdict = fmt.Sprintf("ANY, matches %v, belief %s", r.Matches, r.Belief)
+			}
 			if !matches(t, r) {
 				verdict = unjudgedMark
 			}
