@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -359,8 +360,8 @@ func (e *Env) settleLeases(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			var errs []error
-			for l, err := range unasked {
-				errs = append(errs, fmt.Errorf("lease %x: %w", l, err))
+			for _, l := range slices.Sorted(maps.Keys(unasked)) { // the same words for the same leases
+				errs = append(errs, fmt.Errorf("lease %x: %w", l, unasked[l]))
 			}
 			return fmt.Errorf("the lab could not learn from the server whether it had ended every lease of the run: %w",
 				errors.Join(errs...))
