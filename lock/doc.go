@@ -19,7 +19,8 @@
 //   - regressions.go, renewer.go, stalereentry.go, freshkey.go, promises.go:
 //     the known-bad locks (promises.go: ignores-deadline, lost-untold)
 //   - exec.go: locks run as processes (Exec, the line protocol, the etcdctl
-//     lock, OfferTool); exec_linux.go drives the processes (process groups,
+//     lock, OfferTool); execlock.go reads an etcd grant from a program's
+//     answers. Package internal/proc drives the programs (process groups,
 //     SIGSTOP, SIGKILL), which only Linux gives: elsewhere Exec says so
 //
 // The package builds on Linux, macOS and Windows and links no etcdctl:

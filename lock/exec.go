@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/locklab/locklab/internal/proc"
 )
 
 // ExecPrefix starts the name of a lock run as a process: "exec:./my-lock",
@@ -38,6 +39,9 @@ const (
 	// EnvDir is a directory of the process's own, removed once it has
 	// ended; it is also first on its PATH.
 	EnvDir = "LOCKLAB_DIR"
+	// EnvStore is the store the lock is on: "etcd" here (package
+	// lock/redislock runs programs on Redis with "redis").
+	EnvStore = "LOCKLAB_STORE"
 )
 
 // The lab writes one command per line on the program's standard input and
@@ -87,24 +91,14 @@ type Process interface {
 // as such ("printed nothing within … of starting"). A program that prints
 // a comment line as soon as it is up ("# ready") ends its start-up there:
 // from then on its silence is its waiting, with the operation's own time.
-const StartupAllowance = 10 * time.Second
-
-// startupKey marks a context made by WithStartup: its value is the
-// operation's own time.
-type startupKey struct{}
+const StartupAllowance = proc.StartupAllowance
 
 // WithStartup returns ctx with a deadline own plus StartupAllowance from
 // now, for a command to a Process that is Starting: once the process says
 // it is up (a comment line), the command has own from then, and what is
 // left of the allowance is not waited for.
 func WithStartup(ctx context.Context, own time.Duration) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithValue(ctx, startupKey{}, own), own+StartupAllowance)
-}
-
-// startupOwn is the operation's own time of a context made by WithStartup.
-func startupOwn(ctx context.Context) (time.Duration, bool) {
-	own, ok := ctx.Value(startupKey{}).(time.Duration)
-	return own, ok
+	return proc.WithStartup(ctx, own)
 }
 
 // StopAllowance is how much longer than an acquire's deadline a lock run
@@ -112,7 +106,11 @@ func startupOwn(ctx context.Context) (time.Duration, bool) {
 // the process (SIGTERM; SIGKILL of its group if anything of it is left
 // half that time later), and its Acquire returns the context's error once
 // the process is gone. A program that gives up at once leaves at once.
-const StopAllowance = 6 * time.Second
+const StopAllowance = proc.StopAllowance
+
+// MaxAnswer is the longest line a lock process may print: an answer is a
+// few words.
+const MaxAnswer = proc.MaxAnswer
 
 // Exec returns the factory of the lock run by command (a program and its
 // arguments, split on spaces). Locks run as processes need Linux; elsewhere
@@ -122,22 +120,11 @@ func Exec(command string) (Factory, error) {
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%w: %s names no program", ErrUnknownLock, ExecPrefix)
 	}
-	if err := processSupport(); err != nil {
+	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
 	return execFactory(argv, nil), nil
 }
-
-// tool is a command the lab puts on the PATH of every lock process.
-type tool struct {
-	name string
-	link func(dir string) (env string, err error)
-}
-
-var (
-	toolsMu sync.Mutex
-	tools   []tool
-)
 
 // OfferTool puts a command called name on the PATH of every lock process
 // started from then on, in the process's own directory (EnvDir): link makes
@@ -146,66 +133,7 @@ var (
 // a program implementing a Locker does not link etcdctl in. Offering a
 // name again replaces its link.
 func OfferTool(name string, link func(dir string) (env string, err error)) {
-	toolsMu.Lock()
-	defer toolsMu.Unlock()
-	for i := range tools {
-		if tools[i].name == name {
-			tools[i].link = link
-			return
-		}
-	}
-	tools = append(tools, tool{name, link})
-}
-
-// offered reports whether a tool called name is offered.
-func offered(name string) bool {
-	toolsMu.Lock()
-	defer toolsMu.Unlock()
-	for _, t := range tools {
-		if t.name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// linkTools makes every offered tool in dir and returns the environment
-// entries they need.
-func linkTools(dir string) ([]string, error) {
-	toolsMu.Lock()
-	ts := append([]tool(nil), tools...)
-	toolsMu.Unlock()
-	var env []string
-	for _, t := range ts {
-		e, err := t.link(dir)
-		if err != nil {
-			return nil, fmt.Errorf("lock: %s: %w", t.name, err)
-		}
-		if e != "" {
-			env = append(env, e)
-		}
-	}
-	return env, nil
-}
-
-// parseAnswer splits "verb k=v … message": the fields are the key=value
-// words, the message the rest after the first word that is not one.
-func parseAnswer(line string) (verb string, fields map[string]string, msg string) {
-	words := strings.Fields(line)
-	fields = map[string]string{}
-	if len(words) == 0 {
-		return "", fields, ""
-	}
-	verb = words[0]
-	for i, w := range words[1:] {
-		k, v, ok := strings.Cut(w, "=")
-		if !ok || k == "" {
-			msg = strings.Join(words[1+i:], " ")
-			break
-		}
-		fields[k] = v
-	}
-	return verb, fields, msg
+	proc.OfferTool(name, link)
 }
 
 // answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
@@ -246,7 +174,7 @@ var etcdctlScript []byte
 // leaves that Txn's key until its lease lapses, within the TTL, since etcdctl
 // exits without revoking its session and names its lease nowhere.
 func NewEtcdctl(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	if !offered("etcdctl") {
+	if !proc.Offered("etcdctl") {
 		return nil, fmt.Errorf("lock: etcdctl: this program does not serve etcdctl (call etcdctl.Serve, package lock/etcdctl, first thing in main or TestMain)")
 	}
 	return execFactory([]string{"sh", "-c", `exec sh "$` + EnvDir + `/etcdctl-lock.sh"`}, func(dir string) error {

@@ -1,34 +1,24 @@
 package lock
 
+import "github.com/locklab/locklab/internal/proc"
+
 // ProcessGroup is the process group of a lock run as a process, or 0 while
 // none runs.
 func ProcessGroup(l Locker) int {
-	e, ok := l.(*execLock)
-	if !ok {
-		return 0
+	if e, ok := l.(*execLock); ok {
+		return e.Program.Group()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.p == nil {
-		return 0
-	}
-	return e.p.cmd.Process.Pid
+	return 0
 }
 
 // ProcessDir is the directory of a lock run as a process, or "".
 func ProcessDir(l Locker) string {
-	e, ok := l.(*execLock)
-	if !ok {
-		return ""
+	if e, ok := l.(*execLock); ok {
+		return e.Program.Dir()
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.p == nil {
-		return ""
-	}
-	return e.p.dir
+	return ""
 }
 
 // GroupLive reports whether a process of group pg still runs (a zombie
 // does not).
-func GroupLive(pg int) bool { return groupLive(-pg) }
+func GroupLive(pg int) bool { return proc.GroupLive(pg) }

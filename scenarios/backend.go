@@ -3,7 +3,9 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,8 +20,13 @@ import (
 // program imports it, so that a program of etcd locks alone (a team's
 // locktest gate) links no Redis client.
 type Backend interface {
+	// Name is the store's name, as Config.Store names it ("redis").
+	Name() string
 	// Lock returns the backend's lock called name; false if it has none.
 	Lock(name string) (BackendLock, bool)
+	// Exec returns the lock run as a process by command on this store
+	// (see lock.ExecPrefix).
+	Exec(command string) (BackendLock, error)
 	// Regressions are the backend's known-bad locks (see lock.Regression).
 	Regressions() []lock.Regression
 	// Connect reaches servers of the user's own (Config.Redis), shared by
@@ -42,6 +49,11 @@ type BackendLock struct {
 	// Store is where one configuration of it runs: on servers started for
 	// the run, or on own (nil unless Config.Redis named servers).
 	Store func(own Servers) Store
+	// Preflight, if set, has one Locker of it acquire and release once on
+	// servers of its own with nothing else going on (see Preflight), and
+	// says whether its grant carried a fencing token: a lock run as a
+	// process has one.
+	Preflight func(ctx context.Context) (token bool, err error)
 }
 
 // A Store is where one configuration runs: etcd's cluster, or a backend's
@@ -107,6 +119,30 @@ func backendLock(name string) (BackendLock, bool) {
 		}
 	}
 	return BackendLock{}, false
+}
+
+// execLock is the lock run as a process by command on the registered
+// store called store.
+func execLock(store, command string) (BackendLock, error) {
+	var names []string
+	for _, b := range Backends() {
+		if b.Name() == store {
+			return b.Exec(command)
+		}
+		names = append(names, b.Name())
+	}
+	return BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)", store, strings.Join(append([]string{"etcd"}, names...), ", "))
+}
+
+// PreflightOn is Preflight for the lock run as a process by command on
+// the registered store called store.
+func PreflightOn(ctx context.Context, store, command string) error {
+	l, err := execLock(store, command)
+	if err != nil || l.Preflight == nil {
+		return err
+	}
+	_, err = l.Preflight(ctx)
+	return err
 }
 
 // connectOwn connects the backend that takes servers of the user's own to

@@ -134,8 +134,17 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 			others[lk] = l
 			continue
 		}
-		if !strings.HasPrefix(lk, lock.ExecPrefix) {
+		command, ok := strings.CutPrefix(lk, lock.ExecPrefix)
+		if !ok {
 			return nil, fmt.Errorf("unknown lock %q", lk)
+		}
+		if cfg.Store != "" && cfg.Store != "etcd" {
+			l, err := execLock(cfg.Store, command)
+			if err != nil {
+				return nil, err
+			}
+			others[lk] = l
+			continue
 		}
 		f, err := lock.Lookup(lk) // a lock run as a process
 		if err != nil {

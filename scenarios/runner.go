@@ -41,6 +41,9 @@ type Config struct {
 	// masters) instead of one started for each run; scenarios that need
 	// faults of its servers are skipped.
 	Redis []string
+	// Store is the store the locks run as processes (lock.ExecPrefix) are
+	// on: "" or "etcd", or a registered backend's name ("redis").
+	Store string
 	// ExpectPass treats every configuration as expected to pass (CI gate).
 	ExpectPass bool
 	// Out is the directory for results; empty writes nothing.

@@ -216,7 +216,9 @@ func (testBackend) Lock(name string) (BackendLock, bool) {
 	}
 	return BackendLock{}, false
 }
-func (testBackend) Regressions() []lock.Regression { return nil }
+func (testBackend) Name() string                     { return "test" }
+func (testBackend) Exec(string) (BackendLock, error) { return BackendLock{Kind: RedisLock}, nil }
+func (testBackend) Regressions() []lock.Regression   { return nil }
 func (testBackend) Connect(context.Context, []string) (Servers, error) {
 	return nil, errors.New("no servers")
 }

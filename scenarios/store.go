@@ -32,16 +32,13 @@ func (st etcdStore) Skip(s Scenario) string {
 func (st etcdStore) Members() int { return len(st.c.Members()) }
 
 // Resources are the resources asked for that the lock's grants can write
-// to: a fenced store needs a token, an etcd-guarded write a key too; the
-// others are skipped, saying why.
+// to: an etcd-guarded write needs a key besides a token (tokenless skips
+// what needs a token, on any store); the others are skipped, saying why.
 func (st etcdStore) Resources(asked []string) ([]string, map[string]string) {
 	why := map[string]string{}
 	for _, r := range asked {
 		switch {
-		case !st.shape.token && (r == "fenced" || r == "etcd-guarded"):
-			why[r] = "the lock's grants carry no fencing token (Grant.Token is zero), so a fenced store refuses every " +
-				"write of its holders: the store cannot fence what it is not given"
-		case !st.shape.key && r == "etcd-guarded":
+		case !st.shape.key && st.shape.token && r == "etcd-guarded":
 			why[r] = "the lock's grants name no key (Grant.Key is empty, as the contract allows for a token of its " +
 				"own), so an etcd write cannot be guarded by them: its token fences the fenced resource instead"
 		}
@@ -73,16 +70,27 @@ func (cfg Config) shape(lock string) grantShape {
 }
 
 // shapesOf learns, for each etcd lock of jobs, what its grants carry, from
-// one grant on c (probe: a Locker alone, under a prefix of its own). A lock
-// that was not granted is left out: its lessons will say why.
+// one grant on c (probe: a Locker alone, under a prefix of its own), and
+// for each lock of another store that has a preflight, whether they carry
+// a token. A lock that was not granted is left out: its lessons will say
+// why.
 func shapesOf(ctx context.Context, c *cluster.Cluster, jobs []job) map[string]grantShape {
 	out := map[string]grantShape{}
 	tried := map[string]bool{}
 	for _, j := range jobs {
-		if j.factory == nil || tried[j.lock] {
+		if tried[j.lock] {
 			continue
 		}
 		tried[j.lock] = true
+		if j.other != nil && j.other.Preflight != nil {
+			if token, err := j.other.Preflight(ctx); err == nil {
+				out[j.lock] = grantShape{token: token, key: true}
+			}
+			continue
+		}
+		if j.factory == nil {
+			continue
+		}
 		if g, err := probe(ctx, c, j.factory); err == nil {
 			out[j.lock] = grantShape{token: g.Token != 0, key: g.Key != ""}
 		}
@@ -120,10 +128,17 @@ func (s Scenario) tokenFindings() []string {
 }
 
 // tokenless skips, for a lock whose grants carry no token (shape), the
-// resources of ran on which s's finding needs one (see tokenFindings).
+// resources of ran that fence by one, and those on which s's finding
+// needs one (see tokenFindings).
 func tokenless(s Scenario, shape grantShape, ran []string, skipped map[string]string) ([]string, map[string]string) {
 	if shape.token {
 		return ran, skipped
+	}
+	for _, r := range ran {
+		if r == "fenced" || r == "etcd-guarded" {
+			skipped[r] = "the lock's grants carry no fencing token (Grant.Token is zero), so a fenced store refuses " +
+				"every write of its holders: the store cannot fence what it is not given"
+		}
 	}
 	for _, r := range s.tokenFindings() {
 		if slices.Contains(ran, r) {

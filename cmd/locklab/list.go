@@ -76,7 +76,8 @@ func cmdList(args []string, w io.Writer) (int, error) {
 		rows = append(rows, row{name, lockLines[name]})
 	}
 	rows = append(rows, row{lock.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
-		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3)"})
+		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3); " +
+		"on Redis with --store redis (an adapter for redis-py's Lock)"})
 	add("locks:", rows)
 	rows = nil
 	for _, name := range redislock.Names() {

@@ -79,6 +79,7 @@ type runFlags struct {
 	expect, out, script      string
 	shard                    string
 	redis                    string
+	store                    string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -95,6 +96,8 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	fs.StringVar(&f.redis, "redis", "", "your own Redis for the Redis locks (host:port or redis:// URL; a comma list of masters for redlock) instead of one started per run")
+	fs.StringVar(&f.store, "store", "etcd", "the store "+lock.ExecPrefix+"COMMAND locks run on: etcd (the program gets "+lock.EnvEndpoints+
+		") or redis (a primary with two replicas; it gets "+redislock.EnvRedis+")")
 	f.clusterFlags.register(fs)
 }
 
@@ -274,14 +277,40 @@ func (f *runFlags) config() (scenarios.Config, error) {
 	if f.redis != "" {
 		cfg.Redis = strings.Split(f.redis, ",")
 	}
+	if cfg.Store, err = f.checkStore(cfg.Locks); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
+
+// checkStore checks --store: a store the lab has, named for locks run as
+// processes.
+func (f *runFlags) checkStore(locks []string) (string, error) {
+	if f.store == "" { // a command without --store: etcd's
+		f.store = "etcd"
+	}
+	stores := []string{"etcd"}
+	for _, b := range scenarios.Backends() {
+		stores = append(stores, b.Name())
+	}
+	switch {
+	case !slices.Contains(stores, f.store):
+		return "", usagef("--store: unknown store %q (stores: %s)", f.store, strings.Join(stores, ", "))
+	case f.store != "etcd" && !slices.ContainsFunc(locks, isExec):
+		return "", usagef("--store %s: it names the store of %sCOMMAND locks, and --lock names none", f.store, lock.ExecPrefix)
+	}
+	return f.store, nil
+}
+
+// isExec says whether name is a lock run as a process.
+func isExec(name string) bool { return strings.HasPrefix(name, lock.ExecPrefix) }
 
 // enoughMembers checks, before anything starts, that the embedded cluster
 // --members asks for has the members every chosen scenario needs for a
 // lock on etcd (a Redis lock's servers are the lab's own).
 func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
-	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, func(l string) bool { return !isRedisLock(l) }) {
+	onEtcd := func(l string) bool { return !isRedisLock(l) && (f.store == "etcd" || !isExec(l)) }
+	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, onEtcd) {
 		return nil
 	}
 	for _, name := range cfg.Scenarios {
@@ -322,7 +351,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		}
 		return exitUsage, err
 	}
-	if !isSet(fs, "parallel") && slices.ContainsFunc(cfg.Locks, func(l string) bool { return strings.HasPrefix(l, lock.ExecPrefix) }) {
+	if !isSet(fs, "parallel") && slices.ContainsFunc(cfg.Locks, isExec) {
 		// Each configuration of a lock run as a process starts a program
 		// per client: an interpreter or a JVM starting costs a core, and
 		// the lab cannot tell a program starved of CPU from a slow lock (eight
@@ -438,7 +467,13 @@ func isSet(fs *flag.FlagSet, name string) bool {
 // said, not a whole run of the same error.
 func preflight(ctx context.Context, cfg scenarios.Config) error {
 	for _, name := range cfg.Locks {
-		if !strings.HasPrefix(name, lock.ExecPrefix) {
+		if !isExec(name) {
+			continue
+		}
+		if cfg.Store != "" && cfg.Store != "etcd" {
+			if err := scenarios.PreflightOn(ctx, cfg.Store, strings.TrimPrefix(name, lock.ExecPrefix)); err != nil {
+				return usagef("--lock %s: %v", name, err)
+			}
 			continue
 		}
 		f, err := lock.Lookup(name)

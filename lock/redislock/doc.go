@@ -4,9 +4,8 @@
 // renewed every TTL/3 while held, as Redisson's watchdog does), redlock
 // (the Redlock algorithm over independent masters, by go-redsync/redsync),
 // and the known-bad redis-del (released by a plain DEL: the oversell of a
-// holder that outlived its key).
+// holder that outlived its key) — and, through Exec, a Redis lock of
+// anyone's run as a program over the lab's process protocol (EnvRedis).
 //
-// The locks are not yet in the scenario catalog: the lab runs them in this
-// package's tests, against real servers, on the faults that tell them
-// apart.
+// Package scenarios/redisstore puts them in the scenario catalog's runs.
 package redislock

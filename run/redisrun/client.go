@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/pausegate"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/run"
 )
@@ -68,7 +69,7 @@ func (e *Env) AddClient(_ context.Context, name, member string) error {
 	c := &client{name: name, member: member, grants: map[string]redislock.Grant{}, leaseOf: map[string]int64{},
 		values: map[string]func(time.Time){}}
 	c.gate.Name = name
-	c.gate.OnPark = c.cut
+	c.gate.OnPark = c.park
 	var links []*netproxy.Proxy
 	if e.masters {
 		for i := range e.set.Names() {
@@ -161,6 +162,31 @@ func (c *client) cut() {
 	}
 }
 
+// park is a pause taking hold: c's links are cut and a lock run as a
+// process is frozen (SIGSTOP), so that it renews nothing while paused.
+func (c *client) park() {
+	c.cut()
+	if p := c.process(); p != nil {
+		p.Stop()
+	}
+}
+
+// unpark ends a pause: the process continues, then its links carry traffic.
+func (c *client) unpark() {
+	if p := c.process(); p != nil {
+		p.Continue()
+	}
+	c.heal()
+}
+
+// process is c's lock if it runs as a process, else nil.
+func (c *client) process() lock.Process {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, _ := c.locker.(lock.Process)
+	return p
+}
+
 // heal lets c's links carry traffic again.
 func (c *client) heal() {
 	for _, p := range c.links {
@@ -222,6 +248,9 @@ func (e *Env) Crash(ctx context.Context, name string) (run.Outcome, error) {
 	c.held = false // its last grant's key stays on the server until it expires
 	c.mu.Unlock()
 	c.gate.Kill()
+	if p := c.process(); p != nil {
+		p.Kill() // a process dies with its client, with no chance to clean up
+	}
 	for _, p := range c.links {
 		p.Sever()
 	}

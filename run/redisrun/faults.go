@@ -106,7 +106,7 @@ func (e *Env) WaitPaused(ctx context.Context, name string) (run.Outcome, error) 
 	}
 	spec := history.FaultSpec{Kind: history.FaultPauseClient, Client: name, Point: at}
 	id := e.open(spec, at, func() error {
-		c.gate.Resume(c.heal)
+		c.gate.Resume(c.unpark)
 		return nil
 	})
 	c.mu.Lock()

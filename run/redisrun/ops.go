@@ -44,7 +44,7 @@ func (e *Env) Acquire(ctx context.Context, name string) (run.Outcome, error) {
 	l, crashes := c.locker, c.crashes
 	c.acquiring = true
 	c.mu.Unlock()
-	actx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	actx, cancel := e.lockContext(ctx, l)
 	g, err := l.Acquire(actx)
 	cancel()
 	c.mu.Lock()
@@ -67,6 +67,16 @@ func (e *Env) Acquire(ctx context.Context, name string) (run.Outcome, error) {
 	c.grants[label], c.leaseOf[label] = g, w.lease
 	c.mu.Unlock()
 	return run.Outcome{Kind: run.Granted, Client: name, Token: label}, nil
+}
+
+// lockContext bounds one call of l: the operation's timeout, and for a
+// lock run as a process whose process is starting its start-up allowance
+// besides, until it says it is up (lock.WithStartup).
+func (e *Env) lockContext(ctx context.Context, l redislock.Locker) (context.Context, context.CancelFunc) {
+	if p, ok := l.(lock.Process); ok && p.Starting() {
+		return lock.WithStartup(ctx, e.opTimeout)
+	}
+	return context.WithTimeout(ctx, e.opTimeout)
 }
 
 // invoke records the start of client's op on every history.
@@ -162,7 +172,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, name, label string) (run.Outcome
 	c.releasing = true
 	c.mu.Unlock()
 	ids := e.invoke(name, history.Release)
-	rctx, cancel := context.WithTimeout(ctx, e.opTimeout)
+	rctx, cancel := e.lockContext(ctx, l)
 	err = l.Release(rctx, g)
 	cancel()
 	c.mu.Lock()

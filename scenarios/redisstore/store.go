@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
@@ -20,18 +22,68 @@ func init() { scenarios.Register(backend{}) }
 // run on redis-server started for each configuration or on the user's own.
 type backend struct{}
 
+func (backend) Name() string { return "redis" }
+
 func (backend) Lock(name string) (scenarios.BackendLock, bool) {
 	f, err := redislock.Lookup(name)
 	if err != nil {
 		return scenarios.BackendLock{}, false
 	}
-	masters := redislock.Masters(name)
+	return describe(f, redislock.Masters(name), redislock.Weaknesses(name)), true
+}
+
+// Exec is a user's Redis lock run as a process, on one primary with
+// replicas; it is documented to fail nothing.
+func (backend) Exec(command string) (scenarios.BackendLock, error) {
+	f, err := redislock.Exec(command)
+	if err != nil {
+		return scenarios.BackendLock{}, err
+	}
+	l := describe(f, 0, nil)
+	l.Preflight = func(ctx context.Context) (bool, error) { return preflight(ctx, f) }
+	return l, nil
+}
+
+// preflight has one Locker of f acquire and release once on a Redis
+// started for it, with nothing else going on (see scenarios.Preflight), and
+// says whether its grant carried a fencing token.
+func preflight(ctx context.Context, f redislock.Factory) (token bool, err error) {
+	set, err := redisd.StartReplicated(ctx, 0, redisd.Options{})
+	if err != nil {
+		return false, fmt.Errorf("preflight: the scratch Redis: %w", err)
+	}
+	defer set.Close()
+	rc := redis.NewClient(set.ClientOptions(set.Primary(), set.Admin(set.Primary()).Options().Addr))
+	defer rc.Close()
+	l, err := f([]*redis.Client{rc}, "preflight", redislock.Options{})
+	if err != nil {
+		return false, fmt.Errorf("preflight: %w", err)
+	}
+	defer l.Close()
+	actx, cancel := lock.WithStartup(ctx, scenarios.PreflightTimeout-lock.StartupAllowance)
+	g, err := l.Acquire(actx)
+	cancel()
+	if err != nil {
+		return false, fmt.Errorf("preflight: acquire, alone on a Redis of its own: %w", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, scenarios.PreflightTimeout)
+	defer cancel()
+	if err := l.Release(rctx, g); rctx.Err() != nil {
+		return false, fmt.Errorf("preflight: release, alone on a Redis of its own, did not return: %w", err)
+	}
+	return g.Token != 0, nil
+}
+
+// describe is the lock f makes as a scenarios.BackendLock: on masters
+// independent masters (0: one primary with replicas), documented to fail
+// the lessons weak names.
+func describe(f redislock.Factory, masters int, weaknesses map[string]string) scenarios.BackendLock {
 	kind := scenarios.RedisLock
 	if masters > 0 {
 		kind = scenarios.RedlockLock
 	}
 	var weak []string
-	for s := range redislock.Weaknesses(name) {
+	for s := range weaknesses {
 		weak = append(weak, s)
 	}
 	sort.Strings(weak)
@@ -39,7 +91,7 @@ func (backend) Lock(name string) (scenarios.BackendLock, bool) {
 		st := redisStore{factory: f, masters: masters}
 		st.own, _ = own.(*redisd.Set)
 		return st
-	}}, true
+	}}
 }
 
 func (backend) Regressions() []lock.Regression { return redislock.Regressions() }

@@ -1,0 +1,124 @@
+package lock
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/internal/proc"
+)
+
+// execFactory runs argv; setup, if not nil, prepares the process's own
+// directory before it starts (the built-in etcdctl lock writes its script
+// there).
+func execFactory(argv []string, setup func(dir string) error) Factory {
+	return func(client *clientv3.Client, name string, opts Options) (Locker, error) {
+		if err := proc.Supported(); err != nil {
+			return nil, err
+		}
+		opts, err := opts.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		eps := client.Endpoints()
+		if len(eps) == 0 {
+			return nil, fmt.Errorf("lock: %s: the client has no endpoint", argv[0])
+		}
+		return &execLock{cli: client, Program: &proc.Program{Argv: argv, Setup: setup, DirVar: EnvDir,
+			Env: []string{EnvStore + "=etcd", EnvEndpoints + "=" + eps[0], EnvLock + "=" + opts.Prefix + name,
+				EnvTTL + "=" + strconv.Itoa(opts.TTL)}}}, nil
+	}
+}
+
+// execLock drives one program over the protocol (see ExecPrefix) on etcd.
+// Its Program is its Process: Stop, Continue, Kill, Starting and Close.
+type execLock struct {
+	cli *clientv3.Client
+	*proc.Program
+
+	mu    sync.Mutex
+	grant Grant // the latest grant
+	lease clientv3.LeaseID
+}
+
+func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
+	a, err := l.Program.Expect(ctx, "acquire", "granted", answerErr)
+	if err != nil {
+		return Grant{}, err
+	}
+	g, err := l.read(ctx, a)
+	if err != nil {
+		return Grant{}, err
+	}
+	l.mu.Lock()
+	l.grant, l.lease = g, g.Lease
+	l.mu.Unlock()
+	return g, nil
+}
+
+// read is the grant a "granted" answer names: its token and lease as the
+// answer gives them, else read from its key as it stands now.
+func (l *execLock) read(ctx context.Context, a proc.Answer) (Grant, error) {
+	argv0 := l.Program.Argv[0]
+	g := Grant{Key: a.Fields["key"]}
+	var err error
+	if g.Token, err = parseInt(a.Fields["token"]); err != nil {
+		return Grant{}, fmt.Errorf("lock: %s: token in %q: %w", argv0, a.Line, err)
+	}
+	lease, err := parseInt(a.Fields["lease"])
+	if err != nil {
+		return Grant{}, fmt.Errorf("lock: %s: lease in %q: %w", argv0, a.Line, err)
+	}
+	g.Lease = clientv3.LeaseID(lease)
+	if g.Key != "" && (g.Token == 0 || g.Lease == 0) {
+		resp, err := l.cli.Get(ctx, g.Key)
+		if err != nil {
+			return Grant{}, fmt.Errorf("lock: reading the granted key %s: %w", g.Key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return Grant{}, fmt.Errorf("%w: granted, but its key %s is gone", ErrSessionExpired, g.Key)
+		}
+		if g.Lease != 0 && clientv3.LeaseID(resp.Kvs[0].Lease) != g.Lease {
+			// The key the answer named now rests on another lease: the
+			// grant's lease ended and the next holder took the key. Its
+			// token is not this grant's.
+			return Grant{}, fmt.Errorf("%w: granted on lease %x, but its key %s now rests on lease %x (the next holder's)",
+				ErrSessionExpired, int64(g.Lease), g.Key, resp.Kvs[0].Lease)
+		}
+		g.Token = cmp.Or(g.Token, resp.Kvs[0].CreateRevision)
+		g.Lease = cmp.Or(g.Lease, clientv3.LeaseID(resp.Kvs[0].Lease))
+	}
+	if g.Token == 0 && g.Key == "" {
+		return Grant{}, fmt.Errorf("lock: %s granted with neither key nor token: %q", argv0, a.Line)
+	}
+	return g, nil
+}
+
+// Release releases the latest grant; an older one is refused as not held
+// and never reaches the process, whose release means "the lock I hold now".
+func (l *execLock) Release(ctx context.Context, g Grant) error {
+	l.mu.Lock()
+	latest := l.grant
+	l.mu.Unlock()
+	if g.Token != latest.Token || g.Key != latest.Key || latest == (Grant{}) {
+		return ErrNotHeld
+	}
+	if _, err := l.Program.Expect(ctx, "release", "released", answerErr); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.grant = Grant{}
+	l.mu.Unlock()
+	return nil
+}
+
+// Lease is the lease of the latest grant, or zero before the first.
+func (l *execLock) Lease() clientv3.LeaseID {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lease
+}

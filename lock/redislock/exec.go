@@ -1,0 +1,128 @@
+package redislock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/lock"
+)
+
+// EnvRedis is what a lock run as a process on Redis reaches the store by:
+// its client's own link to each server it talks to, host:port, separated
+// by commas (one for a lock on one primary). Cuts, delays and pauses of
+// the client apply to what goes through it.
+//
+// The program runs under the process protocol of package lock (see
+// lock.ExecPrefix), with lock.EnvStore set to "redis", lock.EnvLock to the
+// key to lock, lock.EnvTTL to the key's expiry in seconds (a decimal, as
+// "1" or "1.5") and lock.EnvDir; it answers
+//
+//	acquire  →  granted key=KEY value=VALUE [token=N]   or   error [CLASS] MESSAGE
+//	release  →  released                                or   error [CLASS] MESSAGE
+//
+// VALUE is what the grant wrote at KEY (its random value, no spaces): the
+// lab follows the grant by it, and a grant whose key no longer holds it
+// is gone. N, if given, is a fencing token; without one, a fenced store
+// refuses the holder's writes.
+const EnvRedis = "LOCKLAB_REDIS"
+
+// Exec returns the factory of the Redis lock run by command (a program and
+// its arguments, split on spaces), as lock.Exec does on etcd.
+func Exec(command string) (Factory, error) {
+	argv := strings.Fields(command)
+	if len(argv) == 0 {
+		return nil, fmt.Errorf("%w: %s names no program", ErrUnknownLock, lock.ExecPrefix)
+	}
+	if err := proc.Supported(); err != nil {
+		return nil, err
+	}
+	return func(servers []*redis.Client, name string, opts Options) (Locker, error) {
+		opts, err := opts.withDefaults()
+		if err != nil {
+			return nil, err
+		}
+		if len(servers) == 0 {
+			return nil, fmt.Errorf("%w: no server to lock on", ErrBadOptions)
+		}
+		addrs := make([]string, len(servers))
+		for i, s := range servers {
+			addrs[i] = s.Options().Addr
+		}
+		return &execLock{Program: &proc.Program{Argv: argv, DirVar: lock.EnvDir, Env: []string{
+			lock.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), lock.EnvLock + "=" + opts.Prefix + name,
+			lock.EnvTTL + "=" + strconv.FormatFloat(opts.TTL.Seconds(), 'f', -1, 64)}}}, nil
+	}, nil
+}
+
+// execLock drives one program on Redis. Its Program is its lock.Process:
+// Stop, Continue, Kill, Starting and Close.
+type execLock struct {
+	*proc.Program
+
+	mu    sync.Mutex
+	grant Grant // the latest grant, zero once released
+}
+
+func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
+	a, err := l.Program.Expect(ctx, "acquire", "granted", answerErr)
+	if err != nil {
+		return Grant{}, err
+	}
+	g := Grant{Key: a.Fields["key"], Value: a.Fields["value"]}
+	if g.Key == "" || g.Value == "" {
+		return Grant{}, fmt.Errorf("redislock: %s granted without key= and value= (the lab follows a Redis grant by "+
+			"the value its key holds): %q", l.Program.Argv[0], a.Line)
+	}
+	if s := a.Fields["token"]; s != "" {
+		if g.Token, err = strconv.ParseInt(s, 10, 64); err != nil || g.Token <= 0 {
+			return Grant{}, fmt.Errorf("redislock: %s: token in %q is no positive number", l.Program.Argv[0], a.Line)
+		}
+	}
+	l.mu.Lock()
+	l.grant = g
+	l.mu.Unlock()
+	return g, nil
+}
+
+// Release releases the latest grant; an older one is refused as not held
+// and never reaches the program, whose release means "the lock I hold now".
+func (l *execLock) Release(ctx context.Context, g Grant) error {
+	l.mu.Lock()
+	latest := l.grant
+	l.mu.Unlock()
+	if latest.Value == "" || g.Value != latest.Value || g.Key != latest.Key {
+		return ErrNotHeld
+	}
+	if _, err := l.Program.Expect(ctx, "release", "released", answerErr); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.grant = Grant{}
+	l.mu.Unlock()
+	return nil
+}
+
+// answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
+func answerErr(msg string) error {
+	class, rest, _ := strings.Cut(msg, " ")
+	switch class {
+	case "expired":
+		return fmt.Errorf("%w: %s", lock.ErrSessionExpired, rest)
+	case "not-held":
+		return fmt.Errorf("%w: %s", ErrNotHeld, rest)
+	case "unavailable":
+		return fmt.Errorf("redislock: unavailable: %s", rest)
+	case "":
+		msg = "(no message)"
+	}
+	return errors.New("redislock: " + msg)
+}
+
+var _ lock.Process = (*execLock)(nil)
