@@ -136,7 +136,7 @@ func tokenless(s Scenario, shape grantShape, ran []string, skipped map[string]st
 	}
 	for _, r := range ran {
 		if r == "fenced" || r == "etcd-guarded" {
-			skipped[r] = "the lock's grants carry no fencing token (Grant.Token is zero), so a fenced store refuses " +
+			skipped[r] = "the lock's grants carry no fencing token (Grant.Token is zero; a program answers no token=), so a fenced store refuses " +
 				"every write of its holders: the store cannot fence what it is not given"
 		}
 	}

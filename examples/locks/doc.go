@@ -1,6 +1,7 @@
-// Package locks holds adapters that put real etcd lock libraries, written
-// by others (Debian's and npm's), through locklab's process protocol
-// (README, "Locks people run"); it has no Go API. Its files:
+// Package locks holds adapters that put real lock libraries, written by
+// others (Debian's and npm's; etcd's and one of Redis), through locklab's
+// process protocol (README, "Locks people run"); it has no Go API. Its
+// files:
 //
 //   - locklab_adapter.py: the protocol's loop for a Python library, once —
 //     answers acquire and release, waits between tries, and (--refresh)
@@ -11,6 +12,8 @@
 //     HTTP/JSON gateway) on that loop;
 //   - node-etcd3/lock.js: npm's etcd3 Lock under Node.js, its modules
 //     pinned by package-lock.json (npm ci --prefix examples/locks/node-etcd3);
+//   - redis-py/lock.py: redis-py's Lock (Debian's python3-redis) on Redis
+//     (locklab run --store redis), as shipped and with --extend;
 //   - locks_test.go: runs each adapter (the Python ones as the library is
 //     and with --refresh) through the lessons that tell them apart and holds each
 //     to the README's table; it skips with one line where the libraries
