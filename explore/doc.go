@@ -6,7 +6,8 @@
 // Every drawn step waits on an observable condition, so a script runs the
 // same way each time it runs; that is what makes rapid's shrinking work on
 // a real cluster. One cluster serves every case; each case has its own key
-// prefix.
+// prefix. A lock of another store runs on that store's engine
+// (Config.Open: the command line's Redis locks on the lab's Redis).
 //
 // Where things are:
 //   - explore.go: Run (rapid's search and shrinking), RunCase (one drawn

@@ -22,11 +22,16 @@ import (
 
 // Config is one exploration.
 type Config struct {
-	// Cluster runs every case; it must have Walk.Members members.
+	// Cluster runs every case of Factory's lock, an etcd lock; it must
+	// have Walk.Members members. Open, if set, runs them instead, on any
+	// store: Cluster and Factory are then not used.
 	Cluster *cluster.Cluster
 	// Lock names the lock in scripts and messages; Factory makes it.
 	Lock    string
 	Factory lock.Factory
+	// Open starts one case's run, of the lock, with leases of ttl seconds
+	// and keys under runID (see Engine): a store's own engine.
+	Open func(ctx context.Context, runID string, ttl int) (Engine, error)
 	// Property is what every case must satisfy.
 	Property Property
 	// Walk shapes the drawn scripts (clients, fault kinds).
@@ -48,6 +53,15 @@ type Config struct {
 	ShrinkTime time.Duration
 	// Progress, if set, gets a line per case.
 	Progress io.Writer
+}
+
+// Engine is one case's run on a store: what its script steps act on,
+// then closed, with the run's own error (a fault that failed, a history
+// lost), if any.
+type Engine interface {
+	script.Target
+	Err() error
+	Close() error
 }
 
 // Case is one drawn script and what happened when it ran.
@@ -93,8 +107,8 @@ type Result struct {
 // Cases cases have held. An error is a failure of the lab (a case that
 // could not run), never a verdict.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Cluster == nil || cfg.Factory == nil || cfg.Property.Holds == nil {
-		return Result{}, errors.New("explore: Cluster, Factory and Property are required")
+	if (cfg.Open == nil && (cfg.Cluster == nil || cfg.Factory == nil)) || cfg.Property.Holds == nil {
+		return Result{}, errors.New("explore: Cluster and Factory (or Open), and Property are required")
 	}
 	cfg.MaxSteps = cmp.Or(cfg.MaxSteps, 10)
 	cfg.Cases = cmp.Or(cfg.Cases, 20)
@@ -103,7 +117,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Walk.Faults == nil {
 		cfg.Walk.Faults = script.WalkFaults()
 	}
-	if cfg.Cluster.IsExternal() {
+	if cfg.Open == nil && cfg.Cluster.IsExternal() {
 		// A user's cluster is not the lab's to partition.
 		cfg.Walk.Faults = slices.DeleteFunc(slices.Clone(cfg.Walk.Faults), func(k string) bool { return k == script.WalkIsolate })
 		if len(cfg.Walk.Faults) == 0 {
@@ -349,6 +363,19 @@ var (
 	runs   int
 )
 
+// open starts a case's run: cfg.Open's, or an etcd run of cfg.Factory on
+// cfg.Cluster.
+func open(ctx context.Context, cfg Config, runID string, ttl int) (Engine, error) {
+	if cfg.Open != nil {
+		return cfg.Open(ctx, runID, ttl)
+	}
+	env, err := run.New(run.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl), RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
 // RunCase runs one case: the walk's preamble, then one action per pick (an
 // index into the walk's Names; see Walk.Pick), then
 // the walk's closing steps; and checks the histories. Each line's output
@@ -360,8 +387,7 @@ func RunCase(ctx context.Context, cfg Config, picks []int) (*Case, error) {
 	n := runs
 	runsMu.Unlock()
 	ttl := cmp.Or(cfg.Walk.TTL, 1)
-	env, err := run.New(run.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl),
-		RunID: fmt.Sprintf("explore-%s-%d-%d", cfg.Lock, n, time.Now().UnixNano())})
+	env, err := open(ctx, cfg, fmt.Sprintf("explore-%s-%d-%d", cfg.Lock, n, time.Now().UnixNano()), ttl)
 	if err != nil {
 		return nil, err
 	}

@@ -203,6 +203,20 @@ func TestFromScript(t *testing.T) {
 	assert.Equal(t, scenarios.ExpectFail, s.Expect("unfenced"))
 	assert.Equal(t, scenarios.ExpectPass, s.Expect("fenced"))
 	assert.Equal(t, scenarios.ExpectPass, s.Expect("etcd-guarded"), "a resource the check does not name must pass")
+	assert.Equal(t, scenarios.EtcdAndRedis, s.Stores, "nothing of one store's alone: it runs on both")
+
+	// Where a script runs is read from its commands.
+	for body, want := range map[string]scenarios.Stores{
+		"expire c1\n----\nx\n":                                     scenarios.EtcdOnly,
+		"acquire c1 answer=lost\n----\nx\n":                        scenarios.EtcdOnly,
+		"isolate member=m1\n----\nx\n":                             scenarios.EtcdOnly,
+		"failover\n----\nx\n":                                      scenarios.RedisOnly,
+		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": scenarios.EtcdAndRedis,
+	} {
+		s, err := scenarios.FromScript("mine", "mine.txt", "client c1 member=m1\n----\nx\n\n"+body+"\ncheck\n----\nfenced: PASS\n")
+		require.NoError(t, err, body)
+		assert.Equal(t, want, s.Stores, body)
+	}
 
 	for _, c := range []struct{ text, err string }{
 		{"acquire c1 fast\n----\nx\n", `mine.txt:1: acquire: unexpected argument "fast"`},

@@ -83,7 +83,29 @@ func FromScript(name, file, text string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%s: no check step: a script says what it expects of each resource with one "+
 			"(\"check\", then \"unfenced: FAIL …\", \"fenced: PASS\")", file)
 	}
+	s.Stores = storesOf(steps)
 	return s, nil
+}
+
+// storesOf is where a script of one's own runs, read from its commands: a
+// failover is Redis's; a lease revoked, a member killed or isolated, an
+// answer lost or held back, a holder told are etcd's; a script of neither
+// (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs on
+// both.
+func storesOf(steps []script.Step) Stores {
+	etcd := false
+	for _, st := range steps {
+		switch c := st.Cmd; {
+		case c.Name == "failover":
+			return RedisOnly
+		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers", "wait-told"}, c.Name), c.Answer != "":
+			etcd = true
+		}
+	}
+	if etcd {
+		return EtcdOnly
+	}
+	return EtcdAndRedis
 }
 
 // memberIndex is N of a member name "mN", or 0.

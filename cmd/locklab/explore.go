@@ -32,7 +32,7 @@ type exploreFlags struct {
 }
 
 func (f *exploreFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.lock, "lock", "queue", "the lock to explore (a built-in or known-bad one)")
+	fs.StringVar(&f.lock, "lock", "queue", "the lock to explore (a built-in or known-bad one, on etcd or Redis)")
 	fs.StringVar(&f.resource, "resource", "fenced", "the resource whose checks must pass (comma list, or all)")
 	fs.IntVar(&f.cases, "cases", 50, "cases to draw")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the drawn cases (the same seed draws the same cases)")
@@ -67,20 +67,30 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return exitUsage, err
 	}
-	if camp.Faults, err = drawable(camp.Faults, f.faults == "all", external != nil, f.ttl); err != nil {
+	if camp.Faults, err = drawable(camp.Faults, f.faults == "all", external != nil, factory.redis != nil, f.ttl); err != nil {
 		return exitUsage, err
 	}
-	c, err := openCluster(ctx, external, f.cf.members, logger)
-	if err != nil {
-		return exitUsage, err
-	}
-	defer c.Close()
-	p := explore.Safe(camp.Resources...)
-	fmt.Fprintf(stdout, "locklab explore: %s, property %q, %d cases of at most %d actions, faults %s, seed %d%s\n",
-		f.lock, p.Name, f.cases, f.steps, strings.Join(camp.Faults, ","), f.seed, shardNote(camp))
-	res, err := explore.Run(ctx, explore.Config{Cluster: c, Lock: f.lock, Factory: factory, Property: p, Cases: f.cases,
+	cfg := explore.Config{Lock: f.lock, Factory: factory.etcd, Property: explore.Safe(camp.Resources...), Cases: f.cases,
 		Seed: f.seed, MaxSteps: f.steps, ShrinkTime: f.shrink, Walk: script.WalkOptions{Faults: camp.Faults, TTL: f.ttl},
-		Progress: stdout, Shard: camp.Shard, Shards: camp.Shards})
+		Progress: stdout, Shard: camp.Shard, Shards: camp.Shards}
+	if factory.redis != nil {
+		set, err := factory.startRedis(ctx)
+		if err != nil {
+			return exitUsage, err
+		}
+		defer set.Close()
+		cfg.Open = factory.opener(set)
+	} else {
+		c, err := openCluster(ctx, external, f.cf.members, logger)
+		if err != nil {
+			return exitUsage, err
+		}
+		defer c.Close()
+		cfg.Cluster = c
+	}
+	fmt.Fprintf(stdout, "locklab explore: %s, property %q, %d cases of at most %d actions, faults %s, seed %d%s\n",
+		f.lock, cfg.Property.Name, f.cases, f.steps, strings.Join(camp.Faults, ","), f.seed, shardNote(camp))
+	res, err := explore.Run(ctx, cfg)
 	switch {
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		fmt.Fprintf(stderr, "locklab: interrupted after %d cases: nothing found so far, nothing written\n", res.Cases)
@@ -93,29 +103,35 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 
 // campaign checks the flags and says what they ask to draw, with the
 // lock's factory.
-func (f *exploreFlags) campaign() (explore.Campaign, lock.Factory, error) {
+func (f *exploreFlags) campaign() (explore.Campaign, exploreLock, error) {
 	camp := explore.Campaign{Lock: f.lock, Cases: f.cases, Seed: f.seed, Steps: f.steps, TTL: f.ttl, Members: f.cf.members}
 	factory, err := lookupAnyLock(f.lock)
 	if err != nil {
-		return camp, nil, err
+		return camp, factory, err
 	}
-	if camp.Resources, err = pick("resource", f.resource, lock.ResourceNames()); err != nil {
-		return camp, nil, err
+	if camp.Resources, err = pick("resource", f.resource, factory.resources()); err != nil {
+		return camp, factory, err
+	}
+	if factory.redis != nil {
+		if f.cf.members != redisMembers {
+			return camp, factory, usagef("--members: a Redis lock runs on the lab's Redis (%d servers), not on etcd members", redisMembers)
+		}
+		camp.Members = redisMembers
 	}
 	if camp.Faults, err = pick("faults", f.faults, script.WalkFaults()); err != nil {
-		return camp, nil, err
+		return camp, factory, err
 	}
-	if err := checkExploreCounts(f.cases, f.steps, f.ttl, f.cf.members); err != nil {
-		return camp, nil, err
+	if err := checkExploreCounts(f.cases, f.steps, f.ttl, camp.Members); err != nil {
+		return camp, factory, err
 	}
 	name := fmt.Sprintf("%s-%s-%d", f.lock, strings.Join(camp.Resources, "+"), f.seed)
 	if f.shardOf != "" {
 		shard, err := scenarios.ParseShard(f.shardOf, os.Getenv)
 		if err != nil {
-			return camp, nil, usagef("%v", err)
+			return camp, factory, usagef("%v", err)
 		}
 		if shard.Count > f.cases {
-			return camp, nil, usagef("--shard %s: %d shards of %d cases leave some with none", f.shardOf, shard.Count, f.cases)
+			return camp, factory, usagef("--shard %s: %d shards of %d cases leave some with none", f.shardOf, shard.Count, f.cases)
 		}
 		camp.Shard, camp.Shards = shard.Index, shard.Count
 		name += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
@@ -193,19 +209,21 @@ func writeJSONFile(path string, v any) error {
 	})
 }
 
-// lookupAnyLock finds a built-in or a known-bad lock by name.
-func lookupAnyLock(lk string) (lock.Factory, error) {
+// lookupAnyLock finds a built-in or a known-bad lock by name, etcd's or
+// Redis's.
+func lookupAnyLock(lk string) (exploreLock, error) {
 	if f, err := lock.Lookup(lk); err == nil {
-		return f, nil
+		return exploreLock{etcd: f}, nil
 	}
 	if r, ok := lock.LookupRegression(lk); ok {
-		return r.Factory, nil
+		return exploreLock{etcd: r.Factory}, nil
 	}
-	if _, err := redislock.Lookup(lk); err == nil {
-		return nil, usagef("--lock: %s is a Redis lock: explore draws its scripts on etcd, for the etcd locks "+
-			"(locklab run --lock %s runs its lessons)", lk, lk)
+	if f, err := redislock.Lookup(lk); err == nil {
+		return exploreLock{redis: f, masters: redislock.Masters(lk)}, nil
 	}
-	return nil, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(append(lock.Names(), lock.RegressionNames()...), ", "))
+	names := append(lock.Names(), lock.RegressionNames()...)
+	names = append(append(names, redislock.Names()...), redislock.KnownBad()...)
+	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(names, ", "))
 }
 
 // writeFailing writes a shrunk failing script to path, atomically, headed
@@ -248,9 +266,11 @@ func checkExploreCounts(cases, steps, ttl, members int) error {
 // a user's own cluster (not the lab's to partition), a slow link on leases
 // shorter than 3 s (see script.WalkSlow). Asked for by name, either is a
 // usage error; left out of "all", it is dropped.
-func drawable(kinds []string, all, external bool, ttl int) ([]string, error) {
+func drawable(kinds []string, all, external, redis bool, ttl int) ([]string, error) {
 	cannot := func(k string) string {
 		switch {
+		case redis && (k == script.WalkExpire || k == script.WalkLostAcquire || k == script.WalkIsolate):
+			return "an etcd fault: a Redis lock's scripts draw pause, cut, blip, crash and slow"
 		case k == script.WalkIsolate && external:
 			return "the lab cannot cut the members of your own cluster off from each other"
 		case k == script.WalkSlow && ttl < 3:

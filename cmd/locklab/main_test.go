@@ -93,7 +93,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{`--store: unknown store "zookeeper"`, "etcd, redis"}},
 		{[]string{"run", "--store", "redis"}, []string{"--store redis: it names the store of exec:COMMAND locks, and --lock names none"}},
 		{[]string{"run", "--store", "redis", "--lock", "exec:/nonexistent/lock"}, []string{"--lock exec:/nonexistent/lock: preflight"}},
-		{[]string{"explore", "--lock", "redis-setnx"}, []string{"redis-setnx is a Redis lock: explore draws its scripts on etcd"}},
+		{[]string{"explore", "--lock", "redis-setnx", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: an etcd fault"}},
 		{[]string{"run", "--resource", ""}, []string{"--resource: empty: nothing to run"}},
 		{[]string{"run", "--scenario", " "}, []string{"--scenario: empty: nothing to run"}},
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
@@ -525,15 +525,21 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 // What a run cannot draw is dropped from all, and refused by name.
 func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 	all := script.WalkFaults()
-	kinds, err := drawable(all, true, true, 1)
+	kinds, err := drawable(all, true, true, false, 1)
 	require.NoError(t, err)
 	assert.NotContains(t, kinds, script.WalkIsolate, "a user's cluster is not the lab's to partition")
 	assert.NotContains(t, kinds, script.WalkSlow, "1 s leases")
-	kinds, err = drawable(all, true, false, 3)
+	kinds, err = drawable(all, true, false, false, 3)
 	require.NoError(t, err)
 	assert.Equal(t, all, kinds)
-	_, err = drawable([]string{script.WalkIsolate}, false, true, 1)
+	_, err = drawable([]string{script.WalkIsolate}, false, true, false, 1)
 	assert.ErrorContains(t, err, "--faults isolate: the lab cannot cut the members of your own cluster off from each other")
+	kinds, err = drawable(all, true, false, true, 3)
+	require.NoError(t, err)
+	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkBlip, script.WalkSlow}, kinds,
+		"a Redis lock's scripts draw no etcd fault")
+	_, err = drawable([]string{script.WalkExpire}, false, false, true, 1)
+	assert.ErrorContains(t, err, "--faults expire: an etcd fault")
 }
 
 // --ttl makes every lease longer, the schedule says so, and a replay runs

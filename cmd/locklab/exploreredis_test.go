@@ -1,0 +1,41 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster/redisd"
+)
+
+// explore draws scripts for a Redis lock on the lab's Redis: it finds the
+// paused double holder of redis-setnx on the unfenced store, shrinks it,
+// and the script it writes runs again on Redis with the verdicts it found.
+// What Redis cannot do is refused by name.
+func TestExploreARedisLock(t *testing.T) {
+	t.Parallel() // mostly waits for keys to expire
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("explore on Redis: %v", err)
+	}
+	script := filepath.Join(t.TempDir(), "found.txt")
+	code, stdout, stderr := locklab(t, t.Context(), "explore", "--lock", "redis-setnx", "--resource", "unfenced",
+		"--faults", "pause", "--cases", "60", "--shrink-time", "5s", "--out", script)
+	require.Equal(t, exitMismatch, code, stdout+stderr)
+	assert.Contains(t, stdout, "FAIL at case")
+	assert.Contains(t, stdout, "run it again: locklab run --script "+script+" --lock redis-setnx")
+	code, stdout, stderr = locklab(t, t.Context(), "run", "--script", script, "--lock", "redis-setnx", "--out", t.TempDir())
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Regexp(t, `\s+FAIL\*?\s+PASS\*?\s+skipped\s+redis-setnx\n`, stdout, "the found script's row: documented outcomes, no !")
+
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--lock", "redis-setnx", "--faults", "expire"}},
+		{[]string{"--lock", "redlock", "--resource", "fenced"}},
+		{[]string{"--lock", "redis-setnx", "--resource", "etcd-guarded"}},
+		{[]string{"--lock", "redis-setnx", "--members", "5"}},
+	} {
+		code, _, stderr = locklab(t, t.Context(), append([]string{"explore"}, tc.args...)...)
+		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
+	}
+}
