@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/run"
+
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 )
@@ -24,11 +25,13 @@ const DefaultTTL = 1
 
 // Config describes a lab.
 type Config struct {
+	// Cluster and Locks are a lab of etcd locks (EtcdStore): the locks the
+	// page offers, by name. Store, if set, is the lab's store instead.
 	Cluster *cluster.Cluster
-	// Locks are the locks the page offers, by name; Lock the one it starts
-	// with.
-	Locks map[string]lock.Factory
-	Lock  string
+	Locks   map[string]lock.Factory
+	Store   Store
+	// Lock is the lock the page starts with.
+	Lock string
 	// TTL is the lease TTL in seconds (zero: DefaultTTL).
 	TTL int
 }
@@ -56,7 +59,7 @@ type Lab struct {
 	queue sync.Mutex
 
 	mu     sync.Mutex
-	env    *run.Env
+	env    Engine
 	lock   string
 	steps  []Step
 	lesson *lesson
@@ -82,13 +85,16 @@ type lesson struct {
 	next  int
 }
 
-// New starts a lab on cfg.Cluster with cfg.Lock.
+// New starts a lab on cfg.Store (or cfg.Cluster) with cfg.Lock.
 func New(cfg Config) (*Lab, error) {
-	if cfg.Cluster == nil {
-		return nil, errors.New("live: a lab needs a cluster")
+	if cfg.Store == nil {
+		if cfg.Cluster == nil {
+			return nil, errors.New("live: a lab needs a cluster or a store")
+		}
+		cfg.Store = EtcdStore(cfg.Cluster, cfg.Locks)
 	}
-	if _, ok := cfg.Locks[cfg.Lock]; !ok {
-		return nil, fmt.Errorf("live: unknown lock %q (locks: %s)", cfg.Lock, strings.Join(Names(cfg.Locks), ", "))
+	if !slices.Contains(cfg.Store.Locks(), cfg.Lock) {
+		return nil, fmt.Errorf("live: %w", unknownLock(cfg.Store, cfg.Lock))
 	}
 	if cfg.TTL == 0 {
 		cfg.TTL = DefaultTTL
@@ -105,13 +111,11 @@ func New(cfg Config) (*Lab, error) {
 
 // Names lists the locks' names, sorted.
 func Names(locks map[string]lock.Factory) []string {
-	var out []string
-	for n := range locks {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(locks))
 }
+
+// joinNames lists names for a message.
+func joinNames(names []string) string { return strings.Join(names, ", ") }
 
 // MaxClients is the most clients a lab's run may have: each is a
 // connection and a link of its own, and a class needs three.
@@ -127,18 +131,15 @@ func (l *Lab) Reset(name string) error {
 
 // reset is Reset with l.queue held.
 func (l *Lab) reset(name string) error {
-	f, ok := l.cfg.Locks[name]
-	if !ok {
-		return fmt.Errorf("unknown lock %q (locks: %s)", name, strings.Join(Names(l.cfg.Locks), ", "))
-	}
 	l.mu.Lock()
 	l.runs++
-	env, err := run.New(run.Config{Cluster: l.cfg.Cluster, Factory: f, TTL: l.cfg.TTL,
-		RunID: fmt.Sprintf("lab-%d-%d", time.Now().UnixNano(), l.runs)})
+	n := l.runs
+	l.mu.Unlock()
+	env, err := l.cfg.Store.Open(l.ctx, name, labRunID(n), l.cfg.TTL)
 	if err != nil {
-		l.mu.Unlock()
 		return err
 	}
+	l.mu.Lock()
 	env.Bind(l.ctx)
 	old := l.env
 	l.env, l.lock, l.steps, l.lesson, l.clients = env, name, nil, nil, map[string]bool{}
@@ -206,12 +207,12 @@ func (l *Lab) do(ctx context.Context, c script.Cmd, narration []string) string {
 	return out
 }
 
-// Lessons are the catalog scenarios a lab steps through: those written as
-// steps, for a lock on etcd (the lab's store).
-func Lessons() []string {
+// Lessons are the catalog scenarios a lab of locks of kind k steps
+// through: those written as steps, for a lock of that kind.
+func Lessons(k scenarios.LockKind) []string {
 	var names []string
 	for _, s := range scenarios.Catalog() {
-		if steps, err := s.Script(); err == nil && steps != nil && s.NotFor(scenarios.EtcdLock) == "" {
+		if steps, err := s.Script(); err == nil && steps != nil && s.NotFor(k) == "" {
 			names = append(names, s.Name)
 		}
 	}
@@ -231,9 +232,9 @@ func (l *Lab) Load(name string) error {
 		return err
 	case steps == nil:
 		return fmt.Errorf("%s is driven by a workload, not steps: run it with locklab run --scenario %s", name, name)
-	case s.NotFor(scenarios.EtcdLock) != "":
-		return fmt.Errorf("%s, and the lab's locks are on etcd (lessons: %s)", s.NotFor(scenarios.EtcdLock),
-			strings.Join(Lessons(), ", "))
+	case s.NotFor(l.cfg.Store.Kind()) != "":
+		return fmt.Errorf("%s, and the lab's locks are on %s (lessons: %s)", s.NotFor(l.cfg.Store.Kind()),
+			storeName(l.cfg.Store.Kind()), strings.Join(Lessons(l.cfg.Store.Kind()), ", "))
 	}
 	l.queue.Lock()
 	defer l.queue.Unlock()
@@ -275,7 +276,7 @@ func (l *Lab) Save() string {
 	defer l.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Saved from the live lab: the %s lock, %d s leases.\n", l.lock, l.cfg.TTL)
-	fmt.Fprintf(&b, "setup members=%d ttl=%d\n----\nready\n\n", len(l.cfg.Cluster.Members()), l.cfg.TTL)
+	fmt.Fprintf(&b, "setup members=%d ttl=%d\n----\nready\n\n", l.cfg.Store.Members(), l.cfg.TTL)
 	for _, st := range l.steps {
 		if strings.HasPrefix(st.Line, "check") {
 			continue
@@ -328,7 +329,10 @@ type State struct {
 	Version int      `json:"version"`
 	Lock    string   `json:"lock"`
 	Locks   []string `json:"locks"`
-	Steps   []Step   `json:"steps"`
+	// Store is the locks' store: etcd, redis (a primary with replicas) or
+	// redlock (independent masters); the page offers its faults.
+	Store string `json:"store"`
+	Steps []Step `json:"steps"`
 	// Belief says whether two clients believed they held the lock at once.
 	Belief string `json:"belief"`
 	// Resources are each resource's verdict so far and why.
@@ -355,7 +359,8 @@ type ResourceState struct {
 // State is the lab now, checked: every history judged as it stands.
 func (l *Lab) State() State {
 	l.mu.Lock()
-	st := State{Version: l.version, Lock: l.lock, Locks: Names(l.cfg.Locks), Steps: slices.Clone(l.steps)}
+	st := State{Version: l.version, Lock: l.lock, Locks: l.cfg.Store.Locks(), Store: storeName(l.cfg.Store.Kind()),
+		Steps: slices.Clone(l.steps)}
 	env := l.env
 	task := l.task
 	if ls := l.lesson; ls != nil {

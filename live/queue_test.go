@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/live"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // Commands that come at once — a double click, two browsers — run one
@@ -79,6 +80,7 @@ func TestALabKeepsToItsBounds(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprintf("the lab has its %d clients", live.MaxClients))
 
 	assert.ErrorContains(t, lab.Load("failover"), "failover is a Redis lesson, and the lab's locks are on etcd")
-	assert.NotContains(t, live.Lessons(), "failover")
-	assert.Contains(t, live.Lessons(), "paused-holder")
+	assert.NotContains(t, live.Lessons(scenarios.EtcdLock), "failover")
+	assert.Contains(t, live.Lessons(scenarios.EtcdLock), "paused-holder")
+	assert.Contains(t, live.Lessons(scenarios.RedisLock), "failover")
 }

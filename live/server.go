@@ -105,7 +105,7 @@ func (l *Lab) routes() *http.ServeMux {
 	mux.HandleFunc("GET /state", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, l.State()) })
 	mux.HandleFunc("GET /events", l.serveEvents)
 	mux.HandleFunc("GET /view", l.serveView)
-	mux.HandleFunc("GET /scenarios", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, Lessons()) })
+	mux.HandleFunc("GET /scenarios", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, Lessons(l.cfg.Store.Kind())) })
 	mux.HandleFunc("POST /do", func(w http.ResponseWriter, r *http.Request) {
 		out, err := l.Do(r.Context(), r.FormValue("line"))
 		if err != nil {

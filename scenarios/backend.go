@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
 )
 
@@ -143,6 +144,31 @@ func PreflightOn(ctx context.Context, store, command string) error {
 	}
 	_, err = l.Preflight(ctx)
 	return err
+}
+
+// OpenLock starts one run of the registered backend lock called name on
+// servers started for it, with leases of ttl seconds (the live lab's runs
+// on another store): its engine, the resources it protects, and what
+// closes both.
+func OpenLock(ctx context.Context, name string, ttl int, runID string) (Engine, []string, func() error, error) {
+	l, ok := backendLock(name)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("unknown lock %q", name)
+	}
+	st := l.Store(nil)
+	ran, _ := st.Resources(lock.ResourceNames())
+	eng, closeAll, err := st.Open(ctx, EngineConfig{TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl), Resources: ran, RunID: runID})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return eng, ran, closeAll, nil
+}
+
+// KindOf is the kind of the registered backend lock called name; false if
+// no backend has it.
+func KindOf(name string) (LockKind, bool) {
+	l, ok := backendLock(name)
+	return l.Kind, ok
 }
 
 // connectOwn connects the backend that takes servers of the user's own to

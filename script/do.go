@@ -98,13 +98,13 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "wait-free":
 		return e.WaitFree(ctx)
 	case "hold-answers":
-		h, ok := e.(AnswerHolding)
+		h, ok := as[AnswerHolding](e)
 		if !ok {
 			return run.Outcome{}, errors.New("hold-answers: the lab cannot hold one direction of a client's link on this store")
 		}
 		return h.HoldAnswers(ctx, c.Client, c.For)
 	case "wait-told":
-		t, ok := e.(Telling)
+		t, ok := as[Telling](e)
 		if !ok {
 			return run.Outcome{}, errors.New("wait-told: the lab does not follow Grant.Lost on this store")
 		}
@@ -112,7 +112,7 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "check":
 		return e.Check()
 	case "failover":
-		f, ok := e.(FailingOver)
+		f, ok := as[FailingOver](e)
 		if !ok {
 			return run.Outcome{}, errors.New("failover: this store has no primary to fail over (etcd elects its leader itself: see leader-failover)")
 		}

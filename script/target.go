@@ -86,3 +86,25 @@ type AnswerHolding interface {
 type Telling interface {
 	WaitTold(ctx context.Context, client string) (run.Outcome, error)
 }
+
+// A Wrapper is a Target around another (a store's run with its servers):
+// what the wrapped one can do beside Target's — fail over, hold answers,
+// tell — the wrapper can too.
+type Wrapper interface {
+	Unwrap() Target
+}
+
+// as is e as a T, or what e wraps as one.
+func as[T any](e Target) (T, bool) {
+	for {
+		if t, ok := e.(T); ok {
+			return t, true
+		}
+		w, ok := e.(Wrapper)
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		e = w.Unwrap()
+	}
+}

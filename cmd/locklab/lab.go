@@ -15,6 +15,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // cmdLab serves the live lab until ctx ends (Ctrl-C).
@@ -34,12 +36,20 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	if *ttl < 1 {
 		return exitUsage, usagef("--ttl: want at least 1 second, got %d", *ttl)
 	}
+	if kind, ok := scenarios.KindOf(*lk); ok {
+		if cf.endpoints != "" || cf.members != redisMembers {
+			return exitUsage, usagef("--lock %s: a Redis lock runs on the lab's Redis, not on etcd (--endpoints, --members)", *lk)
+		}
+		return serveLab(ctx, live.Config{Store: redisLabStore(kind), Lock: *lk, TTL: *ttl},
+			"the lab's Redis, started anew for each run", *open, stdout)
+	}
 	locks := lock.Builtin()
 	for _, r := range lock.Regressions() {
 		locks[r.Name] = r.Factory
 	}
 	if _, ok := locks[*lk]; !ok {
-		return exitUsage, usagef("--lock: unknown lock %q (locks: %s)", *lk, strings.Join(live.Names(locks), ", "))
+		names := append(live.Names(locks), append(redislock.Names(), redislock.KnownBad()...)...)
+		return exitUsage, usagef("--lock: unknown lock %q (locks: %s)", *lk, strings.Join(names, ", "))
 	}
 	external, logger, err := cf.check()
 	if err != nil {
@@ -56,7 +66,29 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		return exitUsage, err
 	}
 	defer c.Close()
-	lab, err := live.New(live.Config{Cluster: c, Locks: locks, Lock: *lk, TTL: *ttl})
+	return serveLab(ctx, live.Config{Cluster: c, Locks: locks, Lock: *lk, TTL: *ttl}, where(c, cf), *open, stdout)
+}
+
+// redisLabStore is the live lab's store of the Redis locks of kind: each
+// run on Redis started for it.
+func redisLabStore(kind scenarios.LockKind) live.Store {
+	var names []string
+	for _, n := range append(redislock.Names(), redislock.KnownBad()...) {
+		if k, _ := scenarios.KindOf(n); k == kind {
+			names = append(names, n)
+		}
+	}
+	members := redisMembers
+	if kind == scenarios.RedlockLock {
+		members = redislock.RedlockMasters
+	}
+	return live.BackendStore(names, kind, members)
+}
+
+// serveLab serves the lab cfg makes until ctx ends (Ctrl-C); where says
+// what its runs are on.
+func serveLab(ctx context.Context, cfg live.Config, where string, open bool, stdout io.Writer) (int, error) {
+	lab, err := live.New(cfg)
 	if err != nil {
 		return exitUsage, err
 	}
@@ -67,8 +99,8 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	}
 	srv := &http.Server{Handler: lab.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	url := "http://" + ln.Addr().String() + "/"
-	fmt.Fprintf(stdout, "locklab live lab on %s (%s lock, %d s leases): open %s — Ctrl-C ends it\n", where(c, cf), *lk, *ttl, url)
-	if *open {
+	fmt.Fprintf(stdout, "locklab live lab on %s (%s lock, %d s leases): open %s — Ctrl-C ends it\n", where, cfg.Lock, cfg.TTL, url)
+	if open {
 		openBrowser(url)
 	}
 	served := make(chan error, 1)
