@@ -51,10 +51,11 @@ type BackendLock struct {
 	// the run, or on own (nil unless Config.Redis named servers).
 	Store func(own Servers) Store
 	// Preflight, if set, has one Locker of it acquire and release once on
-	// servers of its own with nothing else going on (see Preflight), and
-	// says whether its grant carried a fencing token: a lock run as a
-	// process has one.
-	Preflight func(ctx context.Context) (token bool, err error)
+	// servers of its own (or on own, if not nil: the user's, under keys of
+	// its own) with nothing else going on (see Preflight), and says
+	// whether its grant carried a fencing token: a lock run as a process
+	// has one.
+	Preflight func(ctx context.Context, own Servers) (token bool, err error)
 }
 
 // A Store is where one configuration runs: etcd's cluster, or a backend's
@@ -136,13 +137,21 @@ func execLock(store, command string) (BackendLock, error) {
 }
 
 // PreflightOn is Preflight for the lock run as a process by command on
-// the registered store called store.
-func PreflightOn(ctx context.Context, store, command string) error {
+// the registered store called store: on servers started for it, or on
+// the user's at own (Config.Redis).
+func PreflightOn(ctx context.Context, store, command string, own []string) error {
 	l, err := execLock(store, command)
 	if err != nil || l.Preflight == nil {
 		return err
 	}
-	_, err = l.Preflight(ctx)
+	var servers Servers
+	if len(own) > 0 {
+		if servers, err = connectOwn(ctx, own); err != nil {
+			return err
+		}
+		defer servers.Close()
+	}
+	_, err = l.Preflight(ctx, servers)
 	return err
 }
 

@@ -193,7 +193,7 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 		}
 		defer cfg.own.Close()
 	}
-	cfg.shapes = shapesOf(ctx, clusters[0], jobs)
+	cfg.shapes = shapesOf(ctx, clusters[0], cfg.own, jobs)
 	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
 	sum.Complete = ctx.Err() == nil
 	sum.Seconds = time.Since(began).Seconds()

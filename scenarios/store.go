@@ -74,7 +74,7 @@ func (cfg Config) shape(lock string) grantShape {
 // for each lock of another store that has a preflight, whether they carry
 // a token. A lock that was not granted is left out: its lessons will say
 // why.
-func shapesOf(ctx context.Context, c *cluster.Cluster, jobs []job) map[string]grantShape {
+func shapesOf(ctx context.Context, c *cluster.Cluster, own Servers, jobs []job) map[string]grantShape {
 	out := map[string]grantShape{}
 	tried := map[string]bool{}
 	for _, j := range jobs {
@@ -83,7 +83,7 @@ func shapesOf(ctx context.Context, c *cluster.Cluster, jobs []job) map[string]gr
 		}
 		tried[j.lock] = true
 		if j.other != nil && j.other.Preflight != nil {
-			if token, err := j.other.Preflight(ctx); err == nil {
+			if token, err := j.other.Preflight(ctx, own); err == nil {
 				out[j.lock] = grantShape{token: token, key: true}
 			}
 			continue

@@ -471,7 +471,7 @@ func preflight(ctx context.Context, cfg scenarios.Config) error {
 			continue
 		}
 		if cfg.Store != "" && cfg.Store != "etcd" {
-			if err := scenarios.PreflightOn(ctx, cfg.Store, strings.TrimPrefix(name, lock.ExecPrefix)); err != nil {
+			if err := scenarios.PreflightOn(ctx, cfg.Store, strings.TrimPrefix(name, lock.ExecPrefix), cfg.Redis); err != nil {
 				return usagef("--lock %s: %v", name, err)
 			}
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -40,22 +41,28 @@ func (backend) Exec(command string) (scenarios.BackendLock, error) {
 		return scenarios.BackendLock{}, err
 	}
 	l := describe(f, 0, nil)
-	l.Preflight = func(ctx context.Context) (bool, error) { return preflight(ctx, f) }
+	l.Preflight = func(ctx context.Context, own scenarios.Servers) (bool, error) {
+		set, _ := own.(*redisd.Set)
+		return preflight(ctx, f, set)
+	}
 	return l, nil
 }
 
 // preflight has one Locker of f acquire and release once on a Redis
-// started for it, with nothing else going on (see scenarios.Preflight), and
-// says whether its grant carried a fencing token.
-func preflight(ctx context.Context, f redislock.Factory) (token bool, err error) {
-	set, err := redisd.StartReplicated(ctx, 0, redisd.Options{})
-	if err != nil {
-		return false, fmt.Errorf("preflight: the scratch Redis: %w", err)
+// started for it — or on own, the user's, under a key of its own — with
+// nothing else going on (see scenarios.Preflight), and says whether its
+// grant carried a fencing token.
+func preflight(ctx context.Context, f redislock.Factory, own *redisd.Set) (token bool, err error) {
+	set := own
+	if set == nil {
+		if set, err = redisd.StartReplicated(ctx, 0, redisd.Options{}); err != nil {
+			return false, fmt.Errorf("preflight: the scratch Redis: %w", err)
+		}
+		defer set.Close()
 	}
-	defer set.Close()
 	rc := redis.NewClient(set.ClientOptions(set.Primary(), set.Admin(set.Primary()).Options().Addr))
 	defer rc.Close()
-	l, err := f([]*redis.Client{rc}, "preflight", redislock.Options{})
+	l, err := f([]*redis.Client{rc}, "preflight", redislock.Options{Prefix: fmt.Sprintf("locklab/preflight-%d/", time.Now().UnixNano())})
 	if err != nil {
 		return false, fmt.Errorf("preflight: %w", err)
 	}
