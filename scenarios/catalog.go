@@ -475,6 +475,9 @@ type Plan struct {
 	// TTL is the lease scale the run was made with (Config.TTL; 0: leases
 	// as the scenario writes them): a replay makes them alike.
 	TTL int `json:"ttl,omitempty"`
+	// Store is the store a lock run as a process was on (Config.Store;
+	// "": etcd): a replay runs it there again.
+	Store string `json:"store,omitempty"`
 }
 
 // randomActions is how many actions the random scenario draws.

@@ -329,6 +329,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	if cfg.TTL > 1 {
 		plan.TTL = cfg.TTL
 	}
+	if j.other != nil && strings.HasPrefix(j.lock, lock.ExecPrefix) {
+		plan.Store = cfg.Store
+	}
 	// The resources the store can give: the others are skipped, saying why.
 	ran, skipped := st.Resources(resources)
 	ran, skipped = tokenless(s, cfg.shape(j.lock), ran, skipped)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -38,4 +39,29 @@ func TestExploreARedisLock(t *testing.T) {
 		code, _, stderr = locklab(t, t.Context(), append([]string{"explore"}, tc.args...)...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
 	}
+}
+
+// A lock run as a process on Redis (--store redis) replays on Redis: its
+// schedule names the store. redis-py's Lock, as examples/locks adapts it.
+func TestReplayARedisProcessLock(t *testing.T) {
+	t.Parallel()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("replay on Redis: %v", err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import redis").Run(); err != nil {
+		t.Skipf("replay on Redis: Debian's python3-redis is not installed (.ci/run installs it): %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "locks", "redis-py", "lock.py"))
+	require.NoError(t, err)
+	name := "exec:/usr/bin/python3 " + script
+	out := t.TempDir()
+	code, stdout, stderr := locklab(t, t.Context(), "run", "--store", "redis", "--lock", name, "--scenario", "paused-holder",
+		"--resource", "unfenced", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	schedules, err := filepath.Glob(filepath.Join(out, "paused-holder", "*", "1", "schedule.json"))
+	require.NoError(t, err)
+	require.Len(t, schedules, 1)
+	code, stdout, stderr = locklab(t, t.Context(), "replay", "--allow-exec", "--out", t.TempDir(), filepath.Dir(schedules[0]))
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "unfenced      recorded FAIL    replayed FAIL    same")
 }
