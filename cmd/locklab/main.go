@@ -39,7 +39,7 @@ const usage = `locklab — distributed locks on etcd, under faults, checked.
 Usage:
   locklab run     [--scenario S|all] [--lock L|all] [--resource R|all] [--seed N] [--runs K] [--ttl 1]
                   [--script FILE,…] [--parallel N] [--members 3] [--endpoints a,b,c [--cacert F --cert F --key F --user U --password P]]
-                  [--redis host:port|redis://…[,…]] [--store etcd|redis] [--expect pass] [--shard K/N] [--out DIR] [--verbose]
+                  [--redis host:port|redis://…[,…]] [--store etcd|redis|redlock] [--expect pass] [--shard K/N] [--out DIR] [--verbose]
   locklab check   HISTORY.jsonl [--out DIR]   check a recorded history offline (--out: its report)
   locklab replay  RUN_DIR [--lock L | --allow-exec] [--out DIR]
                                               re-run a configuration's recorded schedule, compare verdicts

@@ -90,7 +90,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--scenario", "nope"}, []string{`--scenario: unknown scenario "nope"`, "paused-holder", "random"}},
 		{[]string{"run", "--lock", "zookeeper"}, []string{`unknown lock "zookeeper"`, "etcd-mutex", "redis-setnx"}},
 		{[]string{"run", "--resource", "paper"}, []string{`unknown resource "paper"`, "fenced"}},
-		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{`--store: unknown store "zookeeper"`, "etcd, redis"}},
+		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{`--store: unknown store "zookeeper"`, "etcd, redis, redlock"}},
 		{[]string{"run", "--store", "redis"}, []string{"--store redis: it names the store of exec:COMMAND locks, and --lock names none"}},
 		{[]string{"run", "--store", "redis", "--lock", "exec:/nonexistent/lock"}, []string{"--lock exec:/nonexistent/lock: preflight"}},
 		{[]string{"explore", "--lock", "redis-setnx", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: an etcd fault"}},

@@ -97,7 +97,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	fs.StringVar(&f.redis, "redis", "", "your own Redis for the Redis locks (host:port or redis:// URL; a comma list of masters for redlock) instead of one started per run")
 	fs.StringVar(&f.store, "store", "etcd", "the store "+lock.ExecPrefix+"COMMAND locks run on: etcd (the program gets "+lock.EnvEndpoints+
-		") or redis (a primary with two replicas; it gets "+redislock.EnvRedis+")")
+		"), redis (a primary with two replicas; it gets "+redislock.EnvRedis+") or redlock (five independent masters)")
 	f.clusterFlags.register(fs)
 }
 

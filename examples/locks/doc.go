@@ -14,6 +14,9 @@
 //     pinned by package-lock.json (npm ci --prefix examples/locks/node-etcd3);
 //   - redis-py/lock.py: redis-py's Lock (Debian's python3-redis) on Redis
 //     (locklab run --store redis), as shipped and with --extend;
+//   - node-redlock/lock.js: npm's redlock (Redlock over independent
+//     masters) under Node.js (locklab run --store redlock), its modules
+//     pinned by package-lock.json;
 //   - locks_test.go: runs each adapter (the Python ones as the library is
 //     and with --refresh) through the lessons that tell them apart and holds each
 //     to the README's table; it skips with one line where the libraries

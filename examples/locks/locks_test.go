@@ -106,6 +106,37 @@ func TestRedisPyKeepsItsDocumentedOutcomes(t *testing.T) {
 	}
 }
 
+// npm's redlock on five independent masters (--store redlock): Redlock's
+// one lesson, a holder paused past its keys' expiry on every master, loses
+// an update on the unfenced store (counter FAIL), as documented; it gives
+// no token, so the fenced store is skipped, saying so.
+func TestNodeRedlockKeepsItsDocumentedOutcomes(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("examples/locks: no Node.js here (apt-get install nodejs npm; .ci/run does): %v", err)
+	}
+	if _, err := os.Stat(filepath.Join("node-redlock", "node_modules", "redlock")); err != nil {
+		t.Skipf("examples/locks: npm's redlock is not installed (npm ci --prefix examples/locks/node-redlock; .ci/run does): %v", err)
+	}
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("examples/locks: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("node-redlock", "lock.js"))
+	require.NoError(t, err)
+	name := lock.ExecPrefix + node + " " + script
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"redlock-paused"}, Locks: []string{name},
+		Resources: []string{"unfenced", "fenced"}, Seed: 1, Store: "redlock"})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 2)
+	for _, r := range sum.Results {
+		if r.Resource == "fenced" {
+			assert.Contains(t, r.Skipped, "no fencing token")
+			continue
+		}
+		holdResult(t, r, "FAIL counter")
+	}
+}
+
 // holdTo runs locks through paused-holder and slow-holder (seed 1, the
 // fenced resource) and holds each result to want (lock/scenario → the
 // verdict, and the check a FAIL comes from).

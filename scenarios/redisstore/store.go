@@ -17,52 +17,81 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-func init() { scenarios.Register(backend{}) }
+// Two stores for locks run as processes: "redis", one primary with
+// replicas, and "redlock", Redlock's independent masters. The locks of
+// package redislock are the first's.
+func init() {
+	scenarios.Register(backend{})
+	scenarios.Register(backend{masters: redislock.RedlockMasters})
+}
 
 // backend is Redis as a scenarios.Backend: the locks of package redislock,
-// run on redis-server started for each configuration or on the user's own.
-type backend struct{}
+// run on redis-server started for each configuration or on the user's own
+// — on one primary with replicas, or (masters above 0) on independent
+// masters, the store of a Redlock program.
+type backend struct{ masters int }
 
-func (backend) Name() string { return "redis" }
+func (b backend) Name() string {
+	if b.masters > 0 {
+		return "redlock"
+	}
+	return "redis"
+}
 
-func (backend) Lock(name string) (scenarios.BackendLock, bool) {
+func (b backend) Lock(name string) (scenarios.BackendLock, bool) {
 	f, err := redislock.Lookup(name)
-	if err != nil {
+	if err != nil || b.masters > 0 {
 		return scenarios.BackendLock{}, false
 	}
 	return describe(f, redislock.Masters(name), redislock.Weaknesses(name)), true
 }
 
-// Exec is a user's Redis lock run as a process, on one primary with
-// replicas; it is documented to fail nothing.
-func (backend) Exec(command string) (scenarios.BackendLock, error) {
+// Exec is a user's Redis lock run as a process, on the backend's servers;
+// it is documented to fail nothing.
+func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 	f, err := redislock.Exec(command)
 	if err != nil {
 		return scenarios.BackendLock{}, err
 	}
-	l := describe(f, 0, nil)
+	l := describe(f, b.masters, nil)
 	l.Preflight = func(ctx context.Context, own scenarios.Servers) (bool, error) {
 		set, _ := own.(*redisd.Set)
-		return preflight(ctx, f, set)
+		return preflight(ctx, f, b.masters, set)
 	}
 	return l, nil
 }
 
 // preflight has one Locker of f acquire and release once on a Redis
-// started for it — or on own, the user's, under a key of its own — with
-// nothing else going on (see scenarios.Preflight), and says whether its
-// grant carried a fencing token.
-func preflight(ctx context.Context, f redislock.Factory, own *redisd.Set) (token bool, err error) {
+// started for it (a primary, or masters independent ones) — or on own, the
+// user's, under a key of its own — with nothing else going on (see
+// scenarios.Preflight), and says whether its grant carried a fencing token.
+func preflight(ctx context.Context, f redislock.Factory, masters int, own *redisd.Set) (token bool, err error) {
 	set := own
 	if set == nil {
-		if set, err = redisd.StartReplicated(ctx, 0, redisd.Options{}); err != nil {
+		if masters > 0 {
+			set, err = redisd.StartIndependent(ctx, masters, redisd.Options{})
+		} else {
+			set, err = redisd.StartReplicated(ctx, 0, redisd.Options{})
+		}
+		if err != nil {
 			return false, fmt.Errorf("preflight: the scratch Redis: %w", err)
 		}
 		defer set.Close()
 	}
-	rc := redis.NewClient(set.ClientOptions(set.Primary(), set.Admin(set.Primary()).Options().Addr))
-	defer rc.Close()
-	l, err := f([]*redis.Client{rc}, "preflight", redislock.Options{Prefix: fmt.Sprintf("locklab/preflight-%d/", time.Now().UnixNano())})
+	servers := []int{set.Primary()}
+	if masters > 0 {
+		servers = make([]int, len(set.Names()))
+		for i := range servers {
+			servers[i] = i
+		}
+	}
+	var rcs []*redis.Client
+	for _, i := range servers {
+		rc := redis.NewClient(set.ClientOptions(i, set.Admin(i).Options().Addr))
+		defer rc.Close()
+		rcs = append(rcs, rc)
+	}
+	l, err := f(rcs, "preflight", redislock.Options{Prefix: fmt.Sprintf("locklab/preflight-%d/", time.Now().UnixNano())})
 	if err != nil {
 		return false, fmt.Errorf("preflight: %w", err)
 	}
@@ -101,7 +130,12 @@ func describe(f redislock.Factory, masters int, weaknesses map[string]string) sc
 	}}
 }
 
-func (backend) Regressions() []lock.Regression { return redislock.Regressions() }
+func (b backend) Regressions() []lock.Regression {
+	if b.masters > 0 {
+		return nil // the same locks as the other's
+	}
+	return redislock.Regressions()
+}
 
 func (backend) Connect(ctx context.Context, addrs []string) (scenarios.Servers, error) {
 	return redisd.Connect(ctx, addrs)
