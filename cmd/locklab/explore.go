@@ -113,8 +113,9 @@ func (f *exploreFlags) campaign() (explore.Campaign, exploreLock, error) {
 		return camp, factory, err
 	}
 	if factory.redis != nil {
-		if f.cf.members != redisMembers {
-			return camp, factory, usagef("--members: a Redis lock runs on the lab's Redis (%d servers), not on etcd members", redisMembers)
+		if f.cf.members != redisMembers || f.cf.endpoints != "" {
+			return camp, factory, usagef("--lock %s: a Redis lock is explored on the lab's Redis (%d servers), not on etcd (--members, --endpoints)",
+				f.lock, redisMembers)
 		}
 		camp.Members = redisMembers
 	}

@@ -35,6 +35,7 @@ func TestExploreARedisLock(t *testing.T) {
 		{[]string{"--lock", "redlock", "--resource", "fenced"}},
 		{[]string{"--lock", "redis-setnx", "--resource", "etcd-guarded"}},
 		{[]string{"--lock", "redis-setnx", "--members", "5"}},
+		{[]string{"--lock", "redis-setnx", "--endpoints", "http://127.0.0.1:1"}},
 	} {
 		code, _, stderr = locklab(t, t.Context(), append([]string{"explore"}, tc.args...)...)
 		assert.Equal(t, exitUsage, code, "%v: %s", tc.args, stderr)
