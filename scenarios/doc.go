@@ -9,7 +9,8 @@
 // the expectations. The others drive a workload of package run.
 //
 // Where things are:
-//   - catalog.go: the catalog as data (Scenario, Lookup, Plan, Execute);
+//   - catalog.go: the catalog as data (Scenario, Lookup); plan.go: a
+//     scenario's schedule from its seed and its execution (Plan, Execute);
 //     kinds.go: which stores a lesson runs on and which kind of lock it is
 //     a lesson for (Stores, LockKind, Scenario.NotFor);
 //     userscript.go: a scenario from a user's file (FromScript);
