@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
@@ -86,4 +87,21 @@ func TestASlowLinkLapseIsTheEnvironments(t *testing.T) {
 		}
 	}
 	assert.Equal(t, models.Fail, kept.Result, kept.Explanation)
+}
+
+// startingProcess is a lock run as a process whose program has not said
+// it is up.
+type startingProcess struct{ starting bool }
+
+func (startingProcess) Stop() error      { return nil }
+func (startingProcess) Continue() error  { return nil }
+func (startingProcess) Kill() error      { return nil }
+func (p startingProcess) Starting() bool { return p.starting }
+
+// wait-queued gives a program still starting its start-up allowance: an
+// interpreter starting on a busy machine is not the lock's waiting.
+func TestQueueWaitAllowsForAStartingProgram(t *testing.T) {
+	assert.Equal(t, faults.DefaultWait, QueueWait(nil), "a Go lock")
+	assert.Equal(t, faults.DefaultWait, QueueWait(startingProcess{}), "a program that is up")
+	assert.Equal(t, faults.DefaultWait+lock.StartupAllowance, QueueWait(startingProcess{starting: true}))
 }

@@ -3,10 +3,12 @@ package run
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 )
 
@@ -56,7 +58,10 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (Outcome, error) {
 		return Outcome{}, err
 	}
 	answered := w.cl.Answered()
-	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	e.mu.Lock()
+	l := w.locker
+	e.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, QueueWait(l))
 	defer cancel()
 	err = poll.Until(ctx, client+" to wait for the lock", leasePoll, func(ctx context.Context) (bool, error) {
 		if queued, err := e.hasKey(ctx, w, client); queued || err != nil {
@@ -69,6 +74,17 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (Outcome, error) {
 	}
 	e.runs.observe(history.ObservedQueued, client, "")
 	return Outcome{Kind: Waiting, Client: client}, nil
+}
+
+// QueueWait is how long wait-queued waits for l's client to be seen
+// waiting: faults.DefaultWait, and a lock run as a process that is still
+// starting (it has not said it is up) its start-up allowance besides —
+// an interpreter starting on a busy machine is not the lock's waiting.
+func QueueWait(l any) time.Duration {
+	if p, ok := l.(lock.Process); ok && p.Starting() {
+		return faults.DefaultWait + lock.StartupAllowance
+	}
+	return faults.DefaultWait
 }
 
 // ReleaseAnswerLost has client release its latest grant over a link that

@@ -55,6 +55,12 @@ func TestAProgramPausedWhenTheLabIsKilledEnds(t *testing.T) {
 	out, err := lab.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, lab.Start())
+	t.Cleanup(func() { // a failed require leaves no lab behind
+		if lab.ProcessState == nil {
+			lab.Process.Kill()
+			lab.Wait()
+		}
+	})
 	var (
 		pg  int
 		dir string
@@ -62,7 +68,7 @@ func TestAProgramPausedWhenTheLabIsKilledEnds(t *testing.T) {
 	_, err = fmt.Fscan(bufio.NewReader(out), &pg, &dir)
 	require.NoError(t, err, "the lab prints its program's process group and directory")
 	require.NoError(t, lab.Process.Kill())
-	lab.Wait()
+	lab.Wait() // reaped: a zombie's number still answers, and the sweep would leave its directory
 	assert.Eventually(t, func() bool { return !groupLive(-pg) }, 10*time.Second, 10*time.Millisecond,
 		"the paused program outlived the lab")
 	syscall.Kill(-pg, syscall.SIGKILL) // whatever the assertion says, nothing is left

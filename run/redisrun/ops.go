@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
@@ -241,7 +240,10 @@ func (e *Env) WaitQueued(ctx context.Context, name string) (run.Outcome, error) 
 		return run.Outcome{}, err
 	}
 	from := c.answered.Load()
-	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	c.mu.Lock()
+	l := c.locker
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, run.QueueWait(l))
 	defer cancel()
 	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(context.Context) (bool, error) {
 		c.mu.Lock()
