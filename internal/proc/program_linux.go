@@ -286,9 +286,19 @@ func groupLive(pg int) bool {
 	if syscall.Kill(pg, 0) != nil {
 		return false
 	}
+	live := false
+	if !eachMember(pg, func(state string) { live = live || (state != "Z" && state != "X") }) {
+		return true // cannot look closer: it is there
+	}
+	return live
+}
+
+// eachMember calls f with the state (R, S, T, Z…) of each process of group
+// pg (negative: -pgid), from /proc; false if /proc cannot be read.
+func eachMember(pg int, f func(state string)) bool {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return true // cannot look closer: it is there
+		return false
 	}
 	want := strconv.Itoa(-pg)
 	for _, e := range entries {
@@ -301,12 +311,12 @@ func groupLive(pg int) bool {
 		}
 		// pid (comm) state ppid pgrp …: comm may hold anything but ')'.
 		s := string(raw)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) >= 3 && f[2] == want && f[0] != "Z" && f[0] != "X" {
-			return true
+		fs := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fs) >= 3 && fs[2] == want {
+			f(fs[0])
 		}
 	}
-	return false
+	return true
 }
 
 // groupGone waits until the process group's leader has exited and no
@@ -358,8 +368,37 @@ func (l *Program) Stray(command string, a Answer) error {
 // stopTimeout.
 func (l *Program) Close() error { return l.end(syscall.SIGTERM) }
 
-// Stop freezes the process group (SIGSTOP).
-func (l *Program) Stop() error { return l.signal(syscall.SIGSTOP) }
+// Stop freezes the process group (SIGSTOP) and returns once every process
+// of it has stopped, or stopSettle has passed (a process in an
+// uninterruptible sleep stops as it wakes). A pause is then one in fact:
+// and were the lab killed the next moment, the group, orphaned with its
+// members stopped, is sent SIGHUP and SIGCONT by the kernel and ends — a
+// member that had yet to stop would stop after that, and stay.
+func (l *Program) Stop() error {
+	if err := l.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	if pg := l.Group(); pg != 0 {
+		deadline := time.Now().Add(stopSettle)
+		for !groupStopped(-pg) && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond) // the kernel says nothing when a stop takes effect: look again
+		}
+	}
+	return nil
+}
+
+// stopSettle bounds Stop's wait for its SIGSTOP to take effect.
+const stopSettle = time.Second
+
+// groupStopped reports whether no process of group pg (negative: -pgid)
+// runs: each is stopped, or dead.
+func groupStopped(pg int) bool {
+	running := false
+	eachMember(pg, func(state string) {
+		running = running || (state != "T" && state != "t" && state != "Z" && state != "X")
+	})
+	return !running
+}
 
 // Kill ends the process group with SIGKILL and waits until it is gone.
 // The next command starts the program again.
