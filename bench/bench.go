@@ -22,7 +22,7 @@ type Config struct {
 	Lock string
 	// Factory makes one Locker per client (Run); Redis makes a Redis lock's
 	// instead (RunRedis), over every server as a master if Masters.
-	Factory lock.Factory
+	Factory lock.EtcdFactory
 	Redis   redislock.Factory
 	Masters bool
 	// Clients is how many clients contend (at least 1).

@@ -12,7 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/cluster/redisd"
-	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock"
 )
 
 // RunRedis makes one measurement of a Redis lock on s: cfg.Redis makes it
@@ -48,7 +48,7 @@ func RunRedis(ctx context.Context, s *redisd.Set, cfg Config) (Result, error) {
 type redisWorker struct {
 	links  []*netproxy.Proxy
 	rcs    []*redis.Client
-	locker redislock.Locker
+	locker lock.Locker
 	sent   atomic.Int64 // request chunks its links carried
 	tries  atomic.Int64 // an acquire's tries after its first, all acquires
 }
@@ -83,7 +83,7 @@ func newRedisWorker(s *redisd.Set, cfg Config, name string) (*redisWorker, error
 		o.MaxRetries = -1
 		w.rcs = append(w.rcs, redis.NewClient(o))
 	}
-	l, err := cfg.Redis(w.rcs, name, redislock.Options{TTL: time.Duration(cfg.TTL) * time.Second, Prefix: cfg.Prefix})
+	l, err := cfg.Redis(w.rcs, name, lock.Options{TTL: cfg.TTL, Prefix: cfg.Prefix})
 	if err != nil {
 		w.close()
 		return nil, err

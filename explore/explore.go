@@ -28,7 +28,7 @@ type Config struct {
 	Cluster *cluster.Cluster
 	// Lock names the lock in scripts and messages; Factory makes it.
 	Lock    string
-	Factory lock.Factory
+	Factory lock.EtcdFactory
 	// Open starts one case's run, of the lock, with leases of ttl seconds
 	// and keys under runID (see Engine): a store's own engine.
 	Open func(ctx context.Context, runID string, ttl int) (Engine, error)

@@ -38,11 +38,13 @@ type Store interface {
 
 // EtcdStore is a Store of etcd locks (by name) on c, every run sharing it
 // under a key prefix of its own.
-func EtcdStore(c *cluster.Cluster, locks map[string]lock.Factory) Store { return etcdStore{c, locks} }
+func EtcdStore(c *cluster.Cluster, locks map[string]lock.EtcdFactory) Store {
+	return etcdStore{c, locks}
+}
 
 type etcdStore struct {
 	c     *cluster.Cluster
-	locks map[string]lock.Factory
+	locks map[string]lock.EtcdFactory
 }
 
 func (s etcdStore) Locks() []string          { return Names(s.locks) }

@@ -1,15 +1,20 @@
 // Package lock is what the lab judges: the Locker contract, the built-in
 // locks, fencing tokens and the resources a lock protects.
 //
-// A Locker is one client's handle on one named lock. Acquire blocks until the
-// lock is granted and returns a Grant with a fencing token (the etcd revision
-// at which the client's lock key was created: global and strictly increasing
-// across grants) and, where the lock can tell, a channel closed when the grant
-// is lost. Release gives it back. Factories build Lockers, so users can put
-// their own lock under test in a few lines (see Example).
+// The contract is the same on every store. A Locker is one client's handle
+// on one named lock. Acquire blocks until the lock is granted and returns a
+// Grant: its key, the value it wrote there (where the store compares one),
+// a fencing token the store orders (etcd: the revision at which the
+// client's lock key was created; Redis: an INCR taken with the grant), the
+// lease it rests on, and, where the lock can tell, a channel closed when
+// the grant is lost. Release gives it back. A Factory builds Lockers from
+// the store's client for the client's own link — a lock.EtcdFactory from
+// an etcd client, a lock.Factory[[]*redis.Client] from Redis clients — so
+// users can put their own lock under test in a few lines (see Example).
 //
 // Where things are:
-//   - lock.go: Locker, Grant, Factory, Options, the sentinel errors, Builtin
+//   - lock.go: Locker, Grant, Factory, Options, Leaser, the sentinel
+//     errors, Builtin
 //   - mutex.go: etcd-mutex, etcd's own concurrency.Mutex
 //   - queue.go: queue, the lab's revision-queue lock with a fast hand-off
 //   - ttlpoll.go: ttl-poll, Redis' SET NX PX pattern on etcd

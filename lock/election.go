@@ -83,7 +83,7 @@ func (l *election) Acquire(ctx context.Context) (Grant, error) {
 		}
 	}
 	l.token = rev
-	return Grant{Token: rev, Key: key, Lease: l.s.Lease(), Lost: l.s.Done()}, nil
+	return Grant{Token: rev, Key: key, Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
 // Release resigns the grant it is given. Resign deletes the leader key only

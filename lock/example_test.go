@@ -62,7 +62,7 @@ func Example() {
 	defer c.Close()
 	cl, _ := c.NewClient("c1", "m1")
 
-	var factory lock.Factory = newSimpleLock
+	var factory lock.EtcdFactory = newSimpleLock
 	l, _ := factory(cl.Etcd(), "orders", lock.Options{})
 	g, err := l.Acquire(ctx)
 	fmt.Println("acquired:", err == nil, "token:", g.Token)

@@ -115,7 +115,7 @@ const MaxAnswer = proc.MaxAnswer
 // Exec returns the factory of the lock run by command (a program and its
 // arguments, split on spaces). Locks run as processes need Linux; elsewhere
 // Exec says so.
-func Exec(command string) (Factory, error) {
+func Exec(command string) (EtcdFactory, error) {
 	argv := strings.Fields(command)
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%w: %s names no program", ErrUnknownLock, ExecPrefix)

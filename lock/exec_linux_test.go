@@ -43,7 +43,7 @@ func TestExecPauseIsSIGSTOP(t *testing.T) {
 	require.True(t, ok, "a lock run as a process can be stopped")
 	require.NoError(t, p.Stop())
 	require.Eventually(t, func() bool { return procState(t, pg) == "T" }, 5*time.Second, time.Millisecond, "the script is stopped")
-	require.NoError(t, c.WaitLeaseGone(ctx(t), g1.Lease), "a stopped process keeps nothing alive")
+	require.NoError(t, c.WaitLeaseGone(ctx(t), clientv3.LeaseID(g1.Lease)), "a stopped process keeps nothing alive")
 
 	g2, err := l2.Acquire(ctx(t))
 	require.NoError(t, err)
@@ -283,11 +283,11 @@ func TestExecKillIsSIGKILL(t *testing.T) {
 	require.NoError(t, l1.(lock.Process).Kill())
 	assert.False(t, groupAlive(pg), "Kill returns once the group is gone")
 	assert.Zero(t, lock.ProcessGroup(l1))
-	alive, err := c.LeaseAlive(ctx(t), g1.Lease)
+	alive, err := c.LeaseAlive(ctx(t), clientv3.LeaseID(g1.Lease))
 	require.NoError(t, err)
 	assert.True(t, alive, "a killed process revokes nothing")
 	assert.EqualValues(t, 1, keys(t, c, "kill"), "its key stays")
-	require.NoError(t, c.WaitLeaseGone(ctx(t), g1.Lease), "nothing keeps a killed process's lease alive")
+	require.NoError(t, c.WaitLeaseGone(ctx(t), clientv3.LeaseID(g1.Lease)), "nothing keeps a killed process's lease alive")
 
 	g2, err := l1.Acquire(ctx(t))
 	require.NoError(t, err, "the next acquire starts a new process")

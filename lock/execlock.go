@@ -15,7 +15,7 @@ import (
 // execFactory runs argv; setup, if not nil, prepares the process's own
 // directory before it starts (the built-in etcdctl lock writes its script
 // there).
-func execFactory(argv []string, setup func(dir string) error) Factory {
+func execFactory(argv []string, setup func(dir string) error) EtcdFactory {
 	return func(client *clientv3.Client, name string, opts Options) (Locker, error) {
 		if err := proc.Supported(); err != nil {
 			return nil, err
@@ -55,7 +55,7 @@ func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
 		return Grant{}, err
 	}
 	l.mu.Lock()
-	l.grant, l.lease = g, g.Lease
+	l.grant, l.lease = g, clientv3.LeaseID(g.Lease)
 	l.mu.Unlock()
 	return g, nil
 }
@@ -73,7 +73,7 @@ func (l *execLock) read(ctx context.Context, a proc.Answer) (Grant, error) {
 	if err != nil {
 		return Grant{}, fmt.Errorf("lock: %s: lease in %q: %w", argv0, a.Line, err)
 	}
-	g.Lease = clientv3.LeaseID(lease)
+	g.Lease = lease
 	if g.Key != "" && (g.Token == 0 || g.Lease == 0) {
 		resp, err := l.cli.Get(ctx, g.Key)
 		if err != nil {
@@ -82,15 +82,15 @@ func (l *execLock) read(ctx context.Context, a proc.Answer) (Grant, error) {
 		if len(resp.Kvs) == 0 {
 			return Grant{}, fmt.Errorf("%w: granted, but its key %s is gone", ErrSessionExpired, g.Key)
 		}
-		if g.Lease != 0 && clientv3.LeaseID(resp.Kvs[0].Lease) != g.Lease {
+		if g.Lease != 0 && resp.Kvs[0].Lease != g.Lease {
 			// The key the answer named now rests on another lease: the
 			// grant's lease ended and the next holder took the key. Its
 			// token is not this grant's.
 			return Grant{}, fmt.Errorf("%w: granted on lease %x, but its key %s now rests on lease %x (the next holder's)",
-				ErrSessionExpired, int64(g.Lease), g.Key, resp.Kvs[0].Lease)
+				ErrSessionExpired, g.Lease, g.Key, resp.Kvs[0].Lease)
 		}
 		g.Token = cmp.Or(g.Token, resp.Kvs[0].CreateRevision)
-		g.Lease = cmp.Or(g.Lease, clientv3.LeaseID(resp.Kvs[0].Lease))
+		g.Lease = cmp.Or(g.Lease, resp.Kvs[0].Lease)
 	}
 	if g.Token == 0 && g.Key == "" {
 		return Grant{}, fmt.Errorf("lock: %s granted with neither key nor token: %q", argv0, a.Line)

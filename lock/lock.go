@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -28,24 +29,31 @@ var (
 	ErrUnknownLock = errors.New("lock: unknown lock")
 )
 
-// Grant is a held lock.
+// Grant is a held lock, on any store.
 type Grant struct {
-	// Token is the fencing token: the create revision of the lock key, larger
-	// for every later grant of the same lock. Zero means the lock gives none.
-	// A lock whose token is anything else (a counter of its own) leaves Key
-	// empty: the lab reads Key at revision Token and fails a grant whose key
-	// was not created there.
-	Token int64
-	// Key is the lock key in etcd; "" for a lock that keeps none. With Token
-	// it lets an etcd write be guarded by the lock (see Guard).
+	// Key is the lock key on the store; "" for a lock that keeps none.
 	Key string
-	// Lease is the lease the grant rests on: when the server ends it, the
-	// grant is no longer valid. Zero if the lock does not say; the lab then
-	// reads the lease of Key as it was at revision Token.
-	Lease clientv3.LeaseID
-	// Lost is closed once the lock's client learns its lease is gone. It can
-	// lag the server: another client may already hold the lock. Nil when the
-	// lock cannot tell.
+	// Value is what the grant wrote at Key, where the store compares it
+	// (a Redis lock's random value, which release and renewal check); ""
+	// where the key itself is the grant's (etcd: its create revision).
+	Value string
+	// Token is the fencing token, an integer the store orders: larger for
+	// every later grant of the same lock (etcd: the create revision of the
+	// lock key; Redis: an INCR taken with the grant). Zero means the lock
+	// gives none. An etcd lock whose token is anything else (a counter of
+	// its own) leaves Key empty: the lab reads Key at revision Token and
+	// fails a grant whose key was not created there.
+	Token int64
+	// Lease is the lease the grant rests on, as the store numbers it (an
+	// etcd lease ID): when the server ends it, the grant is no longer
+	// valid. Zero if the store has none (a Redis key's own expiry) or the
+	// lock does not say; on etcd the lab then reads the lease of Key as it
+	// was at revision Token.
+	Lease int64
+	// Lost is closed once the lock's client learns its grant is gone (its
+	// lease ended, its key expired or is another's). It can lag the
+	// server: another client may already hold the lock. Nil when the lock
+	// cannot tell.
 	Lost <-chan struct{}
 }
 
@@ -59,21 +67,27 @@ func (g Grant) Guard() (clientv3.Cmp, error) {
 	return clientv3.Compare(clientv3.CreateRevision(g.Key), "=", g.Token), nil
 }
 
-// Locker is one client's handle on one named lock.
+// Locker is one client's handle on one named lock, on any store.
 //
 // A Locker is used by one goroutine at a time: Acquire, then Release, then
 // Acquire again. Acquire returns ctx's error if ctx ends first, and leaves no
-// key of this client behind. If the lease ends while a grant is held, the
-// grant is silently lost on the server (another client may acquire) — watch
-// Grant.Lost, and fence what you protect. Release and Close do their cleanup
-// with the ctx given (Close with its own short timeout).
+// key of this client behind. If the lease (or the key's expiry) ends while a
+// grant is held, the grant is silently lost on the server (another client may
+// acquire) — watch Grant.Lost, and fence what you protect. Release and Close
+// do their cleanup with the ctx given (Close with its own short timeout).
 type Locker interface {
 	Acquire(ctx context.Context) (Grant, error)
 	Release(ctx context.Context, g Grant) error
-	// Lease is the lease keeping the client's lock alive, or zero.
-	Lease() clientv3.LeaseID
-	// Close ends the Locker and its lease; a held grant is released.
+	// Close ends the Locker and its lease; a held grant is released (or,
+	// where the store has no lease, left to expire).
 	Close() error
+}
+
+// A Leaser is an etcd Locker that says which lease keeps it alive, zero
+// if none yet. It is optional: the lab otherwise follows the latest lease
+// the client's link was granted.
+type Leaser interface {
+	Lease() clientv3.LeaseID
 }
 
 // A Poller is a Locker that waits by polling, on a timer of its own, rather
@@ -84,14 +98,18 @@ type Poller interface {
 	Polls() int64
 }
 
-// Options configure a lock.
+// Options configure a lock, on any store.
 type Options struct {
-	// TTL is the lease TTL in seconds (etcd raises values below its minimum,
-	// 1 s with the lab's default timings). Zero means DefaultTTL.
+	// TTL is the lease TTL (etcd) or the key's expiry (Redis) in seconds
+	// (etcd raises values below its minimum, 1 s with the lab's default
+	// timings). Zero means DefaultTTL.
 	TTL int
 	// Prefix is prepended to the lock name to form its keys. Empty means
 	// DefaultPrefix.
 	Prefix string
+	// Retry is how long a waiter that polls waits before it tries again.
+	// Zero means the lock's own default.
+	Retry time.Duration
 }
 
 // Defaults for Options fields left zero.
@@ -113,14 +131,19 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Factory makes a Locker for the lock called name, used through client.
-type Factory func(client *clientv3.Client, name string, opts Options) (Locker, error)
+// Factory makes a Locker for the lock called name, used through client:
+// the store's client for this client's own link (C is *clientv3.Client for
+// etcd, []*redis.Client for Redis: one primary, or Redlock's masters).
+type Factory[C any] func(client C, name string, opts Options) (Locker, error)
+
+// EtcdFactory makes a Locker on etcd.
+type EtcdFactory = Factory[*clientv3.Client]
 
 // Builtin returns the built-in locks by name, a fresh map each call.
-func Builtin() map[string]Factory { return maps.Clone(builtin) }
+func Builtin() map[string]EtcdFactory { return maps.Clone(builtin) }
 
 // builtin are the built-in locks by name.
-var builtin = map[string]Factory{
+var builtin = map[string]EtcdFactory{
 	"etcd-mutex":       NewMutex,
 	"queue":            NewQueue,
 	"ttl-poll":         NewTTLPoll,
@@ -136,7 +159,7 @@ func Names() []string {
 
 // Lookup returns the built-in lock called name, or the lock run as a
 // process by "exec:COMMAND" (see Exec).
-func Lookup(name string) (Factory, error) {
+func Lookup(name string) (EtcdFactory, error) {
 	if cmd, ok := strings.CutPrefix(name, ExecPrefix); ok {
 		return Exec(cmd)
 	}
@@ -182,7 +205,7 @@ func (l *leased) Close() error { return closeSession(l.s) }
 // grant is a Grant of key at revision rev under this session.
 func (l *leased) grant(key string, rev int64) Grant {
 	l.granted = rev
-	return Grant{Token: rev, Key: key, Lease: l.s.Lease(), Lost: l.s.Done()}
+	return Grant{Token: rev, Key: key, Lease: int64(l.s.Lease()), Lost: l.s.Done()}
 }
 
 // putIfAbsent puts key, bound to the session's lease, if it does not exist,

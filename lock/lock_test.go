@@ -57,7 +57,7 @@ func locker(t *testing.T, c *cluster.Cluster, kind, client, name string) (*clust
 	require.NoError(t, err)
 	l, err := f(cl.Etcd(), name, lock.Options{TTL: 1})
 	require.NoError(t, err)
-	cl.SetLease(l.Lease())
+	cl.SetLease(leaseOf(l))
 	t.Cleanup(func() { l.Close() })
 	return cl, l
 }
@@ -212,13 +212,13 @@ func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
 					}
 					got <- err
 				}()
-				require.Eventually(t, func() bool { return ownKeys(t, c, name, l.Lease()) == 1 },
+				require.Eventually(t, func() bool { return ownKeys(t, c, name, leaseOf(l)) == 1 },
 					wait, 5*time.Millisecond, "the put commits on the server")
 				cl.Sever()
 				cl.Heal()
 				err := <-got
 				t.Log("acquire:", err)
-				assert.Zero(t, ownKeys(t, c, name, l.Lease()), "no key of the client is left")
+				assert.Zero(t, ownKeys(t, c, name, leaseOf(l)), "no key of the client is left")
 				if !behind {
 					_, l3 := locker(t, c, kind, name+"-c3", name)
 					short, cancel := context.WithTimeout(ctx(t), 5*time.Second)
@@ -262,9 +262,9 @@ func TestWaiterWhoseSessionExpiresGetsNoGrant(t *testing.T) {
 				got <- err
 			}()
 			require.Eventually(t, func() bool { return keys(t, c, "expire") == 2 }, wait, 10*time.Millisecond, "c2 queues")
-			_, err = c.Admin().Revoke(ctx(t), l2.Lease())
+			_, err = c.Admin().Revoke(ctx(t), leaseOf(l2))
 			require.NoError(t, err)
-			require.NoError(t, c.WaitLeaseGone(ctx(t), l2.Lease()))
+			require.NoError(t, c.WaitLeaseGone(ctx(t), leaseOf(l2)))
 			require.NoError(t, l1.Release(ctx(t), g1))
 			assert.ErrorIs(t, <-got, lock.ErrSessionExpired)
 		})
@@ -297,7 +297,7 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 				}()
 				_, err = c1.WaitPaused(ctx(t))
 				require.NoError(t, err)
-				require.NoError(t, c.WaitLeaseGone(ctx(t), l1.Lease()))
+				require.NoError(t, c.WaitLeaseGone(ctx(t), leaseOf(l1)))
 
 				g2, err := l2.Acquire(ctx(t))
 				require.NoError(t, err)
@@ -348,7 +348,7 @@ func TestLostClosesOnceTheClientLearns(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, g.Lost)
 	c1.Cut()
-	require.NoError(t, c.WaitLeaseGone(ctx(t), l1.Lease()))
+	require.NoError(t, c.WaitLeaseGone(ctx(t), leaseOf(l1)))
 	c1.Heal()
 	select {
 	case <-g.Lost:
@@ -489,7 +489,7 @@ func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 			again, err := l.Acquire(actx)
 			require.NoError(t, err, "the retried acquire must not wait behind its own key")
 			assert.Equal(t, g.Token, again.Token, "the same key, the same token")
-			assert.Equal(t, l.Lease(), again.Lease)
+			assert.Equal(t, int64(leaseOf(l)), again.Lease)
 			require.NoError(t, l.Release(ctx(t), again))
 			assert.Zero(t, keys(t, c, "retry-"+kind))
 		})
@@ -503,7 +503,7 @@ func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 func TestSlowHolderKeepsItsLease(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := start(t)
-	factories := map[string]lock.Factory{"set-nx-px": lock.NewSetNXPX}
+	factories := map[string]lock.EtcdFactory{"set-nx-px": lock.NewSetNXPX}
 	for _, kind := range lock.Names() {
 		factories[kind] = lock.Builtin()[kind]
 	}
@@ -522,14 +522,14 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 			require.NoError(t, err)
 			require.NotZero(t, g1.Lease)
 			if kind == "set-nx-px" {
-				require.NoError(t, c.WaitLeaseGone(ctx(t), g1.Lease), "nothing renews the lease")
+				require.NoError(t, c.WaitLeaseGone(ctx(t), clientv3.LeaseID(g1.Lease)), "nothing renews the lease")
 				g2, err := lockers[1].Acquire(ctx(t))
 				require.NoError(t, err, "granted while c1 still holds")
 				assert.Greater(t, g2.Token, g1.Token)
 				return
 			}
 			time.Sleep(2500 * time.Millisecond) // c1's work: two and a half TTLs
-			alive, err := c.LeaseAlive(ctx(t), g1.Lease)
+			alive, err := c.LeaseAlive(ctx(t), clientv3.LeaseID(g1.Lease))
 			require.NoError(t, err)
 			assert.True(t, alive, "the holder's lease outlives its work")
 			wctx, cancel := context.WithTimeout(ctx(t), 200*time.Millisecond)
@@ -540,3 +540,6 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 		})
 	}
 }
+
+// leaseOf is the lease a built-in etcd lock says it rests on.
+func leaseOf(l lock.Locker) clientv3.LeaseID { return l.(lock.Leaser).Lease() }

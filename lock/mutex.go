@@ -81,7 +81,7 @@ func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
 	}
 	owner := l.m.IsOwner()
 	l.token = owner.GetCompare().GetCreateRevision()
-	return Grant{Token: l.token, Key: l.m.Key(), Lease: l.s.Lease(), Lost: l.s.Done()}, nil
+	return Grant{Token: l.token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
 func (l *etcdMutex) Release(ctx context.Context, g Grant) error {

@@ -31,7 +31,7 @@ type Regression struct {
 	// Check is the check whose FAIL catches it.
 	Check string
 	// Factory makes it.
-	Factory Factory
+	Factory EtcdFactory
 }
 
 // Regressions returns the known-bad locks, in a fixed order, a fresh
@@ -306,7 +306,7 @@ func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
 		case err != nil:
 			return Grant{}, err
 		case resp.Succeeded:
-			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: lease}, nil // the bug: no keep-alive
+			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil // the bug: no keep-alive
 		}
 		select {
 		case <-tick.C:

@@ -82,7 +82,7 @@ func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
 			return Grant{}, err
 		case resp.Succeeded:
 			l.renew(lease)
-			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: lease}, nil
+			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil
 		}
 		// While it waits, it keeps its lease alive by asking again.
 		if _, err := l.cli.KeepAliveOnce(ctx, lease); errors.Is(err, rpctypes.ErrLeaseNotFound) {

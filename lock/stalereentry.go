@@ -87,7 +87,7 @@ func (l *staleReentry) held(ctx context.Context) (Grant, bool, error) {
 		return Grant{}, false, nil
 	}
 	kv := resp.Kvs[0]
-	return Grant{Token: kv.CreateRevision, Key: l.key, Lease: clientv3.LeaseID(kv.Lease)}, true, nil
+	return Grant{Token: kv.CreateRevision, Key: l.key, Lease: kv.Lease}, true, nil
 }
 
 // start takes a session on a fresh lease, granted under ctx.

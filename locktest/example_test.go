@@ -9,7 +9,7 @@ import (
 
 // newMyLock stands for your lock's factory: anything that makes a
 // lock.Locker from an etcd client.
-var newMyLock lock.Factory = lock.NewQueue
+var newMyLock lock.EtcdFactory = lock.NewQueue
 
 // testMyLock is the whole gate, as it goes into your own _test.go (named
 // TestMyLock there): every catalog scenario on an embedded 3-member

@@ -1,6 +1,7 @@
 package locktest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,6 +34,27 @@ type config struct {
 	parallel  int
 	cases     int
 	ttl       int
+	store     string
+}
+
+// target is the lock a gate runs, on its store.
+type target struct {
+	// store is "etcd", or the registered store the lock is adopted by.
+	store string
+	// etcd makes the lock on etcd; nil on another store.
+	etcd lock.EtcdFactory
+	// factory is the lock's factory as given (any store's).
+	factory any
+	// other is the lock on another store; zero on etcd.
+	other scenarios.BackendLock
+}
+
+// kind is what lessons are for the lock (see scenarios.Scenario.NotFor).
+func (tg target) kind() scenarios.LockKind {
+	if tg.etcd != nil {
+		return scenarios.EtcdLock
+	}
+	return tg.other.Kind
 }
 
 // An Option changes what Run runs.
@@ -78,12 +100,14 @@ const (
 	EtcdGuarded Resource = "etcd-guarded"
 )
 
-// Resources protects these resources with the lock (default Fenced and
-// EtcdGuarded; Unfenced adds the lessons whose documented outcome is FAIL,
-// as findings).
+// Resources protects these resources with the lock (default on etcd
+// Fenced and EtcdGuarded; Unfenced adds the lessons whose documented
+// outcome is FAIL, as findings. On Redis, Fenced and Unfenced: a Redis lock
+// keeps no key in etcd, and one that gives no token is judged on the
+// unfenced store alone).
 func Resources(rs ...Resource) Option {
 	return func(c *config) {
-		c.resources = nil
+		c.resources = []string{}
 		for _, r := range rs {
 			c.resources = append(c.resources, string(r))
 		}
@@ -101,6 +125,21 @@ func Endpoints(x cluster.External) Option {
 // yours can be told from a schedule every lock fails.
 func CompareWith(builtins ...string) Option {
 	return func(c *config) { c.compare = builtins }
+}
+
+// Store runs the lock on the named store: "etcd" (the default for a
+// lock.EtcdFactory), "redis" (a primary and two replicas; the default for
+// a lock.Factory[[]*redis.Client]) or "redlock" (five independent
+// masters). A store other than etcd is linked by importing its package:
+//
+//	import _ "github.com/locklab/locklab/scenarios/redisstore"
+//
+// On Redis the catalog's Redis lessons run, on the unfenced and fenced
+// stores (a Redis lock keeps no key in etcd to guard a write by); the
+// exploration (Cases) and Endpoints are etcd's: the exploration is left
+// out, saying so, and Endpoints refused.
+func Store(name string) Option {
+	return func(c *config) { c.store = name }
 }
 
 // Parallel sets how many configurations of a scenario run at once, each on
@@ -137,9 +176,12 @@ func Cases(n int) Option {
 // which nothing ran fails. The scenario subtests are parallel subtests, so
 // the test that calls Run must not call t.Setenv (set the environment in
 // TestMain instead).
-func Run(t *testing.T, factory lock.Factory, opts ...Option) {
+//
+// factory is a lock.Factory of the store's client: a lock.EtcdFactory
+// for etcd, a lock.Factory[[]*redis.Client] for Redis (see Store).
+func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 	t.Helper()
-	cfg := config{resources: []string{string(Fenced), string(EtcdGuarded)}, seed: 1, seeds: 1, cases: 10}
+	cfg := config{seed: 1, seeds: 1, cases: 10}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -152,15 +194,22 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 	if factory == nil {
 		t.Fatal("locktest: no lock factory")
 	}
+	tg, err := targetOf(cfg, factory)
+	if err != nil {
+		t.Fatalf("locktest: %v", err)
+	}
+	if cfg.resources == nil {
+		cfg.resources = defaultResources(tg)
+	}
 	// A lock that cannot take and give back the lock alone on a healthy
-	// cluster would fail every lesson the same way: say so once.
-	if err := scenarios.Preflight(t.Context(), factory, cfg.external, nil); err != nil {
+	// store would fail every lesson the same way: say so once.
+	if err := preflight(t, cfg, tg); err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
 	var leftOut []string
-	cfg.scenarios, leftOut = lessonsFor(cfg)
+	cfg.scenarios, leftOut = lessonsFor(cfg, tg.kind())
 	if len(leftOut) > 0 {
-		t.Logf("locktest: left out, not lessons for a lock on etcd: %s", strings.Join(leftOut, "; "))
+		t.Logf("locktest: left out, not lessons for a lock on %s: %s", tg.store, strings.Join(leftOut, "; "))
 	}
 	g := newGate()
 	ran := 0
@@ -174,7 +223,7 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 		case ran > 0 || t.Failed():
 		case len(cfg.scenarios) == 0:
 			// Every lesson asked for is another store's.
-			t.Errorf("locktest: nothing tested: no lesson asked for is one for a lock on etcd (%s)", strings.Join(leftOut, "; "))
+			t.Errorf("locktest: nothing tested: no lesson asked for is one for a lock on %s (%s)", tg.store, strings.Join(leftOut, "; "))
 		default:
 			// Every configuration skipped (or none selected): nothing
 			// was tested, and that is never a pass.
@@ -201,14 +250,18 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 			}
 		})
 	}
-	if cfg.cases > 0 && len(guardedOf(cfg.resources)) > 0 {
+	switch {
+	case cfg.cases == 0 || len(guardedOf(cfg.resources)) == 0:
+	case tg.etcd == nil:
+		t.Logf("locktest: the exploration (Cases) runs etcd locks only: a lock on %s runs the catalog", tg.store)
+	default:
 		t.Run("explore", func(t *testing.T) {
 			t.Parallel()
-			ran += runExplore(t, g, cfg, factory)
+			ran += runExplore(t, g, cfg, tg.etcd)
 		})
 	}
 	if len(selected) > 0 {
-		ran, runErr = runCatalog(t, g, cfg, selected, factory, judged)
+		ran, runErr = runCatalog(t, g, cfg, selected, tg, judged)
 		if runErr != nil {
 			t.Errorf("locktest: %v", runErr)
 		}
@@ -219,14 +272,20 @@ func Run(t *testing.T, factory lock.Factory, opts ...Option) {
 // is compared with, writes the report and judges every result into judged,
 // by scenario; it returns how many configurations of the lock under test
 // ran.
-func runCatalog(t *testing.T, g *gate, cfg config, selected []string, factory lock.Factory,
+func runCatalog(t *testing.T, g *gate, cfg config, selected []string, tg target,
 	judged map[string][]judgement) (ran int, err error) {
 	dir := t.ArtifactDir()
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{
+	sc := scenarios.Config{
 		Scenarios: selected, Locks: append([]string{Name}, cfg.compare...), Resources: cfg.resources,
 		Seed: cfg.seed, Runs: cfg.seeds, External: cfg.external, Out: dir,
-		Factories: map[string]lock.Factory{Name: factory}, Extra: cfg.extra, Parallel: cfg.parallel, TTL: cfg.ttl,
-	})
+		Extra: cfg.extra, Parallel: cfg.parallel, TTL: cfg.ttl,
+	}
+	if tg.etcd != nil {
+		sc.Factories = map[string]lock.EtcdFactory{Name: tg.etcd}
+	} else {
+		sc.Store, sc.StoreFactories = tg.store, map[string]any{Name: tg.factory}
+	}
+	sum, err := scenarios.Run(t.Context(), sc)
 	if err != nil {
 		return 0, err
 	}
@@ -251,22 +310,66 @@ func runCatalog(t *testing.T, g *gate, cfg config, selected []string, factory lo
 }
 
 // lessonsFor splits the scenarios cfg names into those that are lessons
-// for the lock under test, a lock on etcd, and why each other one is not
+// for the lock under test, a lock of kind k, and why each other one is not
 // (another store's lesson). A name the catalog does not know is kept: its
 // subtest says so.
-func lessonsFor(cfg config) (kept, leftOut []string) {
+func lessonsFor(cfg config, k scenarios.LockKind) (kept, leftOut []string) {
 	for _, name := range cfg.scenarios {
 		s, err := scenarios.Lookup(name)
 		if i := slices.IndexFunc(cfg.extra, func(s scenarios.Scenario) bool { return s.Name == name }); i >= 0 {
 			s, err = cfg.extra[i], nil
 		}
-		if why := s.NotFor(scenarios.EtcdLock); err == nil && why != "" {
+		if why := s.NotFor(k); err == nil && why != "" {
 			leftOut = append(leftOut, why)
 			continue
 		}
 		kept = append(kept, name)
 	}
 	return kept, leftOut
+}
+
+// targetOf is the lock factory makes, on the store cfg names or, if none,
+// the store whose client factory takes.
+func targetOf[C any](cfg config, factory lock.Factory[C]) (target, error) {
+	if f, ok := any(factory).(lock.EtcdFactory); ok {
+		if cfg.store != "" && cfg.store != "etcd" {
+			return target{}, fmt.Errorf("Store(%q): the lock is a lock.EtcdFactory, a lock on etcd", cfg.store)
+		}
+		return target{store: "etcd", etcd: f, factory: f}, nil
+	}
+	if cfg.store == "etcd" {
+		return target{}, fmt.Errorf(`Store("etcd"): the lock is a %T, not a lock.EtcdFactory`, factory)
+	}
+	if cfg.external != nil {
+		return target{}, errors.New("Endpoints: an etcd cluster of your own is for a lock on etcd")
+	}
+	name, l, err := scenarios.Adopt(cfg.store, factory)
+	if err != nil {
+		return target{}, err
+	}
+	return target{store: name, factory: factory, other: l}, nil
+}
+
+// defaultResources are the resources a gate protects with tg's lock when
+// none are asked for (see Resources).
+func defaultResources(tg target) []string {
+	if tg.etcd != nil {
+		return []string{string(Fenced), string(EtcdGuarded)}
+	}
+	return []string{string(Fenced), string(Unfenced)}
+}
+
+// preflight has one Locker of the lock acquire and release once alone on
+// a store of its own (see scenarios.Preflight).
+func preflight(t *testing.T, cfg config, tg target) error {
+	if tg.etcd != nil {
+		return scenarios.Preflight(t.Context(), tg.etcd, cfg.external, nil)
+	}
+	if tg.other.Preflight == nil {
+		return nil
+	}
+	_, err := tg.other.Preflight(t.Context(), nil)
+	return err
 }
 
 // guardedOf are the resources a correct lock must keep safe.
@@ -290,7 +393,7 @@ var gateFaults = []string{script.WalkPause, script.WalkCut, script.WalkExpire, s
 	script.WalkBlip}
 
 // runExplore runs the bounded exploration; it returns 1 if cases ran.
-func runExplore(t *testing.T, g *gate, cfg config, factory lock.Factory) int {
+func runExplore(t *testing.T, g *gate, cfg config, factory lock.EtcdFactory) int {
 	var (
 		c   *cluster.Cluster
 		err error

@@ -40,7 +40,7 @@ const leasePoll = 20 * time.Millisecond
 type Env struct {
 	c         *cluster.Cluster
 	nemesis   *faults.Nemesis
-	factory   lock.Factory
+	factory   lock.EtcdFactory
 	opts      lock.Options
 	opTimeout time.Duration
 	start     time.Time
@@ -127,7 +127,7 @@ type worker struct {
 // Config describes a run.
 type Config struct {
 	Cluster  *cluster.Cluster
-	Factory  lock.Factory
+	Factory  lock.EtcdFactory
 	TTL      int
 	RunID    string // unique per run within the cluster: keys live under it
 	Sinks    []history.Sink

@@ -48,6 +48,14 @@ func (e *Env) learn(w *worker) {
 	}
 }
 
+// leaseOf is the lease l says keeps it alive (see lock.Leaser), or zero.
+func leaseOf(l lock.Locker) clientv3.LeaseID {
+	if x, ok := l.(lock.Leaser); ok {
+		return x.Lease()
+	}
+	return 0
+}
+
 // leaseOf is the lease w's lock rests on now, as far as the lab knows: the
 // Go lock's own word, else the latest lease granted through the client's
 // link (a process lock's, or a lock whose session is not made yet when
@@ -55,7 +63,7 @@ func (e *Env) learn(w *worker) {
 func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
 	e.learn(w)
 	if _, ok := w.locker.(lock.Process); !ok {
-		if l := w.locker.Lease(); l != 0 {
+		if l := leaseOf(w.locker); l != 0 {
 			return l
 		}
 	}

@@ -64,8 +64,8 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 			// The record names the grant's lease: read it first.
 			key = e.readGrantKey(ctx, g)
 		}
-		lease = cmp.Or(int64(g.Lease), key.leaseOrZero(), int64(w.locker.Lease()))
-		g.Lease = clientv3.LeaseID(lease)
+		lease = cmp.Or(g.Lease, key.leaseOrZero(), int64(leaseOf(w.locker)))
+		g.Lease = lease
 	}
 	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
 	e.followGrant(client, lease)
@@ -101,7 +101,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	// (the lab ended it) and go on waiting on a fresh one: the grant
 	// rests on that.
 	renewed := ended != 0 && lease != 0 && lease != ended
-	return Outcome{Kind: Granted, Client: client, Token: label, NewLease: renewed}, nil
+	return Outcome{Kind: Granted, Client: client, Token: label, NewLease: renewed, Tokenless: g.Token == 0}, nil
 }
 
 // grantKey is what the server had at a grant's key at the grant's
@@ -307,7 +307,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	// the release's doing, not a grant found ended.
 	asked := time.Since(e.start)
 	if g.Lease != 0 && !e.isLost(g) {
-		e.checkLease(ctx, client, g.Lease) //nolint:errcheck // unknown: judged as before
+		e.checkLease(ctx, client, clientv3.LeaseID(g.Lease)) //nolint:errcheck // unknown: judged as before
 	}
 	e.mu.Lock()
 	w.releasing = true
@@ -336,7 +336,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	// release can free another holder's lock is the stale-release
 	// scenario's question), so the step's output does not tell them apart;
 	// the history does.
-	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) && !e.aliveSince(g.Lease, asked) {
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) && !e.aliveSince(clientv3.LeaseID(g.Lease), asked) {
 		return Outcome{Kind: ReleasedEnded, Client: client}, nil
 	}
 	if err != nil {
@@ -380,7 +380,7 @@ func (e *Env) checkHolders(ctx context.Context, client string, released lock.Gra
 		if err != nil || stands {
 			continue
 		}
-		if alive, err := e.c.LeaseAlive(ctx, h.g.Lease); err != nil || !alive {
+		if alive, err := e.c.LeaseAlive(ctx, clientv3.LeaseID(h.g.Lease)); err != nil || !alive {
 			continue
 		}
 		e.mu.Lock()
@@ -405,7 +405,7 @@ func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
 // isLost reports whether the server is known to have ended the lease g
 // rests on.
 func (e *Env) isLost(g lock.Grant) bool {
-	return g.Lease != 0 && e.isLeaseLost(int64(g.Lease))
+	return g.Lease != 0 && e.isLeaseLost(g.Lease)
 }
 
 // lockContext bounds one call of w's lock: the operation's timeout, and

@@ -125,6 +125,10 @@ type Outcome struct {
 	// while it waited, and the grant rests on a newer one (a lock that
 	// takes a lease per attempt).
 	NewLease bool
+	// Tokenless, for a grant: it carried no fencing token (the contract
+	// allows it), so its label names the grant alone, and what a script
+	// says of a grant's token is no claim about it (see script.Run).
+	Tokenless bool
 	// For, for a cut that was healed after a while (a blip), is how long;
 	// for a delayed link, the delay each way.
 	For time.Duration

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/locklab/locklab/models"
 )
@@ -33,7 +35,7 @@ func attempts(ctx context.Context, ttl int, run func(ttl int) []Result) []Result
 		why := environmentLapsed(rs)
 		if why == "" || attempt == Attempts || ctx.Err() != nil {
 			for i := range rs {
-				rs[i].Retried = earlier
+				rs[i].Retried = append(slices.Clone(earlier), rs[i].Retried...)
 				if scale != ttl {
 					rs[i].LeaseScale = scale
 				}
@@ -77,4 +79,22 @@ func (r Result) Environmental() string {
 // the lock failing (a FAIL is a finding, however busy the machine).
 func (r Result) NotJudged() bool {
 	return r.Skipped == "" && models.NotJudged(r.Verdict, r.Matches, r.Checks)
+}
+
+// open opens a run on st, starting the store again — at most Attempts
+// times in all — when it would not start (a server that did not come up
+// on a busy machine): nothing of the lock's has run yet, so nothing is
+// judged by trying again. It returns what the earlier attempts met, as
+// Result.Retried says it.
+func open(ctx context.Context, st Store, cfg EngineConfig) (Engine, func() error, []string, error) {
+	var earlier []string
+	runID := cfg.RunID
+	for attempt := 1; ; attempt++ {
+		cfg.RunID = fmt.Sprintf("%s-%d", runID, time.Now().UnixNano())
+		env, closeEnv, err := st.Open(ctx, cfg)
+		if err == nil || attempt == Attempts || ctx.Err() != nil {
+			return env, closeEnv, earlier, err
+		}
+		earlier = append(earlier, fmt.Sprintf("attempt %d: the store did not start: %v", attempt, err))
+	}
 }

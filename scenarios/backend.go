@@ -28,6 +28,10 @@ type Backend interface {
 	// Exec returns the lock run as a process by command on this store
 	// (see lock.ExecPrefix).
 	Exec(command string) (BackendLock, error)
+	// Adopt returns the user's Go lock made by factory as a lock of this
+	// store, documented to fail nothing; an error if factory is no
+	// lock.Factory of the store's client.
+	Adopt(factory any) (BackendLock, error)
 	// Regressions are the backend's known-bad locks (see lock.Regression).
 	Regressions() []lock.Regression
 	// Connect reaches servers of the user's own (Config.Redis), shared by
@@ -134,6 +138,43 @@ func execLock(store, command string) (BackendLock, error) {
 		names = append(names, b.Name())
 	}
 	return BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)", store, strings.Join(append([]string{"etcd"}, names...), ", "))
+}
+
+// Adopt returns a user's Go lock made by factory (a lock.Factory of the
+// store's client) as a lock of the registered store called store, or of
+// the first registered store that takes it when store is "", and the
+// store's name. A factory of etcd's client is no other store's: its runs
+// need none of this (Config.Factories).
+func Adopt(store string, factory any) (string, BackendLock, error) {
+	var names, why []string
+	for _, b := range Backends() {
+		names = append(names, b.Name())
+		if store != "" && b.Name() != store {
+			continue
+		}
+		l, err := b.Adopt(factory)
+		if err == nil {
+			return b.Name(), l, nil
+		}
+		why = append(why, err.Error())
+	}
+	switch {
+	case len(why) > 0:
+		return "", BackendLock{}, errors.New(strings.Join(why, "; "))
+	case store != "":
+		return "", BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)%s", store,
+			strings.Join(append([]string{"etcd"}, names...), ", "), importHint(names))
+	}
+	return "", BackendLock{}, fmt.Errorf("no store linked into this program takes a %T (etcd's takes a lock.EtcdFactory)%s",
+		factory, importHint(names))
+}
+
+// importHint says how to link Redis's store when no backend is.
+func importHint(linked []string) string {
+	if len(linked) > 0 {
+		return ""
+	}
+	return `: import _ "github.com/locklab/locklab/scenarios/redisstore" to run Redis locks`
 }
 
 // PreflightOn is Preflight for the lock run as a process by command on

@@ -14,12 +14,12 @@ import (
 // pick the scenarios and the resources you protect, and expect every
 // configuration to pass. Here the "user's lock" is the built-in queue lock.
 func Example_gateYourLock() {
-	var mine lock.Factory = lock.NewQueue
+	var mine lock.EtcdFactory = lock.NewQueue
 	sum, err := scenarios.Run(context.Background(), scenarios.Config{
 		Scenarios:  []string{"paused-holder", "expire-while-waiting"},
 		Locks:      []string{"mine"},
 		Resources:  []string{"fenced", "etcd-guarded"},
-		Factories:  map[string]lock.Factory{"mine": mine},
+		Factories:  map[string]lock.EtcdFactory{"mine": mine},
 		Seed:       1,
 		ExpectPass: true,
 	})

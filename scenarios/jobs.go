@@ -130,6 +130,14 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 		if _, ok := cfg.Factories[lk]; ok {
 			continue
 		}
+		if f, ok := cfg.StoreFactories[lk]; ok {
+			_, l, err := Adopt(cfg.Store, f)
+			if err != nil {
+				return nil, fmt.Errorf("lock %s: %w", lk, err)
+			}
+			others[lk] = l
+			continue
+		}
 		if l, ok := backendLock(lk); ok {
 			others[lk] = l
 			continue

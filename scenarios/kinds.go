@@ -17,7 +17,7 @@ type LockKind int
 
 // The kinds of lock a lesson can be for.
 const (
-	EtcdLock    LockKind = iota // a lock on etcd (every lock.Factory)
+	EtcdLock    LockKind = iota // a lock on etcd (every lock.EtcdFactory)
 	RedisLock                   // a lock on one Redis primary
 	RedlockLock                 // a lock over independent Redis masters
 )

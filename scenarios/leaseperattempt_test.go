@@ -72,7 +72,7 @@ func (l *leasePerAttempt) Acquire(ctx context.Context) (lock.Grant, error) {
 			l.mu.Lock()
 			l.stop = stop
 			l.mu.Unlock()
-			return lock.Grant{Token: resp.Header.Revision, Key: l.key, Lease: lease}, nil
+			return lock.Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil
 		}
 		if _, err := l.cli.KeepAliveOnce(ctx, lease); errors.Is(err, rpctypes.ErrLeaseNotFound) {
 			l.setLease(0)
@@ -92,7 +92,7 @@ func (l *leasePerAttempt) Release(ctx context.Context, g lock.Grant) error {
 	if err != nil {
 		return err
 	}
-	l.letGo(g.Lease)
+	l.letGo(clientv3.LeaseID(g.Lease))
 	if !resp.Succeeded {
 		return lock.ErrNotHeld
 	}
@@ -147,7 +147,7 @@ func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Locks: []string{"lease-per-attempt"},
-		Resources: lock.ResourceNames(), Seed: 1, Runs: 2, Factories: map[string]lock.Factory{"lease-per-attempt": newLeasePerAttempt},
+		Resources: lock.ResourceNames(), Seed: 1, Runs: 2, Factories: map[string]lock.EtcdFactory{"lease-per-attempt": newLeasePerAttempt},
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 2*2*len(lock.ResourceNames()))

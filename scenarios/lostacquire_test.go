@@ -37,7 +37,7 @@ func (r *rawMutex) Acquire(ctx context.Context) (lock.Grant, error) {
 	if err := r.m.Lock(ctx); err != nil {
 		return lock.Grant{}, err
 	}
-	return lock.Grant{Token: r.m.Header().Revision, Key: r.m.Key(), Lease: r.s.Lease(), Lost: r.s.Done()}, nil
+	return lock.Grant{Token: r.m.Header().Revision, Key: r.m.Key(), Lease: int64(r.s.Lease()), Lost: r.s.Done()}, nil
 }
 
 func (r *rawMutex) Release(ctx context.Context, _ lock.Grant) error { return r.m.Unlock(ctx) }
@@ -57,11 +57,11 @@ func TestLostAcquireCatchesALeftKey(t *testing.T) {
 // caughtOnEveryResource runs a user's lock (factory) through scenario on
 // every resource over runs seeds: every result must be FAIL, not as the
 // catalog expects of a user's lock, and caught by check.
-func caughtOnEveryResource(t *testing.T, scenario string, factory lock.Factory, runs int, check, why string) {
+func caughtOnEveryResource(t *testing.T, scenario string, factory lock.EtcdFactory, runs int, check, why string) {
 	t.Helper()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{scenario}, Locks: []string{"users-lock"}, Resources: lock.ResourceNames(),
-		Seed: 1, Runs: runs, Factories: map[string]lock.Factory{"users-lock": factory},
+		Seed: 1, Runs: runs, Factories: map[string]lock.EtcdFactory{"users-lock": factory},
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, runs*len(lock.ResourceNames()))

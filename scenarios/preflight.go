@@ -29,7 +29,7 @@ const PreflightTimeout = lock.StartupAllowance + 5*time.Second
 // same error: its error says so at once instead, in one sentence, with
 // what the lock said. A release that returns an error is left to the
 // lessons. lg, if not nil, gets the cluster's logs.
-func Preflight(ctx context.Context, f lock.Factory, x *cluster.External, lg *zap.Logger) (err error) {
+func Preflight(ctx context.Context, f lock.EtcdFactory, x *cluster.External, lg *zap.Logger) (err error) {
 	var c *cluster.Cluster
 	if x != nil {
 		xc := *x
@@ -49,7 +49,7 @@ func Preflight(ctx context.Context, f lock.Factory, x *cluster.External, lg *zap
 // probe makes one Locker of f on c, under a key prefix of its own (removed
 // afterwards), and has it acquire and release once: the grant it was
 // given, or why it was given none (see Preflight).
-func probe(ctx context.Context, c *cluster.Cluster, f lock.Factory) (g lock.Grant, err error) {
+func probe(ctx context.Context, c *cluster.Cluster, f lock.EtcdFactory) (g lock.Grant, err error) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)

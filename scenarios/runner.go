@@ -41,8 +41,10 @@ type Config struct {
 	// masters) instead of one started for each run; scenarios that need
 	// faults of its servers are skipped.
 	Redis []string
-	// Store is the store the locks run as processes (lock.ExecPrefix) are
-	// on: "" or "etcd", or a registered backend's name ("redis").
+	// Store is the store the locks run as processes (lock.ExecPrefix) and
+	// the locks of StoreFactories are on: "" or "etcd", or a registered
+	// backend's name ("redis"); "" for StoreFactories is the first
+	// registered store that takes each (see Adopt).
 	Store string
 	// ExpectPass treats every configuration as expected to pass (CI gate).
 	ExpectPass bool
@@ -52,7 +54,11 @@ type Config struct {
 	Replay *Plan
 	// Factories adds locks to the built-in ones (lock.Builtin and the
 	// known-bad lock.Regressions), or replaces a built-in of the same name.
-	Factories map[string]lock.Factory
+	Factories map[string]lock.EtcdFactory
+	// StoreFactories adds Go locks of another store than etcd, by name:
+	// each a lock.Factory of that store's client ([]*redis.Client for
+	// Redis; see Adopt).
+	StoreFactories map[string]any
 	// Extra are scenarios beside the catalog's (FromScript makes them);
 	// Scenarios names them like the catalog's.
 	Extra  []Scenario
@@ -213,7 +219,7 @@ func DefaultParallel() int { return min(2*runtime.NumCPU(), 8) }
 type job struct {
 	s       Scenario
 	lock    string
-	factory lock.Factory
+	factory lock.EtcdFactory
 	// other, for a lock of another store (Redis), runs it (factory is nil
 	// then).
 	other *BackendLock
@@ -319,18 +325,9 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	if s.Members > st.Members() {
 		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, st.Members()))
 	}
-	plan, err := s.Plan(j.seed)
-	if cfg.Replay != nil {
-		plan, err = *cfg.Replay, nil
-	}
+	plan, err := planOf(cfg, s, j)
 	if err != nil {
 		return fail(err.Error())
-	}
-	if cfg.TTL > 1 {
-		plan.TTL = cfg.TTL
-	}
-	if j.other != nil && strings.HasPrefix(j.lock, lock.ExecPrefix) {
-		plan.Store = cfg.Store
 	}
 	// The resources the store can give: the others are skipped, saying why.
 	ran, skipped := st.Resources(resources)
@@ -349,14 +346,14 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 			x.Skipped, x.Interrupted, x.Expected = "interrupted", true, expectation(cfg, s, j, x.Resource)
 		})
 	}
-	env, closeEnv, err := st.Open(ctx, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout, Sinks: rec.sinks,
-		Resources: ran, RunID: fmt.Sprintf("%s-%s-%d-%d", s.Name, SafeName(j.lock), j.seed, time.Now().UnixNano())})
+	env, closeEnv, opened, err := open(ctx, st, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
+		Sinks: rec.sinks, Resources: ran, RunID: fmt.Sprintf("%s-%s-%d", s.Name, SafeName(j.lock), j.seed)})
 	if err != nil && ctx.Err() != nil {
 		return interrupted()
 	}
 	if err != nil {
 		rec.abort()
-		return fail(err.Error())
+		return retried(fail(err.Error()), opened)
 	}
 	execErr := s.Execute(ctx, env, plan)
 	execErr = errors.Join(execErr, closeEnv(), env.Err())
@@ -369,7 +366,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	if err != nil {
 		return fail(errors.Join(execErr, err).Error())
 	}
-	out := each(func(x *Result) {})
+	out := each(func(x *Result) { x.Retried = opened })
 	for i := range out {
 		x := &out[i]
 		k := slices.Index(ran, x.Resource)
@@ -381,6 +378,34 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
 	}
 	return out
+}
+
+// planOf is the plan j runs: its seed's, or the one replayed, with the
+// run's lease scale and, for a lock run as a process on another store,
+// that store.
+func planOf(cfg Config, s Scenario, j job) (Plan, error) {
+	plan, err := s.Plan(j.seed)
+	if cfg.Replay != nil {
+		plan, err = *cfg.Replay, nil
+	}
+	if err != nil {
+		return plan, err
+	}
+	if cfg.TTL > 1 {
+		plan.TTL = cfg.TTL
+	}
+	if j.other != nil && strings.HasPrefix(j.lock, lock.ExecPrefix) {
+		plan.Store = cfg.Store
+	}
+	return plan, nil
+}
+
+// retried is rs, each saying what the earlier attempts met.
+func retried(rs []Result, earlier []string) []Result {
+	for i := range rs {
+		rs[i].Retried = earlier
+	}
+	return rs
 }
 
 // reportsOf checks each of the run's n histories as its file records it:

@@ -219,6 +219,7 @@ func (testBackend) Lock(name string) (BackendLock, bool) {
 func (testBackend) Name() string                     { return "test" }
 func (testBackend) Exec(string) (BackendLock, error) { return BackendLock{Kind: RedisLock}, nil }
 func (testBackend) Regressions() []lock.Regression   { return nil }
+func (testBackend) Adopt(any) (BackendLock, error)   { return BackendLock{}, errors.New("no") }
 func (testBackend) Connect(context.Context, []string) (Servers, error) {
 	return nil, errors.New("no servers")
 }

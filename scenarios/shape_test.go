@@ -45,7 +45,7 @@ func (b *bare) Release(ctx context.Context, _ lock.Grant) error { return b.Locke
 // ("granted token=t1"), in the order the grants come.
 func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	factory := func(noToken bool) lock.Factory {
+	factory := func(noToken bool) lock.EtcdFactory {
 		return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := lock.NewQueue(cli, name, opts)
 			return &bare{Locker: l, noToken: noToken}, err
@@ -54,7 +54,7 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "isolated-holder", "retried-release", "contention"},
 		Locks:     []string{"own-token", "no-token"},
-		Resources: lock.ResourceNames(), Factories: map[string]lock.Factory{"own-token": factory(false), "no-token": factory(true)},
+		Resources: lock.ResourceNames(), Factories: map[string]lock.EtcdFactory{"own-token": factory(false), "no-token": factory(true)},
 		Seed: 1, Runs: 1, Out: t.TempDir(),
 	})
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestIsolatedAsksCatchesAStaleLocalView(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"isolated-asks"}, Locks: []string{"remembering"}, Resources: []string{"fenced"},
-		Factories: map[string]lock.Factory{"remembering": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		Factories: map[string]lock.EtcdFactory{"remembering": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := lock.NewQueue(cli, name, opts)
 			return &remembering{Locker: l, cli: cli}, err
 		}},

@@ -14,7 +14,7 @@ import (
 // etcdStore runs a configuration on an etcd cluster.
 type etcdStore struct {
 	c       *cluster.Cluster
-	factory lock.Factory
+	factory lock.EtcdFactory
 	shape   grantShape
 }
 

@@ -270,10 +270,14 @@ func (s *Set) Role(ctx context.Context, i int) (role string, linkUp bool, err er
 func (s *Set) waitSynced(ctx context.Context, i int) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	return poll.Until(ctx, s.servers[i].name+" to sync with the primary", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err := poll.Until(ctx, s.servers[i].name+" to sync with the primary", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
 		role, up, err := s.Role(ctx, i)
 		return err == nil && role == "slave" && up, err
 	})
+	if err != nil {
+		return fmt.Errorf("%w; its output: %s", err, s.servers[i].out.Last(3))
+	}
+	return nil
 }
 
 // Close stops every server and proxy and removes the data directories.

@@ -21,7 +21,7 @@ const redisMembers = 3
 // lock's factory, or a Redis lock's and how many independent masters it
 // takes (0: one primary with replicas).
 type exploreLock struct {
-	etcd    lock.Factory
+	etcd    lock.EtcdFactory
 	redis   redislock.Factory
 	masters int
 }

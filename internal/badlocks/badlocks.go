@@ -32,15 +32,15 @@ type naiveQueue struct {
 // puts only: the delete that should wake it never does, and it waits until
 // its context ends — leaving its key queued, so those behind it wait too.
 // The hand-off check catches it.
-var Deaf lock.Factory = newNaive(func(q *naiveQueue) { q.deaf = true })
+var Deaf lock.EtcdFactory = newNaive(func(q *naiveQueue) { q.deaf = true })
 
 // Dup is a queue lock that enqueues a key of its own at every Acquire and
 // leaves it when Acquire gives up: a waiter that timed out leaves a key
 // that nobody will release while its session lives, and the next waiter
 // waits behind it. The hand-off check catches it.
-var Dup lock.Factory = newNaive(func(q *naiveQueue) { q.dup = true })
+var Dup lock.EtcdFactory = newNaive(func(q *naiveQueue) { q.dup = true })
 
-func newNaive(set func(*naiveQueue)) lock.Factory {
+func newNaive(set func(*naiveQueue)) lock.EtcdFactory {
 	return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 		if opts.TTL == 0 {
 			opts.TTL = lock.DefaultTTL
@@ -91,7 +91,7 @@ func (q *naiveQueue) Acquire(ctx context.Context) (lock.Grant, error) {
 		}
 		first := resp.Kvs[0]
 		if string(first.Key) == key {
-			return lock.Grant{Token: rev, Key: key, Lease: q.s.Lease(), Lost: q.s.Done()}, nil
+			return lock.Grant{Token: rev, Key: key, Lease: int64(q.s.Lease()), Lost: q.s.Done()}, nil
 		}
 		wopts := []clientv3.OpOption{clientv3.WithRev(resp.Header.Revision + 1)}
 		if q.deaf {

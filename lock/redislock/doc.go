@@ -7,5 +7,8 @@
 // holder that outlived its key) — and, through Exec, a Redis lock of
 // anyone's run as a program over the lab's process protocol (EnvRedis).
 //
-// Package scenarios/redisstore puts them in the scenario catalog's runs.
+// They keep package lock's contract (lock.Locker, lock.Grant with the
+// grant's Value, lock.Options): a Factory is a lock.Factory of the lab's
+// Redis clients. Package scenarios/redisstore puts them in the scenario
+// catalog's runs, and a user's own through locktest.Store("redis").
 package redislock

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
 )
 
@@ -27,7 +27,7 @@ func Example() {
 	c := redis.NewClient(&redis.Options{Addr: link.Addr()})
 	defer c.Close()
 
-	l, _ := redislock.NewSetNX([]*redis.Client{c}, "orders", redislock.Options{TTL: 10 * time.Second})
+	l, _ := redislock.NewSetNX([]*redis.Client{c}, "orders", lock.Options{TTL: 10})
 	g, _ := l.Acquire(ctx)
 	fmt.Println("token", g.Token, "release:", l.Release(ctx, g), "again:", l.Release(ctx, g))
 }
@@ -49,7 +49,7 @@ done`), 0o644)
 	}
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"}) // a real program dials it
 	defer c.Close()
-	l, _ := f([]*redis.Client{c}, "orders", redislock.Options{TTL: 10 * time.Second})
+	l, _ := f([]*redis.Client{c}, "orders", lock.Options{TTL: 10})
 	defer l.Close()
 	g, _ := l.Acquire(context.Background())
 	fmt.Println(g.Key, g.Value, "release:", l.Release(context.Background(), g))

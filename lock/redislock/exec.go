@@ -43,8 +43,8 @@ func Exec(command string) (Factory, error) {
 	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
-	return func(servers []*redis.Client, name string, opts Options) (Locker, error) {
-		opts, err := opts.withDefaults()
+	return func(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+		set, err := settingsOf(opts)
 		if err != nil {
 			return nil, err
 		}
@@ -56,8 +56,8 @@ func Exec(command string) (Factory, error) {
 			addrs[i] = s.Options().Addr
 		}
 		return &execLock{Program: &proc.Program{Argv: argv, DirVar: lock.EnvDir, Env: []string{
-			lock.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), lock.EnvLock + "=" + opts.Prefix + name,
-			lock.EnvTTL + "=" + strconv.FormatFloat(opts.TTL.Seconds(), 'f', -1, 64)}}}, nil
+			lock.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), lock.EnvLock + "=" + set.prefix + name,
+			lock.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}, nil
 	}, nil
 }
 
@@ -67,22 +67,22 @@ type execLock struct {
 	*proc.Program
 
 	mu    sync.Mutex
-	grant Grant // the latest grant, zero once released
+	grant lock.Grant // the latest grant, zero once released
 }
 
-func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
+func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
 	a, err := l.Program.Expect(ctx, "acquire", "granted", answerErr)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
-	g := Grant{Key: a.Fields["key"], Value: a.Fields["value"]}
+	g := lock.Grant{Key: a.Fields["key"], Value: a.Fields["value"]}
 	if g.Key == "" || g.Value == "" {
-		return Grant{}, fmt.Errorf("redislock: %s granted without key= and value= (the lab follows a Redis grant by "+
+		return lock.Grant{}, fmt.Errorf("redislock: %s granted without key= and value= (the lab follows a Redis grant by "+
 			"the value its key holds): %q", l.Program.Argv[0], a.Line)
 	}
 	if s := a.Fields["token"]; s != "" {
 		if g.Token, err = strconv.ParseInt(s, 10, 64); err != nil || g.Token <= 0 {
-			return Grant{}, fmt.Errorf("redislock: %s: token in %q is no positive number", l.Program.Argv[0], a.Line)
+			return lock.Grant{}, fmt.Errorf("redislock: %s: token in %q is no positive number", l.Program.Argv[0], a.Line)
 		}
 	}
 	l.mu.Lock()
@@ -93,18 +93,18 @@ func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
 
 // Release releases the latest grant; an older one is refused as not held
 // and never reaches the program, whose release means "the lock I hold now".
-func (l *execLock) Release(ctx context.Context, g Grant) error {
+func (l *execLock) Release(ctx context.Context, g lock.Grant) error {
 	l.mu.Lock()
 	latest := l.grant
 	l.mu.Unlock()
 	if latest.Value == "" || g.Value != latest.Value || g.Key != latest.Key {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	if _, err := l.Program.Expect(ctx, "release", "released", answerErr); err != nil {
 		return err
 	}
 	l.mu.Lock()
-	l.grant = Grant{}
+	l.grant = lock.Grant{}
 	l.mu.Unlock()
 	return nil
 }
@@ -116,7 +116,7 @@ func answerErr(msg string) error {
 	case "expired":
 		return fmt.Errorf("%w: %s", lock.ErrSessionExpired, rest)
 	case "not-held":
-		return fmt.Errorf("%w: %s", ErrNotHeld, rest)
+		return fmt.Errorf("%w: %s", lock.ErrNotHeld, rest)
 	case "unavailable":
 		return fmt.Errorf("redislock: unavailable: %s", rest)
 	case "":

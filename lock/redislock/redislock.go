@@ -1,6 +1,7 @@
 package redislock
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,83 +15,40 @@ import (
 	"github.com/locklab/locklab/lock"
 )
 
-// Errors. Test them with errors.Is.
+// Errors. Test them with errors.Is. A grant no longer held is
+// lock.ErrNotHeld, a TTL below a second lock.ErrBadTTL, as on every store.
 var (
-	// ErrNotHeld: Release was given a grant whose key no longer holds its
-	// value (it expired, and perhaps another client holds the lock now).
-	// Nothing was deleted.
-	ErrNotHeld = errors.New("redislock: not held")
 	// ErrUnknownLock: no Redis lock of that name.
 	ErrUnknownLock = errors.New("redislock: unknown lock")
-	// ErrBadOptions: a TTL below 10 ms, or no server to lock on.
+	// ErrBadOptions: no server to lock on, or more than the lock takes.
 	ErrBadOptions = errors.New("redislock: bad options")
 )
 
-// Grant is a held Redis lock.
-type Grant struct {
-	// Key is the lock key; Value the random value this grant wrote there,
-	// which release and renewal compare before they act.
-	Key, Value string
-	// Token is a fencing token: an INCR of the lock's counter taken in the
-	// same script as the grant, larger for every later grant while the
-	// counter survives. Zero means the lock gives none (Redlock). Across a
-	// failover to a replica that had not received the counter, tokens go
-	// back: the fenced store decides what that costs.
-	Token int64
-	// Lost is closed once the lock's own renewal finds the key gone or
-	// another's: nil for a lock that does not renew (it cannot tell).
-	Lost <-chan struct{}
+// DefaultRetry is how long a waiter waits before it tries again, where
+// lock.Options.Retry is zero.
+const DefaultRetry = 50 * time.Millisecond
+
+// settings are lock.Options as a Redis lock uses them.
+type settings struct {
+	ttl    time.Duration // the key's expiry (PX)
+	prefix string
+	retry  time.Duration
 }
 
-// Locker is one client's handle on one named Redis lock, used by one
-// goroutine at a time: Acquire, then Release, then Acquire again. Acquire
-// waits, trying again every Options.Retry, until it is granted or ctx
-// ends (then it returns ctx's error and holds nothing).
-type Locker interface {
-	Acquire(ctx context.Context) (Grant, error)
-	Release(ctx context.Context, g Grant) error
-	// Close stops the Locker's renewal; a held grant is left to expire.
-	Close() error
-}
-
-// Options configure a Redis lock.
-type Options struct {
-	// TTL is the key's expiry (PX). Zero means DefaultTTL.
-	TTL time.Duration
-	// Prefix is prepended to the lock name to form its key. Empty means
-	// DefaultPrefix.
-	Prefix string
-	// Retry is how long a waiter waits before it tries again. Zero means
-	// DefaultRetry.
-	Retry time.Duration
-}
-
-// Defaults for Options fields left zero.
-const (
-	DefaultTTL    = time.Second
-	DefaultPrefix = "locklab/locks/"
-	DefaultRetry  = 50 * time.Millisecond
-)
-
-func (o Options) withDefaults() (Options, error) {
+func settingsOf(o lock.Options) (settings, error) {
 	if o.TTL == 0 {
-		o.TTL = DefaultTTL
+		o.TTL = lock.DefaultTTL
 	}
-	if o.TTL < 10*time.Millisecond {
-		return o, fmt.Errorf("%w: TTL %v is below 10ms", ErrBadOptions, o.TTL)
+	if o.TTL < 1 {
+		return settings{}, fmt.Errorf("%w, got %d", lock.ErrBadTTL, o.TTL)
 	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	if o.Retry == 0 {
-		o.Retry = DefaultRetry
-	}
-	return o, nil
+	return settings{ttl: time.Duration(o.TTL) * time.Second, prefix: cmp.Or(o.Prefix, lock.DefaultPrefix),
+		retry: cmp.Or(o.Retry, DefaultRetry)}, nil
 }
 
 // Factory makes a Locker for the lock called name on servers: one primary
 // (its client may follow a failover), or Redlock's independent masters.
-type Factory func(servers []*redis.Client, name string, opts Options) (Locker, error)
+type Factory = lock.Factory[[]*redis.Client]
 
 // Builtin returns the Redis locks by name, a fresh map each call: the
 // ones people use, and the known-bad redis-del.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
 )
 
@@ -64,7 +65,7 @@ func client(t *testing.T, s *redisd.Set, name string) ([]*redis.Client, []*netpr
 	return out, links
 }
 
-func locker(t *testing.T, s *redisd.Set, name string, opts redislock.Options) (redislock.Locker, []*netproxy.Proxy) {
+func locker(t *testing.T, s *redisd.Set, name string, opts lock.Options) (lock.Locker, []*netproxy.Proxy) {
 	t.Helper()
 	f, err := redislock.Lookup(name)
 	require.NoError(t, err)
@@ -91,7 +92,7 @@ func TestEveryRedisLockExcludes(t *testing.T) {
 				wg     sync.WaitGroup
 			)
 			for c := range 3 {
-				l, _ := locker(t, s, name, redislock.Options{TTL: 5 * time.Second, Retry: 5 * time.Millisecond})
+				l, _ := locker(t, s, name, lock.Options{TTL: 5, Retry: 5 * time.Millisecond})
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -148,7 +149,7 @@ func TestAHolderOutlivingItsKeyReleasesTheNextOnesLockOnlyWithAPlainDEL(t *testi
 		t.Run(tc.name, func(t *testing.T) {
 			s := start(t, tc.name)
 			ctx := t.Context()
-			opts := redislock.Options{TTL: time.Second, Retry: 5 * time.Millisecond}
+			opts := lock.Options{TTL: 1, Retry: 5 * time.Millisecond}
 			c1, _ := locker(t, s, tc.name, opts)
 			c2, _ := locker(t, s, tc.name, opts)
 			c3, _ := locker(t, s, tc.name, opts)
@@ -166,7 +167,7 @@ func TestAHolderOutlivingItsKeyReleasesTheNextOnesLockOnlyWithAPlainDEL(t *testi
 				assert.NoError(t, err3, "c3 is granted while c2 still holds the lock")
 				return
 			}
-			assert.ErrorIs(t, err, redislock.ErrNotHeld)
+			assert.ErrorIs(t, err, lock.ErrNotHeld)
 			assert.ErrorIs(t, err3, context.DeadlineExceeded, "c3 waits: c2 still holds the lock")
 			v, err := s.Admin(0).Get(ctx, g2.Key).Result()
 			require.NoError(t, err)
@@ -182,12 +183,12 @@ func TestAHolderOutlivingItsKeyReleasesTheNextOnesLockOnlyWithAPlainDEL(t *testi
 func TestTheWatchdogRenewsUntilItsLinkFails(t *testing.T) {
 	s := start(t, "redis-watchdog")
 	ctx := t.Context()
-	opts := redislock.Options{TTL: time.Second, Retry: 5 * time.Millisecond}
+	opts := lock.Options{TTL: 1, Retry: 5 * time.Millisecond}
 	w, links := locker(t, s, "redis-watchdog", opts)
 	g, err := w.Acquire(ctx)
 	require.NoError(t, err)
 	require.NotNil(t, g.Lost)
-	deadline := time.Now().Add(3 * opts.TTL)
+	deadline := time.Now().Add(3 * time.Duration(opts.TTL) * time.Second)
 	for time.Now().Before(deadline) {
 		v, err := s.Admin(0).Get(ctx, g.Key).Result()
 		require.NoError(t, err, "the key lives on under the watchdog")
@@ -208,7 +209,7 @@ func TestTheWatchdogRenewsUntilItsLinkFails(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watchdog never told its holder the key was gone")
 	}
-	assert.ErrorIs(t, w.Release(ctx, g), redislock.ErrNotHeld)
+	assert.ErrorIs(t, w.Release(ctx, g), lock.ErrNotHeld)
 
 	n, _ := locker(t, s, "redis-setnx", opts)
 	g, err = n.Acquire(ctx)
@@ -225,7 +226,7 @@ func TestAFailoverGrantsTheLockTwice(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := start(t, name)
 			ctx := t.Context()
-			opts := redislock.Options{TTL: 10 * time.Second, Retry: 5 * time.Millisecond}
+			opts := lock.Options{TTL: 10, Retry: 5 * time.Millisecond}
 			c1, _ := locker(t, s, name, opts)
 			c2, _ := locker(t, s, name, opts)
 			s.Replication(1).Cut()
@@ -251,7 +252,7 @@ func TestAFailoverGrantsTheLockTwice(t *testing.T) {
 func TestRedlockHoldsThroughAMinorityOfMastersDown(t *testing.T) {
 	s := start(t, "redlock")
 	ctx := t.Context()
-	opts := redislock.Options{TTL: 10 * time.Second, Retry: 5 * time.Millisecond}
+	opts := lock.Options{TTL: 10, Retry: 5 * time.Millisecond}
 	c1, _ := locker(t, s, "redlock", opts)
 	c2, _ := locker(t, s, "redlock", opts)
 	g1, err := c1.Acquire(ctx)
@@ -266,7 +267,7 @@ func TestRedlockHoldsThroughAMinorityOfMastersDown(t *testing.T) {
 	g2, err := c2.Acquire(ctx)
 	require.NoError(t, err)
 	require.NoError(t, c2.Release(ctx, g2))
-	assert.ErrorIs(t, c2.Release(ctx, g2), redislock.ErrNotHeld)
+	assert.ErrorIs(t, c2.Release(ctx, g2), lock.ErrNotHeld)
 }
 
 // Bad options and unknown names are refused.
@@ -275,11 +276,11 @@ func TestRedisLockOptionsAreChecked(t *testing.T) {
 	assert.ErrorIs(t, err, redislock.ErrUnknownLock)
 	f, err := redislock.Lookup("redis-setnx")
 	require.NoError(t, err)
-	_, err = f(nil, "l", redislock.Options{})
+	_, err = f(nil, "l", lock.Options{})
 	assert.ErrorIs(t, err, redislock.ErrBadOptions)
-	_, err = f([]*redis.Client{nil}, "l", redislock.Options{TTL: time.Millisecond})
-	assert.ErrorIs(t, err, redislock.ErrBadOptions)
-	_, err = redislock.NewRedlock(nil, "l", redislock.Options{})
+	_, err = f([]*redis.Client{nil}, "l", lock.Options{TTL: -1})
+	assert.ErrorIs(t, err, lock.ErrBadTTL)
+	_, err = redislock.NewRedlock(nil, "l", lock.Options{})
 	assert.ErrorIs(t, err, redislock.ErrBadOptions)
 	assert.Equal(t, fmt.Sprint([]string{"redis-setnx", "redis-watchdog", "redlock"}), fmt.Sprint(redislock.Names()))
 }

@@ -10,13 +10,15 @@ import (
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // redlock is Redlock over independent masters, by go-redsync/redsync.
 type redlock struct {
-	rs   *redsync.Redsync
-	key  string
-	opts Options
+	rs  *redsync.Redsync
+	key string
+	set settings
 }
 
 // NewRedlock returns redlock: the Redlock algorithm over independent
@@ -25,8 +27,8 @@ type redlock struct {
 // clock drift allowance. It gives no fencing token (Grant.Token is zero):
 // a holder paused past its TTL cannot be told apart from the next by
 // anything the store sees.
-func NewRedlock(servers []*redis.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
+func NewRedlock(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	set, err := settingsOf(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -37,29 +39,29 @@ func NewRedlock(servers []*redis.Client, name string, opts Options) (Locker, err
 	for i, c := range servers {
 		pools[i] = goredis.NewPool(c)
 	}
-	return &redlock{rs: redsync.New(pools...), key: opts.Prefix + name, opts: opts}, nil
+	return &redlock{rs: redsync.New(pools...), key: set.prefix + name, set: set}, nil
 }
 
-func (l *redlock) Acquire(ctx context.Context) (Grant, error) {
-	m := l.rs.NewMutex(l.key, redsync.WithExpiry(l.opts.TTL), redsync.WithTries(math.MaxInt32),
-		redsync.WithRetryDelay(l.opts.Retry))
+func (l *redlock) Acquire(ctx context.Context) (lock.Grant, error) {
+	m := l.rs.NewMutex(l.key, redsync.WithExpiry(l.set.ttl), redsync.WithTries(math.MaxInt32),
+		redsync.WithRetryDelay(l.set.retry))
 	if err := m.LockContext(ctx); err != nil {
 		if ctx.Err() != nil {
-			return Grant{}, ctx.Err()
+			return lock.Grant{}, ctx.Err()
 		}
-		return Grant{}, fmt.Errorf("redislock: redlock %s: %w", l.key, err)
+		return lock.Grant{}, fmt.Errorf("redislock: redlock %s: %w", l.key, err)
 	}
-	return Grant{Key: l.key, Value: m.Value()}, nil
+	return lock.Grant{Key: l.key, Value: m.Value()}, nil
 }
 
-func (l *redlock) Release(ctx context.Context, g Grant) error {
+func (l *redlock) Release(ctx context.Context, g lock.Grant) error {
 	ok, err := l.rs.NewMutex(g.Key, redsync.WithValue(g.Value)).UnlockContext(ctx)
 	if ok {
 		return nil
 	}
 	var taken *redsync.ErrTaken
 	if err == nil || errors.Is(err, redsync.ErrLockAlreadyExpired) || errors.As(err, &taken) {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return fmt.Errorf("redislock: releasing %s: %w", g.Key, err)
 }

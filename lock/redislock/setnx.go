@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // acquireScript is SET key value NX PX ttl with a token: the grant INCRs
@@ -42,9 +44,9 @@ return 0`)
 
 // single is a lock on one primary: SET NX PX with a random value.
 type single struct {
-	c    *redis.Client
-	key  string
-	opts Options
+	c   *redis.Client
+	key string
+	set settings
 	// renew: a watchdog extends the key every TTL/3 while it is held.
 	renew bool
 	// plainDel: release is a plain DEL, whoever's the key is (known-bad).
@@ -55,11 +57,11 @@ type single struct {
 }
 
 // NewSetNX returns redis-setnx: SET key value NX PX ttl with a random
-// value, retried every Options.Retry while the lock is taken, released by
+// value, retried every lock.Options.Retry while the lock is taken, released by
 // a script that deletes the key only if it still holds the grant's value.
 // Nothing renews the key: a holder that works longer than the TTL loses
 // the lock while it still works.
-func NewSetNX(servers []*redis.Client, name string, opts Options) (Locker, error) {
+func NewSetNX(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newSingle(servers, name, opts, false, false)
 }
 
@@ -67,7 +69,7 @@ func NewSetNX(servers []*redis.Client, name string, opts Options) (Locker, error
 // key every TTL/3 while it holds it (Redisson's watchdog), by a script that
 // extends it only if it still holds the grant's value. Grant.Lost is closed
 // when a renewal finds the key gone or another's.
-func NewWatchdog(servers []*redis.Client, name string, opts Options) (Locker, error) {
+func NewWatchdog(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newSingle(servers, name, opts, true, false)
 }
 
@@ -76,36 +78,36 @@ func NewWatchdog(servers []*redis.Client, name string, opts Options) (Locker, er
 // holder's key when it releases, and a third client is granted beside the
 // second: the oversell of a Redis lock released without comparing its
 // value.
-func NewDel(servers []*redis.Client, name string, opts Options) (Locker, error) {
+func NewDel(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newSingle(servers, name, opts, false, true)
 }
 
-func newSingle(servers []*redis.Client, name string, opts Options, renew, plainDel bool) (Locker, error) {
-	opts, err := opts.withDefaults()
+func newSingle(servers []*redis.Client, name string, opts lock.Options, renew, plainDel bool) (lock.Locker, error) {
+	set, err := settingsOf(opts)
 	if err != nil {
 		return nil, err
 	}
 	if len(servers) != 1 {
 		return nil, fmt.Errorf("%w: a lock on one primary needs one server, got %d", ErrBadOptions, len(servers))
 	}
-	return &single{c: servers[0], key: opts.Prefix + name, opts: opts, renew: renew, plainDel: plainDel}, nil
+	return &single{c: servers[0], key: set.prefix + name, set: set, renew: renew, plainDel: plainDel}, nil
 }
 
-func (l *single) Acquire(ctx context.Context) (Grant, error) {
+func (l *single) Acquire(ctx context.Context) (lock.Grant, error) {
 	value := randomValue()
 	keys := []string{l.key, l.key + ":token"}
 	for {
-		token, err := acquireScript.Run(ctx, l.c, keys, value, l.opts.TTL.Milliseconds()).Int64()
+		token, err := acquireScript.Run(ctx, l.c, keys, value, l.set.ttl.Milliseconds()).Int64()
 		if err == nil && token > 0 {
-			g := Grant{Key: l.key, Value: value, Token: token}
+			g := lock.Grant{Key: l.key, Value: value, Token: token}
 			if l.renew {
 				g.Lost = l.watch(g)
 			}
 			return g, nil
 		}
-		if err := wait(ctx, l.opts.Retry); err != nil {
+		if err := wait(ctx, l.set.retry); err != nil {
 			l.abandon(value)
-			return Grant{}, err
+			return lock.Grant{}, err
 		}
 	}
 }
@@ -121,13 +123,13 @@ func (l *single) abandon(value string) {
 // watch renews g's key every TTL/3 until stopped or a renewal finds it
 // gone; the channel it returns is closed then. A renewal that fails on the
 // link is tried again at the next tick, as Redisson's watchdog does.
-func (l *single) watch(g Grant) <-chan struct{} {
+func (l *single) watch(g lock.Grant) <-chan struct{} {
 	lost := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(l.opts.TTL / 3)
+		t := time.NewTicker(l.set.ttl / 3)
 		defer t.Stop()
 		for {
 			select {
@@ -135,8 +137,8 @@ func (l *single) watch(g Grant) <-chan struct{} {
 				return
 			case <-t.C:
 			}
-			rctx, rcancel := context.WithTimeout(ctx, l.opts.TTL/3)
-			n, err := renewScript.Run(rctx, l.c, []string{g.Key}, g.Value, l.opts.TTL.Milliseconds()).Int64()
+			rctx, rcancel := context.WithTimeout(ctx, l.set.ttl/3)
+			n, err := renewScript.Run(rctx, l.c, []string{g.Key}, g.Value, l.set.ttl.Milliseconds()).Int64()
 			rcancel()
 			if err == nil && n == 0 {
 				close(lost)
@@ -161,7 +163,7 @@ func (l *single) stopWatch() {
 	}
 }
 
-func (l *single) Release(ctx context.Context, g Grant) error {
+func (l *single) Release(ctx context.Context, g lock.Grant) error {
 	l.stopWatch()
 	var (
 		n   int64
@@ -176,7 +178,7 @@ func (l *single) Release(ctx context.Context, g Grant) error {
 	case err != nil:
 		return fmt.Errorf("redislock: releasing %s: %w", g.Key, err)
 	case n == 0:
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }

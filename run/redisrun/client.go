@@ -16,7 +16,6 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/run"
 )
 
@@ -34,12 +33,12 @@ type client struct {
 
 	mu      sync.Mutex
 	rcs     []*redis.Client
-	locker  redislock.Locker
-	grant   redislock.Grant
+	locker  lock.Locker
+	grant   lock.Grant
 	lease   int64 // the held grant's lease (its number), zero if none
 	held    bool
-	grants  map[string]redislock.Grant // every grant, by label
-	leaseOf map[string]int64           // every grant's lease, by label
+	grants  map[string]lock.Grant // every grant, by label
+	leaseOf map[string]int64      // every grant's lease, by label
 	// releasing: from just before a release is sent until it returns.
 	releasing bool
 	async     chan run.Outcome
@@ -66,7 +65,7 @@ func (e *Env) AddClient(_ context.Context, name, member string) error {
 	if dup {
 		return fmt.Errorf("client %s exists already", name)
 	}
-	c := &client{name: name, member: member, grants: map[string]redislock.Grant{}, leaseOf: map[string]int64{},
+	c := &client{name: name, member: member, grants: map[string]lock.Grant{}, leaseOf: map[string]int64{},
 		values: map[string]func(time.Time){}}
 	c.gate.Name = name
 	c.gate.OnPark = c.park

@@ -54,7 +54,7 @@ type Env struct {
 	set       *redisd.Set
 	masters   bool
 	factory   redislock.Factory
-	opts      redislock.Options
+	opts      lock.Options
 	ttl       int
 	opTimeout time.Duration
 	start     time.Time
@@ -90,7 +90,7 @@ func New(cfg Config) (*Env, error) {
 	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory, ttl: max(cfg.TTL, 1), minimum: cfg.Minimum,
 		opTimeout: cmp.Or(cfg.OpTimeout, run.DefaultOpTimeout), start: time.Now(),
 		clients: map[string]*client{}}
-	e.opts = redislock.Options{TTL: time.Duration(e.ttl) * time.Second, Prefix: "locklab/runs/" + cfg.RunID + "/"}
+	e.opts = lock.Options{TTL: e.ttl, Prefix: "locklab/runs/" + cfg.RunID + "/"}
 	for i, name := range names {
 		if !slices.Contains(Resources(), name) {
 			return nil, fmt.Errorf("redisrun: resource %q is not one a Redis lock can protect here (resources: %s)",
@@ -288,3 +288,6 @@ func (e *Env) newRedis(i int, addr string) *redis.Client {
 	o.ContextTimeoutEnabled, o.PoolSize = true, 4
 	return redis.NewClient(o)
 }
+
+// ttlDuration is the keys' expiry.
+func (e *Env) ttlDuration() time.Duration { return time.Duration(e.ttl) * time.Second }

@@ -12,7 +12,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
-	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/run"
 )
 
@@ -45,12 +45,12 @@ type watch struct {
 
 // follow starts following g, client c's new grant: it was alive when the
 // lock returned it. Its lease is its number in the run.
-func (e *Env) follow(c *client, g redislock.Grant) *watch {
+func (e *Env) follow(c *client, g lock.Grant) *watch {
 	now := time.Now()
 	e.mu.Lock()
 	e.leases++
 	w := &watch{client: c.name, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now,
-		expires: now.Add(e.opts.TTL)}
+		expires: now.Add(e.ttlDuration())}
 	e.watched = append(e.watched, w)
 	e.mu.Unlock()
 	c.mu.Lock()
@@ -166,7 +166,7 @@ func (e *Env) look(ctx context.Context, w *watch) {
 		return
 	}
 	w.done, w.lost = true, true
-	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.opts.TTL}
+	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.ttlDuration()}
 	for _, at := range w.renewals {
 		if !at.After(w.lastAlive) {
 			end.LastRenewal = at

@@ -10,14 +10,13 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/run"
 )
 
 // classify marks the errors that certainly changed nothing: the lock's own
 // refusals.
 func classify(err error) error {
-	if errors.Is(err, redislock.ErrNotHeld) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
+	if errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
 		errors.Is(err, cluster.ErrCrashed) {
 		return history.Definite(err)
 	}
@@ -26,7 +25,7 @@ func classify(err error) error {
 
 // asLab words a Redis lock's error as the lab's outcomes class it.
 func asLab(err error) error {
-	if errors.Is(err, redislock.ErrNotHeld) {
+	if errors.Is(err, lock.ErrNotHeld) {
 		return errors.Join(lock.ErrNotHeld, err)
 	}
 	return err
@@ -65,13 +64,13 @@ func (e *Env) Acquire(ctx context.Context, name string) (run.Outcome, error) {
 	c.grant, c.lease, c.held = g, w.lease, true
 	c.grants[label], c.leaseOf[label] = g, w.lease
 	c.mu.Unlock()
-	return run.Outcome{Kind: run.Granted, Client: name, Token: label}, nil
+	return run.Outcome{Kind: run.Granted, Client: name, Token: label, Tokenless: g.Token == 0}, nil
 }
 
 // lockContext bounds one call of l: the operation's timeout, and for a
 // lock run as a process whose process is starting its start-up allowance
 // besides, until it says it is up (lock.WithStartup).
-func (e *Env) lockContext(ctx context.Context, l redislock.Locker) (context.Context, context.CancelFunc) {
+func (e *Env) lockContext(ctx context.Context, l lock.Locker) (context.Context, context.CancelFunc) {
 	if p, ok := l.(lock.Process); ok && p.Starting() {
 		return lock.WithStartup(ctx, e.opTimeout)
 	}
@@ -186,7 +185,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, name, label string) (run.Outcome
 	e.complete(ids, classify(err), history.Event{Token: g.Token})
 	lost := e.released(lease)
 	e.checkHolders(ctx)
-	if (err == nil || errors.Is(err, redislock.ErrNotHeld)) && lost {
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && lost {
 		return run.Outcome{Kind: run.ReleasedEnded, Client: name}, nil
 	}
 	if err != nil {

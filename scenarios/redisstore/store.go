@@ -53,12 +53,28 @@ func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 	if err != nil {
 		return scenarios.BackendLock{}, err
 	}
+	return b.user(f), nil
+}
+
+// Adopt is a user's Go lock on Redis (a redislock.Factory), on the
+// backend's servers; it is documented to fail nothing.
+func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
+	f, ok := factory.(redislock.Factory)
+	if !ok || f == nil {
+		return scenarios.BackendLock{}, fmt.Errorf("the %s store takes a lock.Factory[[]*redis.Client], not a %T", b.Name(), factory)
+	}
+	return b.user(f), nil
+}
+
+// user is a user's lock made by f, on the backend's servers, with its
+// preflight.
+func (b backend) user(f redislock.Factory) scenarios.BackendLock {
 	l := describe(f, b.masters, nil)
 	l.Preflight = func(ctx context.Context, own scenarios.Servers) (bool, error) {
 		set, _ := own.(*redisd.Set)
 		return preflight(ctx, f, b.masters, set)
 	}
-	return l, nil
+	return l
 }
 
 // preflight has one Locker of f acquire and release once on a Redis
@@ -91,7 +107,7 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 		defer rc.Close()
 		rcs = append(rcs, rc)
 	}
-	l, err := f(rcs, "preflight", redislock.Options{Prefix: fmt.Sprintf("locklab/preflight-%d/", time.Now().UnixNano())})
+	l, err := f(rcs, "preflight", lock.Options{Prefix: fmt.Sprintf("locklab/preflight-%d/", time.Now().UnixNano())})
 	if err != nil {
 		return false, fmt.Errorf("preflight: %w", err)
 	}

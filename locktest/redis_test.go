@@ -1,0 +1,184 @@
+package locktest_test
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bsm "github.com/bsm/redislock"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/locktest"
+	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis store, for locktest.Store("redis")
+)
+
+// bsmLock is a user's Redis lock: a thin wrapper of github.com/bsm/redislock
+// behind lock.Locker, as a team that uses that library would write it. It
+// obtains with a linear retry until ctx ends and releases the grant's own
+// lock; it gives no fencing token. bsm renews nothing by itself (Refresh is
+// the caller's to call): with refresh set, the wrapper calls it every TTL/3
+// while it holds the lock, and closes Grant.Lost when a refresh finds the
+// key gone or another's.
+type bsmLock struct {
+	c       *bsm.Client
+	key     string
+	ttl     time.Duration
+	retry   time.Duration
+	refresh bool
+
+	mu   sync.Mutex
+	held *bsm.Lock // the latest grant's, nil once released
+	stop func()    // the running refresher's, or nil
+}
+
+// newBSMLock is a lock.Factory[[]*redis.Client] (one primary) of bsmLock,
+// renewing nothing.
+func newBSMLock(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	return bsmOn(servers, name, opts, false)
+}
+
+// newRefreshedBSMLock is newBSMLock whose holder refreshes its key.
+func newRefreshedBSMLock(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	return bsmOn(servers, name, opts, true)
+}
+
+func bsmOn(servers []*redis.Client, name string, opts lock.Options, refresh bool) (lock.Locker, error) {
+	if len(servers) != 1 {
+		return nil, fmt.Errorf("bsm/redislock locks on one server, got %d", len(servers))
+	}
+	return &bsmLock{c: bsm.New(servers[0]), key: cmp.Or(opts.Prefix, lock.DefaultPrefix) + name, refresh: refresh,
+		ttl: time.Duration(max(opts.TTL, 1)) * time.Second, retry: cmp.Or(opts.Retry, 50*time.Millisecond)}, nil
+}
+
+func (l *bsmLock) Acquire(ctx context.Context) (lock.Grant, error) {
+	h, err := l.c.Obtain(ctx, l.key, l.ttl, &bsm.Options{RetryStrategy: bsm.LinearBackoff(l.retry)})
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	g := lock.Grant{Key: h.Key(), Value: h.Token() + h.Metadata()}
+	l.mu.Lock()
+	l.held = h
+	l.mu.Unlock()
+	if l.refresh {
+		g.Lost = l.refreshing(h)
+	}
+	return g, nil
+}
+
+// refreshing refreshes h every TTL/3 until stopped; the channel it
+// returns is closed when a refresh finds the key gone or another's. A
+// refresh that fails on the link is tried again at the next tick.
+func (l *bsmLock) refreshing(h *bsm.Lock) <-chan struct{} {
+	lost := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(l.ttl / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			rctx, rcancel := context.WithTimeout(ctx, l.ttl/3)
+			err := h.Refresh(rctx, l.ttl, nil)
+			rcancel()
+			if errors.Is(err, bsm.ErrNotObtained) {
+				close(lost)
+				return
+			}
+		}
+	}()
+	l.mu.Lock()
+	l.stop = func() { cancel(); <-done }
+	l.mu.Unlock()
+	return lost
+}
+
+// stopRefreshing stops the running refresher, if any.
+func (l *bsmLock) stopRefreshing() {
+	l.mu.Lock()
+	stop := l.stop
+	l.stop = nil
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+func (l *bsmLock) Release(ctx context.Context, g lock.Grant) error {
+	l.mu.Lock()
+	h := l.held
+	l.mu.Unlock()
+	if h == nil || h.Token()+h.Metadata() != g.Value {
+		return lock.ErrNotHeld
+	}
+	l.stopRefreshing()
+	err := h.Release(ctx)
+	if errors.Is(err, bsm.ErrLockNotHeld) {
+		err = lock.ErrNotHeld
+	}
+	if err == nil || errors.Is(err, lock.ErrNotHeld) {
+		l.mu.Lock()
+		l.held = nil
+		l.mu.Unlock()
+	}
+	return err
+}
+
+func (l *bsmLock) Close() error {
+	l.stopRefreshing()
+	return nil
+}
+
+// A user's Go Redis lock goes through the gate on Redis: bsm/redislock as
+// most teams wrap it, renewing nothing, fails the slow holder — its key
+// expires under a holder that works past the TTL, and the next client's
+// critical section overlaps its own — and keeps every other Redis lesson
+// on the unfenced store (it gives no token, so fenced is skipped, saying
+// why; the failover and paused-holder lessons' documented FAILs are
+// findings).
+func TestABSMRedisLockFailsTheSlowHolder(t *testing.T) {
+	skipWithoutRedis(t)
+	out := mustFailInChild(t, func(t *testing.T) {
+		locktest.Run(t, newBSMLock, locktest.Store("redis"))
+	})
+	if out == "" {
+		return
+	}
+	assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/slow-holder/lock-under-test/unfenced/1")
+	assert.Contains(t, out, "lease-kept FAIL")
+	assert.Contains(t, out, "finding (documented FAIL for failover × unfenced)")
+	assert.Contains(t, out, "the lock's grants carry no fencing token")
+	assert.Equal(t, 1, strings.Count(out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/"+
+		"slow-holder/lock-under-test/"), "the slow holder, and nothing else, fails:\n%s", out)
+	assert.Contains(t, out, "locktest summary: 1 of ")
+	assert.NotContains(t, out, "ERROR")
+}
+
+// The same wrapper, refreshing its key every TTL/3 while it holds it (as
+// bsm's README shows Refresh), keeps every Redis lesson.
+func TestABSMRedisLockThatRefreshesPassesTheGate(t *testing.T) {
+	skipWithoutRedis(t)
+	t.Parallel()
+	locktest.Run(t, newRefreshedBSMLock, locktest.Store("redis"))
+}
+
+// skipWithoutRedis skips a test that needs redis-server where it is not
+// installed (.ci/run installs it).
+func skipWithoutRedis(t *testing.T) {
+	t.Helper()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v (apt-get install redis-server)", err)
+	}
+}

@@ -1,0 +1,41 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// flakyStore is a store whose first fails starts fail.
+type flakyStore struct {
+	Store
+	fails, opens int
+}
+
+func (f *flakyStore) Open(context.Context, EngineConfig) (Engine, func() error, error) {
+	f.opens++
+	if f.opens <= f.fails {
+		return nil, nil, errors.New("redisd: r2 did not serve")
+	}
+	return nil, func() error { return nil }, nil
+}
+
+// A store that would not start is started again — nothing of the lock's
+// has run — and the result says what the earlier attempts met; one that
+// never starts is an error after Attempts tries.
+func TestAStoreThatWouldNotStartIsStartedAgain(t *testing.T) {
+	st := &flakyStore{fails: 1}
+	_, closeEnv, earlier, err := open(t.Context(), st, EngineConfig{RunID: "r"})
+	require.NoError(t, err)
+	require.NoError(t, closeEnv())
+	assert.Equal(t, []string{"attempt 1: the store did not start: redisd: r2 did not serve"}, earlier)
+
+	st = &flakyStore{fails: 99}
+	_, _, earlier, err = open(t.Context(), st, EngineConfig{RunID: "r"})
+	require.EqualError(t, err, "redisd: r2 did not serve")
+	assert.Equal(t, Attempts, st.opens)
+	assert.Len(t, earlier, Attempts-1)
+}
