@@ -15,11 +15,14 @@
 // Where things are:
 //   - lock.go: Locker, Grant, Factory, Options, Leaser, the sentinel
 //     errors, Builtin
-//   - mutex.go: etcd-mutex, etcd's own concurrency.Mutex
+//   - mutex.go: etcd-mutex, etcd's own concurrency.Mutex as it ships, and
+//     etcd-mutex-retry-safe, the lab's adapter of it (Weaknesses says what
+//     the first fails, Adapters names the second)
 //   - queue.go: queue, the lab's revision-queue lock with a fast hand-off
 //   - ttlpoll.go: ttl-poll, Redis' SET NX PX pattern on etcd
 //   - singlekey.go: single-key-watch, every waiter on one key (the herd)
-//   - election.go: etcd-election, etcd's concurrency.Election as a lock
+//   - election.go: etcd-election, etcd's concurrency.Election as a lock as
+//     it ships, and etcd-election-retry-safe, the lab's adapter of it
 //   - resource.go: unfenced, fenced and etcd-guarded counters; CriticalSection
 //   - regressions.go, renewer.go, stalereentry.go, freshkey.go, promises.go:
 //     the known-bad locks (promises.go: ignores-deadline, lost-untold)

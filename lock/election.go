@@ -2,27 +2,72 @@ package lock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
-// election is etcd's leader election, concurrency.Election, used as a lock:
-// Campaign is the acquire (it returns once the client leads), Resign the
-// release, and the leader key's create revision the fencing token. It is
-// the same queue as etcd's Mutex — keys prefix/<lease>, the oldest leads,
-// each candidate waits for the deletion of the keys before its own — so it
-// teaches the same lesson under another name: a leader that is paused past
-// its lease and resumes still believes it leads, beside the new leader.
+// rawElection is etcd's leader election, concurrency.Election, used as a
+// lock exactly as it ships: Campaign is the acquire (it returns once the
+// client leads), Resign the release, and the leader key's create revision
+// the fencing token. It is the same queue as etcd's Mutex — keys
+// prefix/<lease>, the oldest leads, each candidate waits for the deletion
+// of the keys before its own — so it teaches the same lesson under another
+// name: a leader that is paused past its lease and resumes still believes
+// it leads, beside the new leader.
 //
-// What the adapter adds: after Campaign returns, it reads the leader key
-// once more and refuses the grant if the key is gone or is not the one it
-// put (ErrSessionExpired). Campaign itself never looks: a candidate whose
-// lease ended while it waited is told it leads as soon as the keys before
-// its own are gone (the "phantom leader"; etcd's Mutex has made the same
-// check since v3.5, etcd issue 11456). campaign-unchecked is the same
-// adapter without it, a known-bad lock.
+// Weaknesses, documented outcomes of the lessons that show them: Campaign
+// never reads its own key after waiting, so a candidate whose lease ended
+// while it waited is told it leads as soon as the keys before its own are
+// gone (the "phantom leader"; etcd's Mutex has made that check since v3.5,
+// etcd issue 11456); Resign resigns whatever the Election leads now, so a
+// Resign retried after an ambiguous failure ends the client's newer
+// leadership; and a Campaign whose first Txn failed with its answer lost
+// leaves its key, as the Mutex's Lock does.
+//
+// Requests per uncontended acquire+release: 3 (Campaign's Txn and
+// waitDeletes' first Get, Resign's Txn).
+type rawElection struct {
+	s *concurrency.Session
+	e *concurrency.Election
+}
+
+// NewElection returns the etcd-election lock: etcd's concurrency.Election
+// as it ships.
+func NewElection(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	s, opts, err := session(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &rawElection{s: s, e: concurrency.NewElection(s, opts.Prefix+name)}, nil
+}
+
+func (l *rawElection) Acquire(ctx context.Context) (Grant, error) {
+	if err := l.e.Campaign(ctx, ""); err != nil {
+		if errors.Is(err, errLeaseNotFound) {
+			return Grant{}, fmt.Errorf("%w: %w", ErrSessionExpired, err)
+		}
+		return Grant{}, err
+	}
+	return Grant{Token: l.e.Rev(), Key: l.e.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
+}
+
+// Release is Resign, whichever grant it is given.
+func (l *rawElection) Release(ctx context.Context, _ Grant) error { return l.e.Resign(ctx) }
+
+func (l *rawElection) Lease() clientv3.LeaseID { return l.s.Lease() }
+
+func (l *rawElection) Close() error { return closeSession(l.s) }
+
+// election is etcd's Election made to keep the contract where it does not
+// (etcd-election-retry-safe). What it adds: after Campaign returns, it
+// reads the leader key once more and refuses the grant if the key is gone
+// or is not the one it put (ErrSessionExpired); a Campaign that fails
+// removes the key its first Txn may have put; a release of an older grant
+// is refused as not held and never reaches Resign. campaign-unchecked is
+// the same adapter without the re-read, a known-bad lock.
 //
 // Requests per uncontended acquire+release: 4 (Campaign's Txn and
 // waitDeletes' first Get, the adapter's Get of the leader key, Resign's
@@ -38,8 +83,10 @@ type election struct {
 	token int64 // the latest grant's token
 }
 
-// NewElection returns the etcd-election lock: etcd's concurrency.Election.
-func NewElection(client *clientv3.Client, name string, opts Options) (Locker, error) {
+// NewElectionRetrySafe returns the etcd-election-retry-safe lock: etcd's
+// Election with what the contract asks for that it does not do (see
+// election).
+func NewElectionRetrySafe(client *clientv3.Client, name string, opts Options) (Locker, error) {
 	return newElection(client, name, opts, true)
 }
 

@@ -73,7 +73,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	clients := testsize.Pick(t, 4, 8, "clients")
 	sections := testsize.Pick(t, 10, 50, "critical sections per client")
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
 			res := &lock.Unfenced{}
@@ -117,7 +117,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 // revision, not its name (a regression: queue once deadlocked here).
 func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
 	t.Parallel() // on a cluster of its own
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
 			rounds := testsize.Pick(t, 50, 200, "rounds")
@@ -149,7 +149,7 @@ func TestTwoClientsHandOffWithoutDeadlock(t *testing.T) {
 
 func TestCancelledWaiterLeavesNoKey(t *testing.T) {
 	t.Parallel() // on a cluster of its own
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
 			_, l1 := locker(t, c, kind, "c1", "cancel")
@@ -184,9 +184,10 @@ func TestCancelledWaiterLeavesNoKey(t *testing.T) {
 // behind a holder (for the locks that queue a key per waiter), a place.
 func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
 	t.Parallel() // on a cluster of its own
-	queues := map[string]bool{"etcd-mutex": true, "queue": true, "etcd-election": true}
+	queues := map[string]bool{"etcd-mutex": true, "queue": true, "etcd-election": true,
+		"etcd-mutex-retry-safe": true, "etcd-election-retry-safe": true}
 	c := start(t)
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		for _, behind := range []bool{false, true} {
 			if behind && !queues[kind] {
 				continue
@@ -218,6 +219,11 @@ func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
 				cl.Heal()
 				err := <-got
 				t.Log("acquire:", err)
+				if _, weak := lock.Weaknesses(kind)["lost-acquire"]; weak && err != nil {
+					// As it ships: documented (lock.Weaknesses), and shown.
+					assert.Equal(t, 1, ownKeys(t, c, name, leaseOf(l)), "its key stays, as documented")
+					return
+				}
 				assert.Zero(t, ownKeys(t, c, name, leaseOf(l)), "no key of the client is left")
 				if !behind {
 					_, l3 := locker(t, c, kind, name+"-c3", name)
@@ -276,7 +282,7 @@ func TestWaiterWhoseSessionExpiresGetsNoGrant(t *testing.T) {
 func TestPausedHolderStaleWrite(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	want := map[string]bool{"unfenced": true, "fenced": false, "etcd-guarded": false}
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		for _, resName := range lock.ResourceNames() {
 			t.Run(kind+"/"+resName, func(t *testing.T) {
 				t.Parallel() // each waits ~1.5 s for a lease to lapse
@@ -329,12 +335,14 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 	}
 }
 
-// releaseErr is what releasing a lost grant gives: etcd-mutex deletes
-// blindly and succeeds; etcd-election's Resign deletes only its own
-// revision but does not say whether it found it; the others refuse.
-// (etcdctl either way: see TestPausedHolderStaleWrite.)
+// releaseErr is what releasing a lost grant gives: etcd's Mutex deletes
+// blindly and succeeds; etcd's Election's Resign deletes only its own
+// revision but does not say whether it found it (both as they ship and in
+// the lab's adapters, which pass the latest grant on to them); the others
+// refuse. (etcdctl either way: see TestPausedHolderStaleWrite.)
 func releaseErr(kind string) error {
-	if kind == "etcd-mutex" || kind == "etcd-election" {
+	switch kind {
+	case "etcd-mutex", "etcd-election", "etcd-mutex-retry-safe", "etcd-election-retry-safe":
 		return nil
 	}
 	return lock.ErrNotHeld
@@ -382,7 +390,7 @@ func TestOptionsAndLookup(t *testing.T) {
 	_, err := lock.Lookup("redlock")
 	assert.ErrorIs(t, err, lock.ErrUnknownLock)
 	assert.ErrorContains(t, err, "etcd-mutex, queue, ttl-poll, single-key-watch")
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		f, err := lock.Lookup(kind)
 		require.NoError(t, err)
 		_, err = f(nil, "x", lock.Options{TTL: -1})
@@ -403,7 +411,7 @@ func TestOptionsAndLookup(t *testing.T) {
 // previous key and reported its session expired.
 func TestClientsOnEveryMember(t *testing.T) {
 	t.Parallel() // on a cluster of its own
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
 			const clients = 4
@@ -477,7 +485,7 @@ func TestFencedRefusesAStaleWriteBetweenANewerReadAndWrite(t *testing.T) {
 func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := start(t)
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		t.Run(kind, func(t *testing.T) {
 			_, l := locker(t, c, kind, "retry-"+kind, "retry-"+kind)
 			g, err := l.Acquire(ctx(t))
@@ -504,7 +512,7 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := start(t)
 	factories := map[string]lock.EtcdFactory{"set-nx-px": lock.NewSetNXPX}
-	for _, kind := range lock.Names() {
+	for _, kind := range builtins() {
 		factories[kind] = lock.Builtin()[kind]
 	}
 	for kind, f := range factories {
@@ -543,3 +551,6 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 
 // leaseOf is the lease a built-in etcd lock says it rests on.
 func leaseOf(l lock.Locker) clientv3.LeaseID { return l.(lock.Leaser).Lease() }
+
+// builtins are the built-in locks and the lab's adapters of them.
+func builtins() []string { return append(lock.Names(), lock.Adapters()...) }

@@ -14,8 +14,9 @@ import (
 // closeTimeout bounds the cleanup Close does on its own.
 const closeTimeout = 2 * time.Second
 
-// etcdMutex is etcd's own concurrency.Mutex and Session, the baseline
-// everyone uses, wrapped without changing what it does.
+// etcdMutex is etcd's own concurrency.Mutex and Session exactly as they
+// ship, the baseline everyone uses: Acquire is Lock, Release is Unlock, and
+// nothing is added but the contract's words (its errors, its grant).
 //
 // Algorithm: one Txn puts prefix/<lease> if absent and reads the first key
 // by create revision; the oldest key holds the lock. A waiter watches the key
@@ -27,15 +28,65 @@ const closeTimeout = 2 * time.Second
 //
 // Requests per uncontended acquire+release: 2 (Txn, Delete).
 //
-// Weaknesses: Unlock is a plain delete of the key's name, and a session's key
-// name is the same at every Lock, so an Unlock retried after an ambiguous
-// failure deletes the same session's newer lock (etcd issue 22082, open).
-// The adapter therefore releases only the grant it is given: a release of an
-// older grant (another token) is refused as not held, and never reaches
-// Unlock; etcd-22082 is the same adapter without that guard. IsOwner is true
-// already while waiting (issue 12017). The token is the Mutex's own create
-// revision, read from IsOwner's comparison at no extra cost.
+// Weaknesses, documented outcomes of the lessons that show them: Lock
+// cleans up its key when its wait fails, but not when its first Txn does —
+// a put that committed with its answer lost stays under the session, and a
+// client that gives up leaves the lock to a key nobody holds (lost-acquire);
+// Unlock is a plain delete of the key's name, the same at every Lock of a
+// session, so an Unlock retried after an ambiguous failure deletes the same
+// session's newer lock (retried-release; etcd issue 22082, open). IsOwner is
+// true already while waiting (issue 12017). The token is the Mutex's own
+// create revision, read from IsOwner's comparison at no extra cost.
 type etcdMutex struct {
+	s *concurrency.Session
+	m *concurrency.Mutex
+}
+
+// NewMutex returns the etcd-mutex lock: etcd's concurrency.Mutex as it
+// ships.
+func NewMutex(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	s, opts, err := session(client, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &etcdMutex{s: s, m: concurrency.NewMutex(s, opts.Prefix+name)}, nil
+}
+
+func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
+	if err := l.m.Lock(ctx); err != nil {
+		if errors.Is(err, concurrency.ErrSessionExpired) || errors.Is(err, errLeaseNotFound) {
+			return Grant{}, fmt.Errorf("%w: %w", ErrSessionExpired, err)
+		}
+		return Grant{}, err
+	}
+	owner := l.m.IsOwner()
+	token := owner.GetCompare().GetCreateRevision()
+	return Grant{Token: token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
+}
+
+// Release is Unlock: it deletes the session's key by name, whichever grant
+// it is given.
+func (l *etcdMutex) Release(ctx context.Context, _ Grant) error {
+	if err := l.m.Unlock(ctx); err != nil {
+		if errors.Is(err, concurrency.ErrLockReleased) {
+			return ErrNotHeld
+		}
+		return err
+	}
+	return nil
+}
+
+func (l *etcdMutex) Lease() clientv3.LeaseID { return l.s.Lease() }
+
+func (l *etcdMutex) Close() error { return closeSession(l.s) }
+
+// retrySafeMutex is etcd's Mutex with the two things the contract asks for
+// that it does not do: an Acquire that fails removes the key its first Txn
+// may have put (guarded by the session's lease and a revision after the
+// latest grant), and a release of an older grant (another token) is
+// refused as not held and never reaches Unlock. etcd-22082 is the same
+// without the release guard.
+type retrySafeMutex struct {
 	s *concurrency.Session
 	m *concurrency.Mutex
 	// key is the session's key in the queue, prefix/<lease>, as the Mutex
@@ -46,28 +97,30 @@ type etcdMutex struct {
 	token int64 // the latest grant's token
 }
 
-// NewMutex returns the etcd-mutex lock: etcd's concurrency.Mutex.
-func NewMutex(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	return newMutex(client, name, opts, true)
+// NewMutexRetrySafe returns the etcd-mutex-retry-safe lock: etcd's Mutex
+// made safe to give up and to retry (see retrySafeMutex), as the README's
+// gate section shows a user doing it.
+func NewMutexRetrySafe(client *clientv3.Client, name string, opts Options) (Locker, error) {
+	return newRetrySafeMutex(client, name, opts, true)
 }
 
 // NewMutexUnguarded returns the etcd-22082 known-bad lock: etcd's Mutex
 // whose release of any grant of the session calls Unlock, which deletes the
 // session's key by name — the newer lock, if the release is a retry.
 func NewMutexUnguarded(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	return newMutex(client, name, opts, false)
+	return newRetrySafeMutex(client, name, opts, false)
 }
 
-func newMutex(client *clientv3.Client, name string, opts Options, guard bool) (Locker, error) {
+func newRetrySafeMutex(client *clientv3.Client, name string, opts Options, guard bool) (Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
 	}
 	pfx := opts.Prefix + name
-	return &etcdMutex{s: s, m: concurrency.NewMutex(s, pfx), key: fmt.Sprintf("%s/%x", pfx, s.Lease()), guard: guard}, nil
+	return &retrySafeMutex{s: s, m: concurrency.NewMutex(s, pfx), key: fmt.Sprintf("%s/%x", pfx, s.Lease()), guard: guard}, nil
 }
 
-func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
+func (l *retrySafeMutex) Acquire(ctx context.Context) (Grant, error) {
 	if isExpired(l.s) {
 		return Grant{}, ErrSessionExpired
 	}
@@ -84,7 +137,7 @@ func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
 	return Grant{Token: l.token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
-func (l *etcdMutex) Release(ctx context.Context, g Grant) error {
+func (l *retrySafeMutex) Release(ctx context.Context, g Grant) error {
 	if g.Key != l.m.Key() || (l.guard && g.Token != l.token) {
 		return ErrNotHeld
 	}
@@ -97,9 +150,9 @@ func (l *etcdMutex) Release(ctx context.Context, g Grant) error {
 	return nil
 }
 
-func (l *etcdMutex) Lease() clientv3.LeaseID { return l.s.Lease() }
+func (l *retrySafeMutex) Lease() clientv3.LeaseID { return l.s.Lease() }
 
-func (l *etcdMutex) Close() error { return closeSession(l.s) }
+func (l *retrySafeMutex) Close() error { return closeSession(l.s) }
 
 // closeSession revokes the lease (deleting every key under it) within
 // closeTimeout. A lease already gone is not an error.

@@ -25,8 +25,9 @@ var remedies = map[string]string{
 	"expired-waiter": "an Acquire whose lease ended while it waited must return lock.ErrSessionExpired, never a " +
 		"grant: after waiting, read the session's own key again and fail if it is gone (etcd's Mutex does since " +
 		"v3.5; etcd issue 11456).",
-	"lease-kept": "keep the grant's lease alive while it is held (keep-alives every TTL/3, as " +
-		"concurrency.Session does) and retry a failed keep-alive rather than give up; when the lease ends " +
+	"lease-kept": "keep the grant's lease alive while it is held: renew it every TTL/3 (on etcd keep-alives, " +
+		"as concurrency.Session sends them; on Redis extend the key's expiry if it still holds the grant's value, " +
+		"as Redisson's watchdog does) and retry a failed renewal rather than give up; when the lease ends " +
 		"anyway, close Grant.Lost.",
 	"liveness": "after the faults heal the lock must grant again. An Acquire that returns an error must remove " +
 		"the key its session put — also when the put committed and its answer was lost, or ctx ended while it " +

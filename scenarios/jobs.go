@@ -111,6 +111,12 @@ func (cfg *Config) scenarios() ([]Scenario, error) {
 func (cfg *Config) locks() (map[string]BackendLock, error) {
 	factories := lock.Builtin()
 	cfg.regressions = map[string]lock.Regression{}
+	cfg.weak = map[string][]string{}
+	for name := range factories {
+		for s := range lock.Weaknesses(name) {
+			cfg.weak[name] = append(cfg.weak[name], s)
+		}
+	}
 	for _, r := range lock.Regressions() {
 		factories[r.Name] = r.Factory
 		cfg.regressions[r.Name] = r
@@ -123,6 +129,7 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 	for name, f := range cfg.Factories {
 		factories[name] = f
 		delete(cfg.regressions, name) // the caller's lock, whatever its name
+		delete(cfg.weak, name)
 	}
 	cfg.Factories = factories
 	others := map[string]BackendLock{}

@@ -89,6 +89,9 @@ type Config struct {
 	wrapSink func(history.Sink) history.Sink
 	// regressions are the known-bad locks among the factories.
 	regressions map[string]lock.Regression
+	// weak are, by built-in lock, the lessons it fails as it ships
+	// (lock.Weaknesses).
+	weak map[string][]string
 	// own are the user's servers (Redis), connected once for every run.
 	own Servers
 	// shapes are what each etcd lock's grants carry, learnt from one
@@ -548,7 +551,7 @@ func ScriptFile(dir, scenario string) string { return filepath.Join(dir, scenari
 // on every resource (elsewhere it is not gated), and that ExpectPass
 // expects PASS of everything.
 func expectation(cfg Config, s Scenario, j job, resource string) Expect {
-	weak := j.other != nil && slices.Contains(j.other.Weak, s.Name)
+	weak := j.other != nil && slices.Contains(j.other.Weak, s.Name) || slices.Contains(cfg.weak[j.lock], s.Name)
 	switch r, bad := cfg.regressions[j.lock]; {
 	case cfg.ExpectPass:
 		return ExpectPass

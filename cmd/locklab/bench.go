@@ -149,7 +149,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 		return bf, usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if bf.locks, err = pick("lock", *lockFlag, lock.Names(), redislock.Names()...); err != nil {
+	if bf.locks, err = pick("lock", *lockFlag, lock.Names(), append(lock.Adapters(), redislock.Names()...)...); err != nil {
 		return bf, err
 	}
 	if bf.clients, err = parseCounts(*clientsFlag); err != nil {

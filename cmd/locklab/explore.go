@@ -222,7 +222,7 @@ func lookupAnyLock(lk string) (exploreLock, error) {
 	if f, err := redislock.Lookup(lk); err == nil {
 		return exploreLock{redis: f, masters: redislock.Masters(lk)}, nil
 	}
-	names := append(lock.Names(), lock.RegressionNames()...)
+	names := append(append(lock.Names(), lock.Adapters()...), lock.RegressionNames()...)
 	names = append(append(names, redislock.Names()...), redislock.KnownBad()...)
 	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(names, ", "))
 }

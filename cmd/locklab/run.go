@@ -253,7 +253,7 @@ func (f *runFlags) config() (scenarios.Config, error) {
 		return cfg, err
 	}
 	redisLocks := append(redislock.Names(), redislock.KnownBad()...)
-	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), append(lock.RegressionNames(), redisLocks...)...); err != nil {
+	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), append(append(lock.Adapters(), lock.RegressionNames()...), redisLocks...)...); err != nil {
 		return cfg, err
 	}
 	if cfg.Resources, err = pick("resource", f.resource, lock.ResourceNames()); err != nil {
