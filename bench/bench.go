@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/cputime"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 )
 
@@ -309,7 +310,7 @@ func startWorkers(c *cluster.Cluster, cfg Config) ([]worker, error) {
 			return workers, fmt.Errorf("bench: %s: %w", cfg.Lock, err)
 		}
 		workers[i].locker = l
-		if _, ok := l.(lock.Process); ok {
+		if _, ok := l.(process.Program); ok {
 			// A lock run as a process: its requests and wake-ups are
 			// counted off the client's link.
 			cl.ReadWire()

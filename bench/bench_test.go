@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/etcdlock"
 
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster"
@@ -34,7 +35,7 @@ func start(t *testing.T) *cluster.Cluster {
 func TestRunCountsGrantsAndRequests(t *testing.T) {
 	c := start(t)
 	for _, name := range []string{"etcd-mutex", "queue"} {
-		f, err := lock.Lookup(name)
+		f, err := etcdlock.Lookup(name)
 		require.NoError(t, err)
 		res, err := bench.Run(t.Context(), c, bench.Config{Lock: name, Factory: f, Clients: 1, Acquires: 20})
 		require.NoError(t, err)
@@ -58,7 +59,7 @@ func TestRunCountsGrantsAndRequests(t *testing.T) {
 // event of its own, which the lab sees on the wire.
 func TestRunCountsAProcessLocksRequests(t *testing.T) {
 	c := start(t)
-	f, err := lock.Lookup("etcdctl")
+	f, err := etcdlock.Lookup("etcdctl")
 	require.NoError(t, err)
 	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "etcdctl", Factory: f, Clients: 1, Acquires: 10})
 	require.NoError(t, err)
@@ -74,7 +75,7 @@ func TestRunCountsAProcessLocksRequests(t *testing.T) {
 
 func TestRunContendedQueueIsFair(t *testing.T) {
 	c := start(t)
-	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 4, Acquires: 80})
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: etcdlock.NewQueue, Clients: 4, Acquires: 80})
 	require.NoError(t, err)
 	assert.Equal(t, 80, res.Acquires)
 	// A FIFO queue with four clients always looping never hands the lock
@@ -85,7 +86,7 @@ func TestRunContendedQueueIsFair(t *testing.T) {
 
 func TestRunStopsAfterDuration(t *testing.T) {
 	c := start(t)
-	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 3, Duration: 300 * time.Millisecond})
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: etcdlock.NewQueue, Clients: 3, Duration: 300 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Positive(t, res.Acquires)
 	assert.GreaterOrEqual(t, res.Elapsed, 300*time.Millisecond)
@@ -145,8 +146,8 @@ func TestRunWithNoGrantFails(t *testing.T) {
 func TestRunRejectsBadConfig(t *testing.T) {
 	c := start(t)
 	for _, cfg := range []bench.Config{
-		{Factory: lock.NewQueue, Clients: 0, Acquires: 1},
-		{Factory: lock.NewQueue, Clients: 1},
+		{Factory: etcdlock.NewQueue, Clients: 0, Acquires: 1},
+		{Factory: etcdlock.NewQueue, Clients: 1},
 		{Clients: 1, Acquires: 1},
 	} {
 		_, err := bench.Run(t.Context(), c, cfg)
@@ -158,7 +159,7 @@ func TestRunInterrupted(t *testing.T) {
 	c := start(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := bench.Run(ctx, c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Duration: time.Minute})
+	_, err := bench.Run(ctx, c, bench.Config{Lock: "queue", Factory: etcdlock.NewQueue, Clients: 2, Duration: time.Minute})
 	require.ErrorIs(t, err, context.Canceled)
 }
 
@@ -166,7 +167,7 @@ func TestWakeupsShowTheHerd(t *testing.T) {
 	c := start(t)
 	const clients = 6
 	measure := func(name string) bench.Result {
-		f, err := lock.Lookup(name)
+		f, err := etcdlock.Lookup(name)
 		require.NoError(t, err)
 		// Each holder stays long enough that every other client is waiting
 		// when it releases.
@@ -188,13 +189,13 @@ func TestWakeupsShowTheHerd(t *testing.T) {
 
 func TestCPUIsMeasured(t *testing.T) {
 	c := start(t)
-	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Acquires: 40})
+	res, err := bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: etcdlock.NewQueue, Clients: 2, Acquires: 40})
 	require.NoError(t, err)
 	assert.True(t, res.CPU.Shared, "an embedded cluster shares the process")
 	assert.Positive(t, res.CPU.Clients)
 
 	var cluster time.Duration
-	res, err = bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 2, Acquires: 40,
+	res, err = bench.Run(t.Context(), c, bench.Config{Lock: "queue", Factory: etcdlock.NewQueue, Clients: 2, Acquires: 40,
 		ClusterCPU: func() (time.Duration, error) { cluster += time.Second; return cluster, nil }})
 	require.NoError(t, err)
 	assert.False(t, res.CPU.Shared)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // Measure the queue lock with one client on an embedded cluster: how fast it
@@ -18,7 +18,7 @@ func ExampleRun() {
 		panic(err)
 	}
 	defer c.Close()
-	res, err := bench.Run(ctx, c, bench.Config{Lock: "queue", Factory: lock.NewQueue, Clients: 1, Acquires: 10})
+	res, err := bench.Run(ctx, c, bench.Config{Lock: "queue", Factory: etcdlock.NewQueue, Clients: 1, Acquires: 10})
 	if err != nil {
 		panic(err)
 	}

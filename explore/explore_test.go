@@ -14,12 +14,13 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/script"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/testsize"
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -56,7 +57,7 @@ func startCluster(t *testing.T) *cluster.Cluster {
 func holds(t *testing.T, lockName string, p explore.Property, seed uint64) {
 	t.Helper()
 	t.Parallel() // each on its own cluster, mostly waiting for leases
-	f, err := lock.Lookup(lockName)
+	f, err := etcdlock.Lookup(lockName)
 	require.NoError(t, err)
 	res, err := explore.Run(t.Context(), explore.Config{Cluster: startCluster(t), Lock: lockName, Factory: f,
 		Property: p, Cases: casesPerProperty(t), Seed: seed, Progress: testWriter{t}})
@@ -110,7 +111,7 @@ func mustFind(t *testing.T, cfg explore.Config) *explore.Case {
 // On an unfenced store, with pauses allowed, exploration must find the
 // paused holder's lost update and shrink it to the lesson's few actions.
 func TestExploreFindsPausedDoubleHolder(t *testing.T) {
-	c := mustFind(t, explore.Config{Lock: "queue", Factory: lock.NewQueue, Property: explore.Safe("unfenced"),
+	c := mustFind(t, explore.Config{Lock: "queue", Factory: etcdlock.NewQueue, Property: explore.Safe("unfenced"),
 		Walk: script.WalkOptions{Faults: []string{script.WalkPause}}, Cases: 60, Seed: 1})
 	assert.Contains(t, c.Script, "pause ")
 	assert.Contains(t, c.Script, "unfenced: FAIL")
@@ -123,7 +124,7 @@ func TestExploreFindsPausedDoubleHolder(t *testing.T) {
 // A known-bad lock is caught by the property it breaks: etcd-11456 grants
 // a waiter whose lease ended while it waited.
 func TestExploreCatchesExpiredWaiterGrant(t *testing.T) {
-	bad, ok := lock.LookupRegression("etcd-11456")
+	bad, ok := etcdlock.LookupRegression("etcd-11456")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.NoExpiredWaiterGranted,
 		Walk: script.WalkOptions{Faults: []string{script.WalkExpire}}, Cases: 60, Seed: 1})
@@ -135,7 +136,7 @@ func TestExploreCatchesExpiredWaiterGrant(t *testing.T) {
 // live session: exploration with lost acquires finds the lock never
 // granting again, and shrinks the case to the one lost acquire.
 func TestExploreCatchesALostAcquireWedge(t *testing.T) {
-	bad, ok := lock.LookupRegression("etcd-5199")
+	bad, ok := etcdlock.LookupRegression("etcd-5199")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.ProgressAfterHeal,
 		Walk: script.WalkOptions{Faults: []string{script.WalkLostAcquire}}, Cases: 20, Seed: 1})
@@ -148,7 +149,7 @@ func TestExploreCatchesALostAcquireWedge(t *testing.T) {
 // (where a blip holds the answers from the holder's next keep-alive),
 // finds its holder's lease lapsing under it at the first blip it draws.
 func TestExploreCatchesARenewalThatGivesUp(t *testing.T) {
-	bad, ok := lock.LookupRegression("renew-gives-up")
+	bad, ok := etcdlock.LookupRegression("renew-gives-up")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
 		Walk: script.WalkOptions{Faults: []string{script.WalkBlip}, TTL: 3}, Cases: 10, Seed: 1,
@@ -162,7 +163,7 @@ func TestExploreCatchesARenewalThatGivesUp(t *testing.T) {
 // members finds a cut-off holder told it holds the lock again, on the
 // lease the rest of the cluster had ended.
 func TestExploreCatchesAStaleReentry(t *testing.T) {
-	bad, ok := lock.LookupRegression("stale-reentry")
+	bad, ok := etcdlock.LookupRegression("stale-reentry")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
 		Walk: script.WalkOptions{Faults: []string{script.WalkIsolate}}, Cases: 20, Seed: 1})
@@ -174,7 +175,7 @@ func TestExploreCatchesAStaleReentry(t *testing.T) {
 // with slow links, on 3 s leases, finds its holder's lease ending while it
 // works.
 func TestExploreCatchesALateRenewal(t *testing.T) {
-	bad, ok := lock.LookupRegression("renew-late")
+	bad, ok := etcdlock.LookupRegression("renew-late")
 	require.True(t, ok)
 	c := mustFind(t, explore.Config{Lock: bad.Name, Factory: bad.Factory, Property: explore.GrantsValid,
 		Walk: script.WalkOptions{Faults: []string{script.WalkSlow}, TTL: 3}, Cases: 10, Seed: 1,
@@ -193,7 +194,7 @@ func TestShrunkScriptReproduces(t *testing.T) {
 	require.NoError(t, err)
 	for range 2 {
 		sum, err := scenarios.Run(context.Background(), scenarios.Config{Extra: []scenarios.Scenario{s},
-			Scenarios: []string{s.Name}, Locks: []string{"queue"}, Resources: lock.ResourceNames(), Seed: 1, Runs: 1})
+			Scenarios: []string{s.Name}, Locks: []string{"queue"}, Resources: resource.Names(), Seed: 1, Runs: 1})
 		require.NoError(t, err)
 		require.Len(t, sum.Results, 3)
 		for _, r := range sum.Results {
@@ -207,7 +208,7 @@ func TestShrunkScriptReproduces(t *testing.T) {
 // scenario file with the verdicts it recorded.
 func TestExploreWithLongerLeases(t *testing.T) {
 	t.Parallel()
-	cfg := explore.Config{Cluster: startCluster(t), Lock: "queue", Factory: lock.NewQueue, Property: explore.Safe("fenced"),
+	cfg := explore.Config{Cluster: startCluster(t), Lock: "queue", Factory: etcdlock.NewQueue, Property: explore.Safe("fenced"),
 		Walk: script.WalkOptions{TTL: 2, Faults: []string{script.WalkExpire}}}
 	c, err := explore.RunCase(t.Context(), cfg, []int{0, 4, 27, 7, 10}) // acquire c1, wait c2, expire c1, await c2, cs c2
 	require.NoError(t, err)
@@ -221,7 +222,7 @@ func TestExploreWithLongerLeases(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, s.TTL)
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Extra: []scenarios.Scenario{s},
-		Scenarios: []string{s.Name}, Locks: []string{"queue"}, Resources: lock.ResourceNames(), Seed: 1, Runs: 1})
+		Scenarios: []string{s.Name}, Locks: []string{"queue"}, Resources: resource.Names(), Seed: 1, Runs: 1})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 3)
 	for _, r := range sum.Results {
@@ -236,7 +237,7 @@ func TestExploreDrawsNoIsolationOnAnExternalCluster(t *testing.T) {
 	ext, err := cluster.Connect(t.Context(), cluster.External{Endpoints: c.Endpoints()})
 	require.NoError(t, err)
 	defer ext.Close()
-	_, err = explore.Run(t.Context(), explore.Config{Cluster: ext, Lock: "queue", Factory: lock.NewQueue,
+	_, err = explore.Run(t.Context(), explore.Config{Cluster: ext, Lock: "queue", Factory: etcdlock.NewQueue,
 		Property: explore.GrantsValid, Walk: script.WalkOptions{Faults: []string{script.WalkIsolate}}})
 	assert.ErrorContains(t, err, "the lab cannot do to an external cluster")
 }

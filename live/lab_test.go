@@ -21,7 +21,8 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/live"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -35,7 +36,7 @@ func startLab(t *testing.T) (*live.Lab, *httptest.Server) {
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
-	lab, err := live.New(live.Config{Cluster: c, Locks: lock.Builtin(), Lock: "etcd-mutex"})
+	lab, err := live.New(live.Config{Cluster: c, Locks: etcdlock.Builtin(), Lock: "etcd-mutex"})
 	require.NoError(t, err)
 	t.Cleanup(func() { lab.Close() })
 	srv := httptest.NewServer(lab.Handler())
@@ -219,7 +220,7 @@ func TestThePausedHolderLessonOnThePage(t *testing.T) {
 	s, err := scenarios.FromScript("lab", "lab.txt", string(saved))
 	require.NoError(t, err, "%s", saved)
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"lab"}, Extra: []scenarios.Scenario{s},
-		Locks: []string{"etcd-mutex"}, Resources: lock.ResourceNames(), Seed: 1})
+		Locks: []string{"etcd-mutex"}, Resources: resource.Names(), Seed: 1})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 3)
 	for _, r := range sum.Results {

@@ -3,13 +3,9 @@ package lock
 import (
 	"context"
 	"errors"
-	"fmt"
-	"maps"
-	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/client/v3/concurrency"
 )
 
 // Sentinel errors. Test them with errors.Is.
@@ -55,16 +51,6 @@ type Grant struct {
 	// server: another client may already hold the lock. Nil when the lock
 	// cannot tell.
 	Lost <-chan struct{}
-}
-
-// Guard returns the comparison that holds only while this grant's lock key
-// still exists with this grant's revision: put it in the If of a Txn to make a
-// write conditional on still holding the lock (etcd's IsOwner, after Acquire).
-func (g Grant) Guard() (clientv3.Cmp, error) {
-	if g.Token == 0 || g.Key == "" {
-		return clientv3.Cmp{}, ErrNoToken
-	}
-	return clientv3.Compare(clientv3.CreateRevision(g.Key), "=", g.Token), nil
 }
 
 // Locker is one client's handle on one named lock, on any store.
@@ -118,19 +104,6 @@ const (
 	DefaultPrefix = "locklab/locks/"
 )
 
-func (o Options) withDefaults() (Options, error) {
-	if o.TTL == 0 {
-		o.TTL = DefaultTTL
-	}
-	if o.TTL < 1 {
-		return o, fmt.Errorf("%w, got %d", ErrBadTTL, o.TTL)
-	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-	}
-	return o, nil
-}
-
 // Factory makes a Locker for the lock called name, used through client:
 // the store's client for this client's own link (C is *clientv3.Client for
 // etcd, []*redis.Client for Redis: one primary, or Redlock's masters).
@@ -139,184 +112,23 @@ type Factory[C any] func(client C, name string, opts Options) (Locker, error)
 // EtcdFactory makes a Locker on etcd.
 type EtcdFactory = Factory[*clientv3.Client]
 
-// Builtin returns the built-in locks by name, a fresh map each call.
-func Builtin() map[string]EtcdFactory { return maps.Clone(builtin) }
-
-// builtin are the built-in locks by name.
-var builtin = map[string]EtcdFactory{
-	"etcd-mutex":               NewMutex,
-	"etcd-mutex-retry-safe":    NewMutexRetrySafe,
-	"queue":                    NewQueue,
-	"ttl-poll":                 NewTTLPoll,
-	"single-key-watch":         NewSingleKeyWatch,
-	"etcd-election":            NewElection,
-	"etcd-election-retry-safe": NewElectionRetrySafe,
-	"etcdctl":                  NewEtcdctl,
-}
-
-// Names lists the built-in locks in a fixed order.
-func Names() []string {
-	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch", "etcd-election", "etcdctl"}
-}
-
-// Weaknesses are the catalog lessons the built-in lock called name fails
-// as it ships — by its design, not by a bug of the lab's — each with the
-// check that says so: the lab documents them as FAIL rather than hide
-// them (see NewMutex). A fresh map each call; empty for a lock that keeps
-// every lesson.
-func Weaknesses(name string) map[string]string { return maps.Clone(weaknesses[name]) }
-
-var weaknesses = map[string]map[string]string{
-	"etcd-mutex": {"lost-acquire": "liveness", "retried-release": "validity"},
-	"etcd-election": {"expire-while-waiting": "expired-waiter", "expire-while-waiting-lapse": "expired-waiter",
-		"lost-acquire": "liveness", "retried-release": "validity"},
-}
-
-// Adapters lists the lab's own adapters of the locks people use, made to
-// keep the contract where the lock as shipped does not: built-in, run by
-// name, but not among Names (a run of every lock runs the locks as they
-// ship).
-func Adapters() []string { return []string{"etcd-mutex-retry-safe", "etcd-election-retry-safe"} }
-
-// Lookup returns the built-in lock called name, or the lock run as a
-// process by "exec:COMMAND" (see Exec).
-func Lookup(name string) (EtcdFactory, error) {
-	if cmd, ok := strings.CutPrefix(name, ExecPrefix); ok {
-		return Exec(cmd)
-	}
-	f, ok := builtin[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (locks: %s)", ErrUnknownLock, name, strings.Join(Names(), ", "))
-	}
-	return f, nil
-}
-
-// session checks opts and starts the lease every built-in lock keeps alive,
-// the way a real client does (concurrency.Session: keep-alives every TTL/3).
-func session(client *clientv3.Client, opts Options) (*concurrency.Session, Options, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, opts, err
-	}
-	s, err := concurrency.NewSession(client, concurrency.WithTTL(opts.TTL))
-	if err != nil {
-		return nil, opts, fmt.Errorf("lock: session: %w", err)
-	}
-	return s, opts, nil
-}
-
-// leased is what the lab's own locks share: a session, a release that
-// deletes the grant's key only if it is still the grant's, the clean-up of
-// a failed acquire, and Close.
-type leased struct {
-	s *concurrency.Session
-	// granted is the token of the latest grant handed out: abandon never
-	// deletes a key of that grant or an older one.
-	granted int64
-}
-
-func (l *leased) Release(ctx context.Context, g Grant) error {
-	return releaseIfOwner(ctx, l.s.Client(), g)
-}
-
-func (l *leased) Lease() clientv3.LeaseID { return l.s.Lease() }
-
-func (l *leased) Close() error { return closeSession(l.s) }
-
-// grant is a Grant of key at revision rev under this session.
-func (l *leased) grant(key string, rev int64) Grant {
-	l.granted = rev
-	return Grant{Token: rev, Key: key, Lease: int64(l.s.Lease()), Lost: l.s.Done()}
-}
-
-// putIfAbsent puts key, bound to the session's lease, if it does not exist,
-// in one Txn. rev is the key's create revision when the key is the
-// session's — just put, or adopted from an earlier attempt whose answer was
-// lost (see ownKey) — and 0 when another lease holds it; at is the Txn's
-// revision (a watch for the holder's delete starts after it).
-func (l *leased) putIfAbsent(ctx context.Context, key, value string) (rev, at int64, err error) {
-	resp, err := l.s.Client().Txn(ctx).
-		If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, value, clientv3.WithLease(l.s.Lease()))).
-		Else(clientv3.OpGet(key)).
-		Commit()
-	if err != nil {
-		return 0, 0, err
-	}
-	if resp.Succeeded {
-		return resp.Header.Revision, resp.Header.Revision, nil
-	}
-	return l.ownKey(resp), resp.Header.Revision, nil
-}
-
-// ownKey reads key after a put-if-absent found it present: if it is this
-// session's — left by an earlier attempt whose outcome the client never
-// learned, a Txn that committed while its response was lost — its create
-// revision is returned (0 if it is someone else's or gone). Adopting it is
-// what makes an acquire safe to retry, as etcd's Mutex does with the Else
-// branch of its Txn; a lock that ignored it would wait behind its own key
-// until its lease ended.
-func (l *leased) ownKey(resp *clientv3.TxnResponse) int64 {
-	for _, r := range resp.Responses {
-		for _, kv := range r.GetResponseRange().GetKvs() {
-			if clientv3.LeaseID(kv.Lease) == l.s.Lease() {
-				return kv.CreateRevision
-			}
-		}
-	}
-	return 0
-}
-
-// abandon is the clean-up of an Acquire that returns an error: it deletes
-// key if this session's lease holds it and it was put after revision after
-// (the latest grant handed out, which stays). Such a key is one the failed
-// Acquire may have left: its put committed while the answer was lost, or it
-// was queued when ctx ended. Without this, the key stays while the session
-// keeps its lease alive, and a queue behind it waits for a client that no
-// longer waits. It has its own timeout: ctx may be why Acquire failed
-// (why, the error it failed with) — and then a short one, lateCleanup: the
-// caller's deadline has passed, and Acquire must return within a second of
-// it. If the store cannot be reached, the key is left to the next Acquire,
-// which takes it up (see ownKey), or to Close.
-func abandon(s *concurrency.Session, key string, after int64, why error) error {
-	if isExpired(s) {
-		return nil // nothing renews the lease: it takes its keys within its TTL
-	}
-	timeout := closeTimeout
-	if errors.Is(why, context.DeadlineExceeded) || errors.Is(why, context.Canceled) {
-		timeout = lateCleanup
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	_, err := s.Client().Txn(ctx).If(
-		clientv3.Compare(clientv3.LeaseValue(key), "=", int64(s.Lease())),
-		clientv3.Compare(clientv3.CreateRevision(key), ">", after),
-	).Then(clientv3.OpDelete(key)).Commit()
-	return err
-}
-
-// lateCleanup bounds the clean-up of an Acquire whose context ended (see
-// abandon): half the second a lock has to answer after its deadline.
-const lateCleanup = closeTimeout / 4
-
-// failed returns err, the error of a failed Acquire, after abandoning key
-// (see abandon). A clean-up that fails is named beside err.
-func failed(err error, s *concurrency.Session, key string, after int64) error {
-	if errors.Is(err, ErrSessionExpired) {
-		return err
-	}
-	if cerr := abandon(s, key, after, err); cerr != nil {
-		return fmt.Errorf("%w (and its key %s may be left until the next acquire: %v)", err, key, cerr)
-	}
-	return err
-}
-
-// isExpired reports whether the session's lease is known to be gone.
-func isExpired(s *concurrency.Session) bool {
-	select {
-	case <-s.Done():
-		return true
-	default:
-		return false
-	}
+// Regression is a deliberately broken lock that reproduces a public etcd
+// lock bug. It is not in the default matrix; it exists so that the lab
+// proves, on every build, that it still catches the bug: the named scenarios
+// must FAIL it on every seed and every resource, fenced and etcd-guarded
+// included. A change that lets one pass has cost the lab its power to
+// detect.
+type Regression struct {
+	// Name is the lock's name, after the upstream issue.
+	Name string
+	// Bug says, in a line, what is wrong with it.
+	Bug string
+	// Link is the upstream report.
+	Link string
+	// Scenarios are the catalog scenarios that must catch it.
+	Scenarios []string
+	// Check is the check whose FAIL catches it.
+	Check string
+	// Factory makes it.
+	Factory EtcdFactory
 }

@@ -120,7 +120,7 @@ func Endpoints(x cluster.External) Option {
 	return func(c *config) { c.external = &x }
 }
 
-// CompareWith runs the named built-in locks (lock.Names) through the same
+// CompareWith runs the named built-in locks (etcdlock.Names) through the same
 // schedules beside yours, each as its own subtest, so that a failure of
 // yours can be told from a schedule every lock fails.
 func CompareWith(builtins ...string) Option {

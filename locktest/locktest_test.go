@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/etcdlock"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/badlocks"
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 // A correct lock passes the gate, with the lessons on an unfenced store
 // logged as findings and a built-in lock beside it for comparison.
 func TestQueuePassesTheGate(t *testing.T) {
-	locktest.Run(t, lock.NewQueue,
+	locktest.Run(t, etcdlock.NewQueue,
 		locktest.Scenarios("paused-holder", "slow-holder", "expire-while-waiting"),
 		locktest.Resources(locktest.Unfenced, locktest.Fenced, locktest.EtcdGuarded),
 		locktest.CompareWith("etcd-mutex"))
@@ -66,7 +67,7 @@ func mustFailInChildRun(t *testing.T, sub string, gate func(t *testing.T)) strin
 // slow-holder scenario catches it.
 func TestBrokenLockFailsTheGate(t *testing.T) {
 	out := mustFailInChild(t, func(t *testing.T) {
-		bad, ok := lock.LookupRegression("set-nx-px")
+		bad, ok := etcdlock.LookupRegression("set-nx-px")
 		require.True(t, ok)
 		locktest.Run(t, bad.Factory, locktest.Scenarios("slow-holder"), locktest.Cases(0))
 	})
@@ -110,7 +111,7 @@ func TestNothingRanFailsTheGate(t *testing.T) {
 		c, err := cluster.Start(t.Context(), cluster.Config{})
 		require.NoError(t, err)
 		defer c.Close()
-		locktest.Run(t, lock.NewQueue, locktest.Scenarios("member-restart"), locktest.Cases(0),
+		locktest.Run(t, etcdlock.NewQueue, locktest.Scenarios("member-restart"), locktest.Cases(0),
 			locktest.Endpoints(cluster.External{Endpoints: c.Endpoints()}))
 	})
 	if out == "" {
@@ -125,7 +126,7 @@ func TestNothingRanFailsTheGate(t *testing.T) {
 // while it waited, and a drawn script finds and shrinks that.
 func TestExplorationCatchesABrokenLock(t *testing.T) {
 	out := mustFailInChildRun(t, "/^explore$", func(t *testing.T) {
-		bad, ok := lock.LookupRegression("etcd-11456")
+		bad, ok := etcdlock.LookupRegression("etcd-11456")
 		require.True(t, ok)
 		locktest.Run(t, bad.Factory, locktest.Cases(30))
 	})
@@ -142,7 +143,7 @@ func TestExplorationCatchesABrokenLock(t *testing.T) {
 // failed; a gate of nothing but such lessons tested nothing, and fails.
 func TestOnlyAnotherStoresLessonsTestNothing(t *testing.T) {
 	out := mustFailInChild(t, func(t *testing.T) {
-		locktest.Run(t, lock.NewQueue, locktest.Scenarios("failover", "redlock-paused"), locktest.Cases(0))
+		locktest.Run(t, etcdlock.NewQueue, locktest.Scenarios("failover", "redlock-paused"), locktest.Cases(0))
 	})
 	if out == "" {
 		return

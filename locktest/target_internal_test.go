@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -27,7 +28,7 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, scenarios.RedlockLock, tg.kind())
 
-	tg, err = targetOf(config{}, lock.NewQueue)
+	tg, err = targetOf(config{}, etcdlock.NewQueue)
 	require.NoError(t, err)
 	assert.Equal(t, "etcd", tg.store)
 	assert.Equal(t, []string{"fenced", "etcd-guarded"}, defaultResources(tg))
@@ -37,7 +38,7 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 		tg  func() (target, error)
 	}{
 		{`Store("redis"): the lock is a lock.EtcdFactory, a lock on etcd`,
-			func() (target, error) { return targetOf(config{store: "redis"}, lock.NewQueue) }},
+			func() (target, error) { return targetOf(config{store: "redis"}, etcdlock.NewQueue) }},
 		{`Store("etcd"): the lock is a lock.Factory[[]*github.com/redis/go-redis/v9.Client], not a lock.EtcdFactory`,
 			func() (target, error) { return targetOf(config{store: "etcd"}, onRedis) }},
 		{`unknown store "zookeeper" (stores: etcd, redis, redlock)`,

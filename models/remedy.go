@@ -20,7 +20,7 @@ var remedies = map[string]string{
 		"still write. On a fenced or etcd-guarded resource that means the grant's Token or Key did not fence " +
 		"(see the tokens and validity checks).",
 	"validity": "a grant must rest on a lease the server keeps while it is held, and Release must delete only " +
-		"the key of the grant it is given, guarded by that grant's create revision (Grant.Guard): a retried " +
+		"the key of the grant it is given, guarded by that grant's create revision (etcdlock.Guard): a retried " +
 		"Release must not free the session's newer lock (etcd issue 22082), nor one that is not the session's.",
 	"expired-waiter": "an Acquire whose lease ended while it waited must return lock.ErrSessionExpired, never a " +
 		"grant: after waiting, read the session's own key again and fail if it is gone (etcd's Mutex does since " +

@@ -23,7 +23,7 @@ var errStuck = errors.New("its Locker is still in the Acquire that ignored its d
 
 // lockerAcquire calls w's Locker's Acquire with actx and waits for the
 // answer until deadline (actx's, or later for a lock run as a process: see
-// lock.StopAllowance) and history.DeadlineWait after. A lock that has not
+// process.StopAllowance) and history.DeadlineWait after. A lock that has not
 // answered by then ignores its context: the lab stops waiting
 // (ErrIgnoredDeadline) and does not use w's Locker again — w is stuck —
 // until a crash gives the client a new one; Close waits for the call.

@@ -17,6 +17,8 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // DefaultOpTimeout bounds one acquire, critical section or release; past it
@@ -145,7 +147,7 @@ type Config struct {
 func New(cfg Config) (*Env, error) {
 	names := cfg.Resource
 	if len(names) == 0 {
-		names = lock.ResourceNames()
+		names = resource.Names()
 	}
 	prefix := "locklab/runs/" + cfg.RunID + "/"
 	e := &Env{
@@ -164,7 +166,7 @@ func New(cfg Config) (*Env, error) {
 		revoking:  map[int64]bool{},
 	}
 	for i, name := range names {
-		res, err := lock.NewResource(name, prefix+"counter")
+		res, err := resource.NewResource(name, prefix+"counter")
 		if err != nil {
 			return nil, err
 		}
@@ -295,19 +297,19 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 		w.held = false
 		l := w.locker
 		e.mu.Unlock()
-		if p, ok := l.(lock.Process); ok {
+		if p, ok := l.(process.Program); ok {
 			p.Kill()
 		}
 		e.runs.observe(history.ObservedCrashed, name, "")
 	})
-	if _, ok := w.locker.(lock.Process); ok {
+	if _, ok := w.locker.(process.Program); ok {
 		// A lock run as a process (each Locker of the client starts its
 		// own, on first use): the lab learns its leases off the wire, and
 		// a pause freezes the client's current process.
 		cl.ReadWire()
 		cl.OnPause(func(frozen bool) {
 			e.mu.Lock()
-			p, ok := w.locker.(lock.Process)
+			p, ok := w.locker.(process.Program)
 			e.mu.Unlock()
 			switch {
 			case ok && frozen:

@@ -11,6 +11,8 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 )
 
@@ -66,7 +68,7 @@ func TestASlowLinkLapseIsTheEnvironments(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) }) // after the runs' Close: cleanups run last first
 
-	rep, lost := slowLinkLapse(t, c, lock.NewQueue, "env-queue")
+	rep, lost := slowLinkLapse(t, c, etcdlock.NewQueue, "env-queue")
 	require.NotEmpty(t, lost, "c1's lease lapsed")
 	assert.Positive(t, lost[0].RenewedAt, "the lab saw c1 send a keep-alive: %+v", lost[0])
 	assert.Equal(t, models.Error, rep.Environment.Result, rep.Environment.Explanation)
@@ -75,7 +77,7 @@ func TestASlowLinkLapseIsTheEnvironments(t *testing.T) {
 		assert.NotEqual(t, models.Fail, v.Result, "%s: %s", v.Check, v.Explanation)
 	}
 
-	bad, ok := lock.LookupRegression("set-nx-px")
+	bad, ok := etcdlock.LookupRegression("set-nx-px")
 	require.True(t, ok)
 	rep, lost = slowLinkLapse(t, c, bad.Factory, "env-setnxpx")
 	require.NotEmpty(t, lost, "c1's lease lapsed")
@@ -103,5 +105,5 @@ func (p startingProcess) Starting() bool { return p.starting }
 func TestQueueWaitAllowsForAStartingProgram(t *testing.T) {
 	assert.Equal(t, faults.DefaultWait, QueueWait(nil), "a Go lock")
 	assert.Equal(t, faults.DefaultWait, QueueWait(startingProcess{}), "a program that is up")
-	assert.Equal(t, faults.DefaultWait+lock.StartupAllowance, QueueWait(startingProcess{starting: true}))
+	assert.Equal(t, faults.DefaultWait+process.StartupAllowance, QueueWait(startingProcess{starting: true}))
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 )
 
@@ -39,7 +39,7 @@ func TestJepsenComparison(t *testing.T) {
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
 	defer c.Close()
-	factory, err := lock.Lookup(*jepsenLock)
+	factory, err := etcdlock.Lookup(*jepsenLock)
 	require.NoError(t, err)
 	env, err := New(Config{Cluster: c, Factory: factory, TTL: 2,
 		RunID: "jepsen", Resource: []string{"unfenced"}})

@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/internal/cpupressure"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 )
 
 // learn takes in every lease the server has granted through w's client
@@ -62,7 +63,7 @@ func leaseOf(l lock.Locker) clientv3.LeaseID {
 // asked, only in Acquire).
 func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
 	e.learn(w)
-	if _, ok := w.locker.(lock.Process); !ok {
+	if _, ok := w.locker.(process.Program); !ok {
 		if l := leaseOf(w.locker); l != 0 {
 			return l
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // A lock whose factory blocks — as a session's lease grant does on a member
@@ -28,7 +29,7 @@ func TestRenewGivesUpOnAFactoryThatBlocks(t *testing.T) {
 	var calls atomic.Int32
 	blocking := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 		if calls.Add(1) == 1 {
-			return lock.NewQueue(cli, name, opts)
+			return etcdlock.NewQueue(cli, name, opts)
 		}
 		<-cli.Ctx().Done()
 		return nil, cli.Ctx().Err()
@@ -68,7 +69,7 @@ func TestRenewWaitsForASlowFactoryWhenNoFaultIsOpen(t *testing.T) {
 		case <-cli.Ctx().Done():
 			return nil, cli.Ctx().Err()
 		}
-		return lock.NewQueue(cli, name, opts)
+		return etcdlock.NewQueue(cli, name, opts)
 	}
 	e, err := New(Config{Cluster: c, Factory: slow, TTL: 1, RunID: "slow", Resource: []string{"unfenced"},
 		OpTimeout: opTimeout})

@@ -13,6 +13,8 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // Acquire has client acquire the lock, recorded on every history.
@@ -40,8 +42,8 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	e.mu.Unlock()
 	actx, cancel := e.lockContext(ctx, w)
 	deadline, _ := actx.Deadline()
-	if _, ok := w.locker.(lock.Process); ok {
-		deadline = deadline.Add(lock.StopAllowance) // the time it takes to stop the process
+	if _, ok := w.locker.(process.Program); ok {
+		deadline = deadline.Add(process.StopAllowance) // the time it takes to stop the process
 	}
 	ids := e.runs.invoke(client, history.Acquire, deadline)
 	g, err := e.lockerAcquire(actx, w, deadline)
@@ -242,7 +244,7 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, 
 		errs[i] = err
 	}
 	Work(ctx, d)
-	pauseErr := w.cl.PausePoint(ctx, lock.BeforeWrite)
+	pauseErr := w.cl.PausePoint(ctx, resource.BeforeWrite)
 	out := Outcome{Kind: Section, Client: client}
 	for i, r := range e.runs {
 		ev := history.Event{Token: w.grant.Token, Value: reads[i]}
@@ -253,7 +255,7 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, 
 				err = history.Definite(pauseErr) // it died before writing
 			}
 		}
-		var wr lock.Written
+		var wr resource.Written
 		if err == nil {
 			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
 			ev.WriteAt = max(r.rec.Since(time.Now()), 1)
@@ -289,7 +291,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	}
 	// A pause armed at before-release stops the client here, before the
 	// release is sent (the stale-release scenario's frozen holder).
-	if err := w.cl.PausePoint(ctx, lock.BeforeRelease); err != nil {
+	if err := w.cl.PausePoint(ctx, resource.BeforeRelease); err != nil {
 		return Outcome{}, fmt.Errorf("%w: %w", errPaused, err)
 	}
 	g := w.grant
@@ -411,10 +413,10 @@ func (e *Env) isLost(g lock.Grant) bool {
 // lockContext bounds one call of w's lock: the operation's timeout, and
 // for a process lock whose process is starting (not yet up: just started,
 // or started again after a crash) its start-up allowance besides, until it
-// says it is up (lock.WithStartup).
+// says it is up (process.WithStartup).
 func (e *Env) lockContext(ctx context.Context, w *worker) (context.Context, context.CancelFunc) {
-	if p, ok := w.locker.(lock.Process); ok && p.Starting() {
-		return lock.WithStartup(ctx, e.opTimeout)
+	if p, ok := w.locker.(process.Program); ok && p.Starting() {
+		return process.WithStartup(ctx, e.opTimeout)
 	}
 	return context.WithTimeout(ctx, e.opTimeout)
 }

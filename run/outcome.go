@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 )
 
@@ -94,7 +95,7 @@ type Write struct {
 	// Written says what the resource did with the write.
 	Failure Failure
 	Detail  string
-	Written lock.Written
+	Written resource.Written
 }
 
 // ResourceCheck is one resource's checked history.
@@ -245,9 +246,9 @@ func (w Write) String() string {
 	}
 	reason := "rejected"
 	switch w.Written.Rejection {
-	case lock.StaleToken:
+	case resource.StaleToken:
 		reason = "rejected: stale token"
-	case lock.LockLost:
+	case resource.LockLost:
 		reason = "rejected: lock lost"
 	}
 	return fmt.Sprintf("%s read %d %s", w.Resource, *w.Read, reason)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 )
 
@@ -28,8 +28,8 @@ func TestOutcomeString(t *testing.T) {
 		"c1: release error: connection lost\nserver: c1's release took effect": {
 			Kind: run.ReleaseFailed, Client: "c1", Failure: run.FailConnectionLost, Effected: true},
 		"c2: acquiring":                          {Kind: run.Started, Client: "c2", Doing: run.DoingAcquire},
-		"c1: will pause at before-write":         {Kind: run.WillPause, Client: "c1", Point: lock.BeforeWrite},
-		"c1: paused at before-release, link cut": {Kind: run.Paused, Client: "c1", Point: lock.BeforeRelease},
+		"c1: will pause at before-write":         {Kind: run.WillPause, Client: "c1", Point: resource.BeforeWrite},
+		"c1: paused at before-release, link cut": {Kind: run.Paused, Client: "c1", Point: resource.BeforeRelease},
 		"server: c2's lease ended (lapse)":       {Kind: run.LeaseEnded, Client: "c2", Mode: "lapse"},
 		"server: c1's lease is gone":             {Kind: run.LeaseGone, Client: "c1"},
 		"c3: waiting":                            {Kind: run.Waiting, Client: "c3"},
@@ -37,9 +37,9 @@ func TestOutcomeString(t *testing.T) {
 		"error: unknown client \"c9\"":           run.Errored(errors.New(`unknown client "c9"`)),
 		"c1: unfenced read 4 wrote 5; fenced read 4 rejected: stale token; etcd-guarded read 4 rejected: lock lost": {
 			Kind: run.Section, Client: "c1", Writes: []run.Write{
-				{Resource: "unfenced", Read: ptr(4), Written: lock.Written{Accepted: true}},
-				{Resource: "fenced", Read: ptr(4), Written: lock.Written{Rejection: lock.StaleToken, Reason: "stale token 3 < 5"}},
-				{Resource: "etcd-guarded", Read: ptr(4), Written: lock.Written{Rejection: lock.LockLost}},
+				{Resource: "unfenced", Read: ptr(4), Written: resource.Written{Accepted: true}},
+				{Resource: "fenced", Read: ptr(4), Written: resource.Written{Rejection: resource.StaleToken, Reason: "stale token 3 < 5"}},
+				{Resource: "etcd-guarded", Read: ptr(4), Written: resource.Written{Rejection: resource.LockLost}},
 			}},
 		"c1: fenced error: timed out": {Kind: run.Section, Client: "c1", Writes: []run.Write{
 			{Resource: "fenced", Failure: run.FailTimedOut}}},

@@ -5,12 +5,12 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // resourceRun is one protected resource and its history.
 type resourceRun struct {
-	res lock.Resource
+	res resource.Resource
 	mem *history.Memory
 	rec *history.Recorder
 }

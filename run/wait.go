@@ -8,7 +8,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 )
 
@@ -81,8 +81,8 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (Outcome, error) {
 // starting (it has not said it is up) its start-up allowance besides —
 // an interpreter starting on a busy machine is not the lock's waiting.
 func QueueWait(l any) time.Duration {
-	if p, ok := l.(lock.Process); ok && p.Starting() {
-		return faults.DefaultWait + lock.StartupAllowance
+	if p, ok := l.(process.Program); ok && p.Starting() {
+		return faults.DefaultWait + process.StartupAllowance
 	}
 	return faults.DefaultWait
 }

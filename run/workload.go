@@ -11,7 +11,8 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // SlowHolders runs the slow-holder workload: each client of work (in name
@@ -88,7 +89,7 @@ func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) err
 // lock whose clients hold their leases from the start (a session) does
 // not wait.
 func (e *Env) waitLeases(ctx context.Context, clients []string) {
-	wctx, cancel := context.WithTimeout(ctx, e.stallWait()+lock.StartupAllowance)
+	wctx, cancel := context.WithTimeout(ctx, e.stallWait()+process.StartupAllowance)
 	defer cancel()
 	_ = poll.Until(wctx, "every client to hold a lease", leasePoll, func(context.Context) (bool, error) {
 		for _, c := range clients {
@@ -290,7 +291,7 @@ func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, 
 		return false
 	}
 	granted()
-	if w.cl.PausePoint(ctx, lock.AfterAcquire) != nil {
+	if w.cl.PausePoint(ctx, resource.AfterAcquire) != nil {
 		return false
 	}
 	_, csErr := e.cs(ctx, client, work)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
 )
@@ -26,7 +27,7 @@ type Backend interface {
 	// Lock returns the backend's lock called name; false if it has none.
 	Lock(name string) (BackendLock, bool)
 	// Exec returns the lock run as a process by command on this store
-	// (see lock.ExecPrefix).
+	// (see process.ExecPrefix).
 	Exec(command string) (BackendLock, error)
 	// Adopt returns the user's Go lock made by factory as a lock of this
 	// store, documented to fail nothing; an error if factory is no
@@ -206,7 +207,7 @@ func OpenLock(ctx context.Context, name string, ttl int, runID string) (Engine, 
 		return nil, nil, nil, fmt.Errorf("unknown lock %q", name)
 	}
 	st := l.Store(nil)
-	ran, _ := st.Resources(lock.ResourceNames())
+	ran, _ := st.Resources(resource.Names())
 	eng, closeAll, err := st.Open(ctx, EngineConfig{TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl), Resources: ran, RunID: runID})
 	if err != nil {
 		return nil, nil, nil, err

@@ -18,6 +18,8 @@ import (
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis locks
@@ -45,7 +47,7 @@ func TestSameSeedSameScheduleAndVerdict(t *testing.T) {
 	var verdicts []string
 	for range 5 {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
-			Scenarios: []string{"paused-holder"}, Locks: []string{"queue"}, Resources: lock.ResourceNames(), Seed: 7,
+			Scenarios: []string{"paused-holder"}, Locks: []string{"queue"}, Resources: resource.Names(), Seed: 7,
 		})
 		require.NoError(t, err)
 		var v []string
@@ -75,7 +77,7 @@ func TestRandomScriptsRunTheSameTwice(t *testing.T) {
 	run := func() map[string]string {
 		defer func() { runs++ }()
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
-			Scenarios: []string{"random"}, Locks: []string{"queue", "etcd-mutex"}, Resources: lock.ResourceNames(),
+			Scenarios: []string{"random"}, Locks: []string{"queue", "etcd-mutex"}, Resources: resource.Names(),
 			Seed: 1, Runs: 6,
 		})
 		require.NoError(t, err)
@@ -131,7 +133,7 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 	verdicts := func(parallel int) map[string]string {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{
 			Scenarios: []string{"paused-holder", "expire-while-waiting", "member-restart", "stale-release"},
-			Locks:     []string{"queue"}, Resources: lock.ResourceNames(), Seed: 3, Parallel: parallel,
+			Locks:     []string{"queue"}, Resources: resource.Names(), Seed: 3, Parallel: parallel,
 		})
 		if !assert.NoError(t, err) {
 			return nil
@@ -176,7 +178,7 @@ func TestCheckJudgesAsTheRunDid(t *testing.T) {
 	out := t.TempDir()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "expire-while-waiting", "crashed-holder"},
-		Locks:     []string{"queue", "etcd-11456"}, Resources: lock.ResourceNames(), Seed: 1, Runs: 1, Out: out,
+		Locks:     []string{"queue", "etcd-11456"}, Resources: resource.Names(), Seed: 1, Runs: 1, Out: out,
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 3*2*3)
@@ -217,7 +219,7 @@ func TestAConstantTokenIsNoPass(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention"}, Locks: []string{"constant"}, Resources: []string{"fenced"},
 		Factories: map[string]lock.EtcdFactory{"constant": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-			l, err := lock.NewQueue(cli, name, opts)
+			l, err := etcdlock.NewQueue(cli, name, opts)
 			return constantToken{l}, err
 		}},
 		Seed: 1, Runs: 1,
@@ -262,7 +264,7 @@ func TestATokenThatIsNoRevisionIsNamed(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention"}, Locks: []string{"ahead"}, Resources: []string{"etcd-guarded"},
 		Factories: map[string]lock.EtcdFactory{"ahead": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-			l, err := lock.NewQueue(cli, name, opts)
+			l, err := etcdlock.NewQueue(cli, name, opts)
 			return aheadToken{l}, err
 		}},
 		Seed: 1, Runs: 1, Out: dir,
@@ -316,10 +318,10 @@ func (w wordy) Release(ctx context.Context, g lock.Grant) error {
 // was recorded, and the run was only an ERROR of the script.
 func TestOneBugOneVerdictWhateverTheWords(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	bad, ok := lock.LookupRegression("etcd-22082")
+	bad, ok := etcdlock.LookupRegression("etcd-22082")
 	require.True(t, ok)
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{"retried-release"}, Locks: []string{"etcd-22082", "wordy"}, Resources: lock.ResourceNames(),
+		Scenarios: []string{"retried-release"}, Locks: []string{"etcd-22082", "wordy"}, Resources: resource.Names(),
 		Factories: map[string]lock.EtcdFactory{"wordy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := bad.Factory(cli, name, opts)
 			return wordy{l}, err
@@ -356,7 +358,7 @@ func (z *lazy) locker(make bool) (lock.Locker, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.l == nil && make {
-		l, err := lock.NewQueue(z.cli, z.name, z.opts)
+		l, err := etcdlock.NewQueue(z.cli, z.name, z.opts)
 		if err != nil {
 			return nil, err
 		}
@@ -402,7 +404,7 @@ func TestALazySessionLockPasses(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "expire-while-waiting", "isolated-holder"}, Locks: []string{"lazy"},
-		Resources: lock.ResourceNames(),
+		Resources: resource.Names(),
 		Factories: map[string]lock.EtcdFactory{"lazy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			return &lazy{cli: cli, name: name, opts: opts}, nil
 		}},
@@ -421,7 +423,7 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 	defer c.Close()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention", "paused-holder", "crashed-holder"}, Locks: []string{"queue"},
-		Resources: lock.ResourceNames(), Seed: 1, Runs: 1,
+		Resources: resource.Names(), Seed: 1, Runs: 1,
 		External: &cluster.External{Endpoints: c.Endpoints()},
 	})
 	require.NoError(t, err)
@@ -445,7 +447,7 @@ func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 		{"redlock-paused", "redis-watchdog", "redlock-paused is a Redlock lesson, not run for redis-watchdog"},
 	} {
 		_, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{c.scenario}, Locks: []string{c.lock},
-			Resources: lock.ResourceNames(), Seed: 1})
+			Resources: resource.Names(), Seed: 1})
 		require.ErrorIs(t, err, scenarios.ErrNothingToRun)
 		assert.Contains(t, err.Error(), c.why)
 	}

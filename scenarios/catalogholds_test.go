@@ -13,8 +13,9 @@ import (
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/testsize"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -45,7 +46,7 @@ func catalogParallel() int {
 // caught, safe ones never flagged.
 func TestCatalogHoldsItsExpectations(t *testing.T) {
 	t.Parallel() // the longest: side by side with the others
-	locks := lock.Names()
+	locks := etcdlock.Names()
 	redisLocks := redislock.Names()
 	if !testsize.Long() {
 		keep := func(l string) bool { return !slices.Contains(familyOf, l) }
@@ -80,7 +81,7 @@ func catalogHolds(t *testing.T, lessons []scenarios.Scenario, locks []string) {
 		names[i] = s.Name
 	}
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: names, Locks: locks, Resources: lock.ResourceNames(),
+		Scenarios: names, Locks: locks, Resources: resource.Names(),
 		Seed: 1, Out: out, Progress: &log,
 		Parallel: catalogParallel(),
 	})
@@ -101,7 +102,7 @@ func catalogHolds(t *testing.T, lessons []scenarios.Scenario, locks []string) {
 			}
 		}
 	}
-	require.Len(t, sum.Results, pairs*len(lock.ResourceNames()))
+	require.Len(t, sum.Results, pairs*len(resource.Names()))
 	unjudged := 0
 	for _, r := range sum.Results {
 		if r.Skipped != "" && slices.Contains(redislock.Names(), r.Lock) {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/script"
 )
 
@@ -28,7 +28,7 @@ func documentedVerdicts(steps []script.Step) []documented {
 		}
 		for i, line := range strings.Split(st.Expected, "\n") {
 			res, rest, ok := strings.Cut(line, ": ")
-			if !ok || !slices.Contains(lock.ResourceNames(), res) {
+			if !ok || !slices.Contains(resource.Names(), res) {
 				continue
 			}
 			verdict, checks, _ := strings.Cut(rest, " ")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -14,7 +15,7 @@ import (
 // pick the scenarios and the resources you protect, and expect every
 // configuration to pass. Here the "user's lock" is the built-in queue lock.
 func Example_gateYourLock() {
-	var mine lock.EtcdFactory = lock.NewQueue
+	var mine lock.EtcdFactory = etcdlock.NewQueue
 	sum, err := scenarios.Run(context.Background(), scenarios.Config{
 		Scenarios:  []string{"paused-holder", "expire-while-waiting"},
 		Locks:      []string{"mine"},

@@ -9,6 +9,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // jobs checks what cfg asks to run, fills in its defaults and the locks'
@@ -25,8 +28,8 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 		return nil, nil, fmt.Errorf("%w: no resource", ErrNothingToRun)
 	}
 	for _, r := range cfg.Resources {
-		if !slices.Contains(lock.ResourceNames(), r) {
-			return nil, nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(lock.ResourceNames(), ", "))
+		if !slices.Contains(resource.Names(), r) {
+			return nil, nil, fmt.Errorf("unknown resource %q (resources: %s)", r, strings.Join(resource.Names(), ", "))
 		}
 	}
 	if cfg.Runs <= 0 {
@@ -109,15 +112,15 @@ func (cfg *Config) scenarios() ([]Scenario, error) {
 // processes cfg names — and returns the locks of other stores cfg names
 // (see Backend).
 func (cfg *Config) locks() (map[string]BackendLock, error) {
-	factories := lock.Builtin()
+	factories := etcdlock.Builtin()
 	cfg.regressions = map[string]lock.Regression{}
 	cfg.weak = map[string][]string{}
 	for name := range factories {
-		for s := range lock.Weaknesses(name) {
+		for s := range etcdlock.Weaknesses(name) {
 			cfg.weak[name] = append(cfg.weak[name], s)
 		}
 	}
-	for _, r := range lock.Regressions() {
+	for _, r := range etcdlock.Regressions() {
 		factories[r.Name] = r.Factory
 		cfg.regressions[r.Name] = r
 	}
@@ -149,7 +152,7 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 			others[lk] = l
 			continue
 		}
-		command, ok := strings.CutPrefix(lk, lock.ExecPrefix)
+		command, ok := strings.CutPrefix(lk, process.ExecPrefix)
 		if !ok {
 			return nil, fmt.Errorf("unknown lock %q", lk)
 		}
@@ -161,7 +164,7 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 			others[lk] = l
 			continue
 		}
-		f, err := lock.Lookup(lk) // a lock run as a process
+		f, err := etcdlock.Lookup(lk) // a lock run as a process
 		if err != nil {
 			return nil, err
 		}

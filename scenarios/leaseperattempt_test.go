@@ -13,6 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -78,7 +80,7 @@ func (l *leasePerAttempt) Acquire(ctx context.Context) (lock.Grant, error) {
 			l.setLease(0)
 		}
 		select {
-		case <-time.After(lock.PollInterval):
+		case <-time.After(etcdlock.PollInterval):
 		case <-ctx.Done():
 			return lock.Grant{}, ctx.Err()
 		}
@@ -147,10 +149,10 @@ func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Locks: []string{"lease-per-attempt"},
-		Resources: lock.ResourceNames(), Seed: 1, Runs: 2, Factories: map[string]lock.EtcdFactory{"lease-per-attempt": newLeasePerAttempt},
+		Resources: resource.Names(), Seed: 1, Runs: 2, Factories: map[string]lock.EtcdFactory{"lease-per-attempt": newLeasePerAttempt},
 	})
 	require.NoError(t, err)
-	require.Len(t, sum.Results, 2*2*len(lock.ResourceNames()))
+	require.Len(t, sum.Results, 2*2*len(resource.Names()))
 	if allMatch(t, sum.Results) == 0 {
 		assert.Equal(t, 0, sum.ExitCode())
 	}

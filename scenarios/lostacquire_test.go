@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -60,11 +61,11 @@ func TestLostAcquireCatchesALeftKey(t *testing.T) {
 func caughtOnEveryResource(t *testing.T, scenario string, factory lock.EtcdFactory, runs int, check, why string) {
 	t.Helper()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{scenario}, Locks: []string{"users-lock"}, Resources: lock.ResourceNames(),
+		Scenarios: []string{scenario}, Locks: []string{"users-lock"}, Resources: resource.Names(),
 		Seed: 1, Runs: runs, Factories: map[string]lock.EtcdFactory{"users-lock": factory},
 	})
 	require.NoError(t, err)
-	require.Len(t, sum.Results, runs*len(lock.ResourceNames()))
+	require.Len(t, sum.Results, runs*len(resource.Names()))
 	for _, r := range sum.Results {
 		assert.Equal(t, models.Fail, r.Verdict, "%s seed %d: %s", r.Resource, r.Seed, r.Error)
 		assert.False(t, r.Matches)

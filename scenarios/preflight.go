@@ -13,12 +13,13 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 )
 
 // PreflightTimeout bounds each of a preflight's acquire and release: a
-// process lock's start-up (lock.StartupAllowance) and a few seconds more
+// process lock's start-up (process.StartupAllowance) and a few seconds more
 // on a cluster nobody else uses.
-const PreflightTimeout = lock.StartupAllowance + 5*time.Second
+const PreflightTimeout = process.StartupAllowance + 5*time.Second
 
 // Preflight makes one Locker of f on a scratch cluster — an embedded
 // single member, or x's cluster under a key prefix of its own (removed

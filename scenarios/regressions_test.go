@@ -10,6 +10,8 @@ import (
 
 	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -21,16 +23,16 @@ import (
 func TestRegressionsAreCaught(t *testing.T) {
 	t.Parallel()
 	seeds := testsize.Pick(t, 1, 20, "seed(s) of each known-bad lock")
-	for _, reg := range lock.Regressions() {
+	for _, reg := range etcdlock.Regressions() {
 		t.Run(reg.Name, func(t *testing.T) {
 			// Side by side, each with at most two configurations at once.
 			t.Parallel()
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{
-				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: lock.ResourceNames(),
+				Scenarios: reg.Scenarios, Locks: []string{reg.Name}, Resources: resource.Names(),
 				Seed: 1, Runs: seeds, Parallel: 2,
 			})
 			require.NoError(t, err)
-			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(lock.ResourceNames()))
+			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(resource.Names()))
 			for _, r := range sum.Results {
 				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", r.Scenario, r.Resource, r.Seed, r.Error)
 				assert.True(t, r.Matches, "%s × %s seed %d", r.Scenario, r.Resource, r.Seed)
@@ -64,7 +66,7 @@ func (d deleteByName) Release(ctx context.Context, g lock.Grant) error {
 func TestStaleReleaseCatchesAReleaseByName(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	byName := func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-		l, err := lock.NewTTLPoll(cli, name, opts)
+		l, err := etcdlock.NewTTLPoll(cli, name, opts)
 		return deleteByName{l, cli}, err
 	}
 	caughtOnEveryResource(t, "stale-release", byName, 5, "validity", "c3 granted beside c2")

@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 )
 
@@ -41,7 +42,7 @@ type Config struct {
 	// masters) instead of one started for each run; scenarios that need
 	// faults of its servers are skipped.
 	Redis []string
-	// Store is the store the locks run as processes (lock.ExecPrefix) and
+	// Store is the store the locks run as processes (process.ExecPrefix) and
 	// the locks of StoreFactories are on: "" or "etcd", or a registered
 	// backend's name ("redis"); "" for StoreFactories is the first
 	// registered store that takes each (see Adopt).
@@ -52,8 +53,8 @@ type Config struct {
 	Out string
 	// Replay, if set, is run instead of the plan derived from the seed.
 	Replay *Plan
-	// Factories adds locks to the built-in ones (lock.Builtin and the
-	// known-bad lock.Regressions), or replaces a built-in of the same name.
+	// Factories adds locks to the built-in ones (etcdlock.Builtin and the
+	// known-bad etcdlock.Regressions), or replaces a built-in of the same name.
 	Factories map[string]lock.EtcdFactory
 	// StoreFactories adds Go locks of another store than etcd, by name:
 	// each a lock.Factory of that store's client ([]*redis.Client for
@@ -90,7 +91,7 @@ type Config struct {
 	// regressions are the known-bad locks among the factories.
 	regressions map[string]lock.Regression
 	// weak are, by built-in lock, the lessons it fails as it ships
-	// (lock.Weaknesses).
+	// (etcdlock.Weaknesses).
 	weak map[string][]string
 	// own are the user's servers (Redis), connected once for every run.
 	own Servers
@@ -397,7 +398,7 @@ func planOf(cfg Config, s Scenario, j job) (Plan, error) {
 	if cfg.TTL > 1 {
 		plan.TTL = cfg.TTL
 	}
-	if j.other != nil && strings.HasPrefix(j.lock, lock.ExecPrefix) {
+	if j.other != nil && strings.HasPrefix(j.lock, process.ExecPrefix) {
 		plan.Store = cfg.Store
 	}
 	return plan, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
 )
@@ -91,7 +92,7 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 		return e.Contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, run.Phases{Before: 4, After: 12})
 	})
 	cfg := Config{Resources: []string{"fenced"}}
-	rs := runOne(ctx, cfg, c, job{s: s, lock: "etcd-mutex", factory: lock.Builtin()["etcd-mutex"], seed: 1})
+	rs := runOne(ctx, cfg, c, job{s: s, lock: "etcd-mutex", factory: etcdlock.Builtin()["etcd-mutex"], seed: 1})
 	require.Len(t, rs, 1)
 	r := rs[0]
 	for _, v := range r.Checks {

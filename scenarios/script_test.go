@@ -17,7 +17,10 @@ import (
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/redisrun"
 	"github.com/locklab/locklab/script"
@@ -25,7 +28,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/testsize"
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -91,7 +93,7 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 		env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock
 	} else {
 		e, err := run.New(run.Config{
-			Cluster: c, Factory: lock.NewQueue, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: fmt.Sprintf("%s-%d", name, attempt),
+			Cluster: c, Factory: etcdlock.NewQueue, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: fmt.Sprintf("%s-%d", name, attempt),
 		})
 		require.NoError(t, err)
 		env = e
@@ -243,19 +245,19 @@ func TestFromScript(t *testing.T) {
 
 // A process lock that is slow to start — an interpreter behind a version
 // shim, a JVM — is judged as a lock, not by its start-up: its first answer
-// after each start gets lock.StartupAllowance beyond the operation's own
+// after each start gets process.StartupAllowance beyond the operation's own
 // timeout. Here etcd's own etcdctl lock, behind 2.5 s of start-up (more than
 // the 2 s an acquire may take), on paused-holder: as expected on every
 // resource. (Before the allowance, every acquire timed out: ERROR.)
 func TestASlowStartingProcessLockIsJudgedAsALock(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	script, err := filepath.Abs("../lock/etcdctl-lock.sh")
+	script, err := filepath.Abs("../lock/etcdlock/etcdctl-lock.sh")
 	require.NoError(t, err)
 	slow := filepath.Join(t.TempDir(), "slow-start.sh")
 	require.NoError(t, os.WriteFile(slow, []byte("sleep 2.5\nexec sh '"+script+"'\n"), 0o644))
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
-		Scenarios: []string{"paused-holder"}, Locks: []string{lock.ExecPrefix + "sh " + slow},
-		Resources: lock.ResourceNames(), Seed: 1, Runs: 1,
+		Scenarios: []string{"paused-holder"}, Locks: []string{process.ExecPrefix + "sh " + slow},
+		Resources: resource.Names(), Seed: 1, Runs: 1,
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 3)

@@ -9,6 +9,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -47,14 +49,14 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	factory := func(noToken bool) lock.EtcdFactory {
 		return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-			l, err := lock.NewQueue(cli, name, opts)
+			l, err := etcdlock.NewQueue(cli, name, opts)
 			return &bare{Locker: l, noToken: noToken}, err
 		}
 	}
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "isolated-holder", "retried-release", "contention"},
 		Locks:     []string{"own-token", "no-token"},
-		Resources: lock.ResourceNames(), Factories: map[string]lock.EtcdFactory{"own-token": factory(false), "no-token": factory(true)},
+		Resources: resource.Names(), Factories: map[string]lock.EtcdFactory{"own-token": factory(false), "no-token": factory(true)},
 		Seed: 1, Runs: 1, Out: t.TempDir(),
 	})
 	require.NoError(t, err)
@@ -86,7 +88,7 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	verdict("contention no-token unfenced", models.Pass)
 	skipped("contention no-token fenced", "carry no fencing token")
 	skipped("contention no-token etcd-guarded", "carry no fencing token")
-	for _, res := range lock.ResourceNames() {
+	for _, res := range resource.Names() {
 		skipped("retried-release own-token "+res, "does not apply to this lock: its grants name no key")
 	}
 }
@@ -130,7 +132,7 @@ func TestIsolatedAsksCatchesAStaleLocalView(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"isolated-asks"}, Locks: []string{"remembering"}, Resources: []string{"fenced"},
 		Factories: map[string]lock.EtcdFactory{"remembering": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-			l, err := lock.NewQueue(cli, name, opts)
+			l, err := etcdlock.NewQueue(cli, name, opts)
 			return &remembering{Locker: l, cli: cli}, err
 		}},
 		Seed: 1, Runs: 3, Out: t.TempDir(),

@@ -8,22 +8,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
 
 // A built-in lock as it ships fails its documented lessons on every
-// resource, each by the check its documentation names (lock.Weaknesses),
+// resource, each by the check its documentation names (etcdlock.Weaknesses),
 // and the run calls that as expected; the lab's adapter of it
-// (lock.Adapters) keeps the same lessons. A change that lets etcd's Mutex
+// (etcdlock.Adapters) keeps the same lessons. A change that lets etcd's Mutex
 // or Election pass what they fail as shipped would make the lab's baseline
 // a lie.
 func TestBuiltinWeaknessesAreWhatTheLocksDo(t *testing.T) {
 	t.Parallel()
 	adapterOf := map[string]string{"etcd-mutex": "etcd-mutex-retry-safe", "etcd-election": "etcd-election-retry-safe"}
-	for _, name := range lock.Names() {
-		weak := lock.Weaknesses(name)
+	for _, name := range etcdlock.Names() {
+		weak := etcdlock.Weaknesses(name)
 		if len(weak) == 0 {
 			continue
 		}
@@ -31,9 +32,9 @@ func TestBuiltinWeaknessesAreWhatTheLocksDo(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: lessons, Locks: []string{name},
-				Resources: lock.ResourceNames(), Seed: 1, Runs: 1, Parallel: 3})
+				Resources: resource.Names(), Seed: 1, Runs: 1, Parallel: 3})
 			require.NoError(t, err)
-			require.Len(t, sum.Results, len(lessons)*len(lock.ResourceNames()))
+			require.Len(t, sum.Results, len(lessons)*len(resource.Names()))
 			for _, r := range sum.Results {
 				assert.Equal(t, models.Fail, r.Verdict, "%s × %s: %s", r.Scenario, r.Resource, r.Error)
 				assert.True(t, r.Matches, "%s × %s: a documented FAIL", r.Scenario, r.Resource)
@@ -44,7 +45,7 @@ func TestBuiltinWeaknessesAreWhatTheLocksDo(t *testing.T) {
 			}
 		})
 		adapter := adapterOf[name]
-		require.Contains(t, lock.Adapters(), adapter)
+		require.Contains(t, etcdlock.Adapters(), adapter)
 		t.Run(adapter, func(t *testing.T) {
 			t.Parallel()
 			sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: lessons, Locks: []string{adapter},

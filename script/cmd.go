@@ -12,7 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // Cmd is one command of a script, its arguments scanned and checked: what
@@ -90,7 +90,7 @@ var checks = map[string]check{
 	"members": between(1, MaxMembers, "a count of members"),
 	"ttl":     between(1, MaxTTL, "a whole number of seconds"),
 	"member":  numbered("m", "a member name"),
-	"at":      oneOf(lock.AfterAcquire, lock.BeforeWrite, lock.BeforeRelease, cluster.AnyPoint),
+	"at":      oneOf(resource.AfterAcquire, resource.BeforeWrite, resource.BeforeRelease, cluster.AnyPoint),
 	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),
 	"answer":  oneOf("lost"),
 	"grant":   numbered("t", "a grant's token label"),

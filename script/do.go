@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 )
 
@@ -288,7 +288,7 @@ func tokenlessWant(want string, out run.Outcome) string {
 // 1; etcd-guarded …" keeps the parts of the resources that ran, in the
 // order the run has them.
 func expectedFor(expected string, resources []string) string {
-	all := lock.ResourceNames()
+	all := resource.Names()
 	lines := strings.Split(expected, "\n")
 	for i, line := range lines {
 		head, body, ok := strings.Cut(line, ": ")

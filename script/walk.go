@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 )
 
@@ -270,8 +270,8 @@ func (w *Walk) Next() []Action {
 	}
 	for _, c := range w.clients {
 		if w.allows(WalkPause) && c.active() && c.held && !c.leaseGone {
-			add("pause-write", c.name, Cmd{Name: "pause", At: lock.BeforeWrite}, Cmd{Name: "cs", Async: true}, Cmd{Name: "wait-paused"})
-			add("pause-release", c.name, Cmd{Name: "pause", At: lock.BeforeRelease}, Cmd{Name: "release", Async: true}, Cmd{Name: "wait-paused"})
+			add("pause-write", c.name, Cmd{Name: "pause", At: resource.BeforeWrite}, Cmd{Name: "cs", Async: true}, Cmd{Name: "wait-paused"})
+			add("pause-release", c.name, Cmd{Name: "pause", At: resource.BeforeRelease}, Cmd{Name: "release", Async: true}, Cmd{Name: "wait-paused"})
 		}
 		if c.doomed {
 			add("wait-lease-gone", c.name, Cmd{Name: "wait-lease-gone"})
@@ -473,7 +473,7 @@ func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
 		}
 	case "pause":
 		c.paused = "cs"
-		if cmd.At == lock.BeforeRelease {
+		if cmd.At == resource.BeforeRelease {
 			c.paused = "release"
 		}
 		c.doomed = true

@@ -20,7 +20,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/atomicfile"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
 )
@@ -149,7 +149,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 		return bf, usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if bf.locks, err = pick("lock", *lockFlag, lock.Names(), append(lock.Adapters(), redislock.Names()...)...); err != nil {
+	if bf.locks, err = pick("lock", *lockFlag, etcdlock.Names(), append(etcdlock.Adapters(), redislock.Names()...)...); err != nil {
 		return bf, err
 	}
 	if bf.clients, err = parseCounts(*clientsFlag); err != nil {
@@ -194,7 +194,7 @@ func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterC
 	baseline := map[int]float64{} // etcd-mutex locks/s by clients, once measured
 	failed := 0
 	for _, name := range bf.locks {
-		f, _ := lock.Lookup(name)
+		f, _ := etcdlock.Lookup(name)
 		measure := func(cfg bench.Config) (bench.Result, error) { return bench.Run(ctx, c, cfg) }
 		floor := report.Floor.P50
 		if rf, err := redislock.Lookup(name); err == nil {

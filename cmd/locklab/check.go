@@ -15,7 +15,8 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
@@ -164,8 +165,8 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	verbose := flags.Bool("verbose", false, "show etcd's and the clients' logs")
 	outFlag := flags.String("out", "", "results directory for the replayed run (default reports/<time>, with reports/latest)")
 	lockFlag := flags.String("lock", "", "the lock to replay with (default: the one the run recorded; a lock run as a command, "+
-		lock.ExecPrefix+"…, only when named here or with --allow-exec)")
-	allowExec := flags.Bool("allow-exec", false, "run the command a recorded "+lock.ExecPrefix+"… lock names")
+		process.ExecPrefix+"…, only when named here or with --allow-exec)")
+	allowExec := flags.Bool("allow-exec", false, "run the command a recorded "+process.ExecPrefix+"… lock names")
 	if err := parse(flags, args); err != nil {
 		return exitUsage, err
 	}
@@ -198,7 +199,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 	switch {
 	case *lockFlag != "":
 		lockName = *lockFlag
-	case strings.HasPrefix(lockName, lock.ExecPrefix) && !*allowExec:
+	case strings.HasPrefix(lockName, process.ExecPrefix) && !*allowExec:
 		// A run directory may come from anywhere (a CI artifact): its
 		// history must not choose a command for this machine to run.
 		return exitUsage, usagef("replay: %s recorded the lock %q, a command locklab would run: name it yourself (--lock %q) or pass --allow-exec",
@@ -265,8 +266,8 @@ func fileExists(path string) bool {
 // scenario file keeps it there). A hand-written file may name its
 // scenario as it likes; an empty resource passes.
 func knownNames(path string, h history.Header) error {
-	if h.Resource != "" && !slices.Contains(lock.ResourceNames(), h.Resource) {
-		return fmt.Errorf("header: resource %q is none of %s", h.Resource, strings.Join(lock.ResourceNames(), ", "))
+	if h.Resource != "" && !slices.Contains(resource.Names(), h.Resource) {
+		return fmt.Errorf("header: resource %q is none of %s", h.Resource, strings.Join(resource.Names(), ", "))
 	}
 	if h.Version == "" || h.Scenario == "" || fileExists(scenarios.ScriptFile(filepath.Dir(path), h.Scenario)) {
 		return nil
@@ -297,7 +298,7 @@ func recordedVerdicts(dir string) (map[string]models.Result, string, []string, e
 	recorded := map[string]models.Result{}
 	lockName := ""
 	var resources []string
-	for _, r := range lock.ResourceNames() {
+	for _, r := range resource.Names() {
 		path := filepath.Join(dir, r+".history.jsonl")
 		h, events, err := history.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -15,7 +15,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/atomicfile"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
@@ -213,16 +213,16 @@ func writeJSONFile(path string, v any) error {
 // lookupAnyLock finds a built-in or a known-bad lock by name, etcd's or
 // Redis's.
 func lookupAnyLock(lk string) (exploreLock, error) {
-	if f, err := lock.Lookup(lk); err == nil {
+	if f, err := etcdlock.Lookup(lk); err == nil {
 		return exploreLock{etcd: f}, nil
 	}
-	if r, ok := lock.LookupRegression(lk); ok {
+	if r, ok := etcdlock.LookupRegression(lk); ok {
 		return exploreLock{etcd: r.Factory}, nil
 	}
 	if f, err := redislock.Lookup(lk); err == nil {
 		return exploreLock{redis: f, masters: redislock.Masters(lk)}, nil
 	}
-	names := append(append(lock.Names(), lock.Adapters()...), lock.RegressionNames()...)
+	names := append(append(etcdlock.Names(), etcdlock.Adapters()...), etcdlock.RegressionNames()...)
 	names = append(append(names, redislock.Names()...), redislock.KnownBad()...)
 	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(names, ", "))
 }

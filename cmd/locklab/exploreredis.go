@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/resource"
 	labrun "github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/redisrun"
 )
@@ -30,7 +31,7 @@ type exploreLock struct {
 func (l exploreLock) resources() []string {
 	switch {
 	case l.redis == nil:
-		return lock.ResourceNames()
+		return resource.Names()
 	case l.masters > 0:
 		return []string{"unfenced"} // Redlock gives no token for a fenced store
 	}

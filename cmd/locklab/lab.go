@@ -14,7 +14,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/live"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -43,8 +43,8 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		return serveLab(ctx, live.Config{Store: redisLabStore(kind), Lock: *lk, TTL: *ttl},
 			"the lab's Redis, started anew for each run", *open, stdout)
 	}
-	locks := lock.Builtin()
-	for _, r := range lock.Regressions() {
+	locks := etcdlock.Builtin()
+	for _, r := range etcdlock.Regressions() {
 		locks[r.Name] = r.Factory
 	}
 	if _, ok := locks[*lk]; !ok {

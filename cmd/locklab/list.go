@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
@@ -22,7 +23,7 @@ var lockLines = map[string]string{
 		"release ends only the grant it is given",
 	"etcd-election-retry-safe": "etcd-election with what the contract asks for added: Campaign's key read again " +
 		"after waiting, a failed Campaign's key removed, a release ends only the grant it is given",
-	"etcdctl": "etcd's own `etcdctl lock` command, run as a process (lock/etcdctl-lock.sh): one session per grant",
+	"etcdctl": "etcd's own `etcdctl lock` command, run as a process (lock/etcdlock/etcdctl-lock.sh): one session per grant",
 }
 
 // lockStories are what `locklab explain LOCK` tells of a lock beyond its
@@ -77,15 +78,15 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	}
 	add("scenarios:", rows)
 	rows = nil
-	for _, name := range lock.Names() {
+	for _, name := range etcdlock.Names() {
 		rows = append(rows, row{name, lockLines[name]})
 	}
-	rows = append(rows, row{lock.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
+	rows = append(rows, row{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
 		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3); " +
 		"on Redis with --store redis (an adapter for redis-py's Lock)"})
 	add("locks:", rows)
 	rows = nil
-	for _, name := range lock.Adapters() {
+	for _, name := range etcdlock.Adapters() {
 		rows = append(rows, row{name, lockLines[name]})
 	}
 	add("the lab's adapters of those locks (not in the default matrix; --lock names them):", rows)
@@ -95,7 +96,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	}
 	add("locks on real Redis (not in the default matrix; --lock names them; redis-server needed):", rows)
 	rows = nil
-	for _, r := range append(lock.Regressions(), redislock.Regressions()...) {
+	for _, r := range append(etcdlock.Regressions(), redislock.Regressions()...) {
 		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
 	add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/process"
 
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/testsize"
@@ -421,7 +421,7 @@ func lockProcesses(t *testing.T, dir string) []string {
 			continue // gone, or not ours
 		}
 		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.HasPrefix(kv, []byte(lock.EnvDir+"="+dir+"/")) {
+			if bytes.HasPrefix(kv, []byte(process.EnvDir+"="+dir+"/")) {
 				out = append(out, e.Name())
 			}
 		}

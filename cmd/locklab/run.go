@@ -16,8 +16,10 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis locks in runs
@@ -96,7 +98,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	fs.StringVar(&f.redis, "redis", "", "your own Redis for the Redis locks (host:port or redis:// URL; a comma list of masters for redlock) instead of one started per run")
-	fs.StringVar(&f.store, "store", "etcd", "the store "+lock.ExecPrefix+"COMMAND locks run on: etcd (the program gets "+lock.EnvEndpoints+
+	fs.StringVar(&f.store, "store", "etcd", "the store "+process.ExecPrefix+"COMMAND locks run on: etcd (the program gets "+process.EnvEndpoints+
 		"), redis (a primary with two replicas; it gets "+redislock.EnvRedis+") or redlock (five independent masters)")
 	f.clusterFlags.register(fs)
 }
@@ -174,8 +176,8 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 	var out []string
 	for _, v := range strings.Split(value, ",") {
 		v = strings.TrimSpace(v)
-		if flagName == "lock" && strings.HasPrefix(v, lock.ExecPrefix) {
-			if _, err := lock.Exec(strings.TrimPrefix(v, lock.ExecPrefix)); err != nil {
+		if flagName == "lock" && strings.HasPrefix(v, process.ExecPrefix) {
+			if _, err := etcdlock.Exec(strings.TrimPrefix(v, process.ExecPrefix)); err != nil {
 				return nil, usagef("--lock: %v", err)
 			}
 			out = append(out, v) // a lock run as a process
@@ -184,7 +186,7 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 		if !slices.Contains(valid, v) && !slices.Contains(extra, v) {
 			also := ""
 			if flagName == "lock" {
-				also = "; or " + lock.ExecPrefix + "COMMAND, your own lock run as a process"
+				also = "; or " + process.ExecPrefix + "COMMAND, your own lock run as a process"
 			}
 			return nil, usagef("--%s: unknown %s %q (valid: %s, all%s)", flagName, flagName, v, strings.Join(append(slices.Clone(valid), extra...), ", "), also)
 		}
@@ -253,10 +255,10 @@ func (f *runFlags) config() (scenarios.Config, error) {
 		return cfg, err
 	}
 	redisLocks := append(redislock.Names(), redislock.KnownBad()...)
-	if cfg.Locks, err = pick("lock", f.lock, lock.Names(), append(append(lock.Adapters(), lock.RegressionNames()...), redisLocks...)...); err != nil {
+	if cfg.Locks, err = pick("lock", f.lock, etcdlock.Names(), append(append(etcdlock.Adapters(), etcdlock.RegressionNames()...), redisLocks...)...); err != nil {
 		return cfg, err
 	}
-	if cfg.Resources, err = pick("resource", f.resource, lock.ResourceNames()); err != nil {
+	if cfg.Resources, err = pick("resource", f.resource, resource.Names()); err != nil {
 		return cfg, err
 	}
 	switch {
@@ -297,13 +299,13 @@ func (f *runFlags) checkStore(locks []string) (string, error) {
 	case !slices.Contains(stores, f.store):
 		return "", usagef("--store: unknown store %q (stores: %s)", f.store, strings.Join(stores, ", "))
 	case f.store != "etcd" && !slices.ContainsFunc(locks, isExec):
-		return "", usagef("--store %s: it names the store of %sCOMMAND locks, and --lock names none", f.store, lock.ExecPrefix)
+		return "", usagef("--store %s: it names the store of %sCOMMAND locks, and --lock names none", f.store, process.ExecPrefix)
 	}
 	return f.store, nil
 }
 
 // isExec says whether name is a lock run as a process.
-func isExec(name string) bool { return strings.HasPrefix(name, lock.ExecPrefix) }
+func isExec(name string) bool { return strings.HasPrefix(name, process.ExecPrefix) }
 
 // enoughMembers checks, before anything starts, that the embedded cluster
 // --members asks for has the members every chosen scenario needs for a
@@ -471,12 +473,12 @@ func preflight(ctx context.Context, cfg scenarios.Config) error {
 			continue
 		}
 		if cfg.Store != "" && cfg.Store != "etcd" {
-			if err := scenarios.PreflightOn(ctx, cfg.Store, strings.TrimPrefix(name, lock.ExecPrefix), cfg.Redis); err != nil {
+			if err := scenarios.PreflightOn(ctx, cfg.Store, strings.TrimPrefix(name, process.ExecPrefix), cfg.Redis); err != nil {
 				return usagef("--lock %s: %v", name, err)
 			}
 			continue
 		}
-		f, err := lock.Lookup(name)
+		f, err := etcdlock.Lookup(name)
 		if err != nil {
 			return usagef("--lock %s: %v", name, err)
 		}

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster/redisd"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 	_ "github.com/locklab/locklab/scenarios/redisstore" // redis-py's lock on Redis
@@ -46,7 +46,7 @@ func TestAdaptersKeepTheirDocumentedOutcomes(t *testing.T) {
 		script, err := filepath.Abs(filepath.Join(lib, "lock.py"))
 		require.NoError(t, err)
 		for _, flag := range []string{"", " --refresh"} {
-			name := lock.ExecPrefix + python + " " + script + flag
+			name := process.ExecPrefix + python + " " + script + flag
 			locks = append(locks, name)
 			want[name+"/paused-holder"] = "PASS"
 			want[name+"/slow-holder"] = map[string]string{"": "FAIL lease-kept", " --refresh": "PASS"}[flag]
@@ -67,7 +67,7 @@ func TestNodeEtcd3KeepsItsDocumentedOutcomes(t *testing.T) {
 	}
 	script, err := filepath.Abs(filepath.Join("node-etcd3", "lock.js"))
 	require.NoError(t, err)
-	name := lock.ExecPrefix + node + " " + script
+	name := process.ExecPrefix + node + " " + script
 	holdTo(t, []string{name}, map[string]string{name + "/paused-holder": "PASS", name + "/slow-holder": "PASS"})
 }
 
@@ -86,7 +86,7 @@ func TestRedisPyKeepsItsDocumentedOutcomes(t *testing.T) {
 	}
 	script, err := filepath.Abs(filepath.Join("redis-py", "lock.py"))
 	require.NoError(t, err)
-	plain := lock.ExecPrefix + python + " " + script
+	plain := process.ExecPrefix + python + " " + script
 	extend := plain + " --extend"
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"slow-holder", "stale-release"},
 		Locks: []string{plain, extend}, Resources: []string{"unfenced", "fenced"}, Seed: 1, Store: "redis"})
@@ -123,7 +123,7 @@ func TestNodeRedlockKeepsItsDocumentedOutcomes(t *testing.T) {
 	}
 	script, err := filepath.Abs(filepath.Join("node-redlock", "lock.js"))
 	require.NoError(t, err)
-	name := lock.ExecPrefix + node + " " + script
+	name := process.ExecPrefix + node + " " + script
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"redlock-paused"}, Locks: []string{name},
 		Resources: []string{"unfenced", "fenced"}, Seed: 1, Store: "redlock"})
 	require.NoError(t, err)

@@ -4,6 +4,6 @@
 // built-in etcdctl lock among them) calls Serve first thing in main (a test
 // binary, in TestMain); the lab then puts a command named etcdctl on each
 // lock process's PATH, which is the program itself started again as
-// etcdctl. Only such a program links etcdctl (and its cobra) in: package
-// lock offers it through lock.OfferTool and never imports this one.
+// etcdctl. Only such a program links etcdctl (and its cobra) in:
+// package lock/etcdlock offers it through OfferTool and never imports this one.
 package etcdctl

@@ -8,7 +8,7 @@ import (
 
 	"go.etcd.io/etcd/etcdctl/v3/ctlv3"
 
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // envVar marks a process started as the lab's etcdctl; its value is the
@@ -21,7 +21,7 @@ const Name = "etcdctl"
 // Serve runs etcdctl and exits if this process was started as the lab's
 // etcdctl (the name it was run by is etcdctl and the lab's mark is in its
 // environment). Otherwise it returns at once, having offered this program
-// as etcdctl to every lock process started from then on (lock.OfferTool).
+// as etcdctl to every lock process started from then on (etcdlock.OfferTool).
 func Serve() {
 	if lab := os.Getenv(envVar); lab != "" && filepath.Base(os.Args[0]) == Name {
 		dieWithParent()
@@ -31,7 +31,7 @@ func Serve() {
 		ctlv3.MustStart()
 		os.Exit(0)
 	}
-	lock.OfferTool(Name, Link)
+	etcdlock.OfferTool(Name, Link)
 }
 
 // Link puts an executable named etcdctl in dir — a link to this program —

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 )
 
 // EnvRedis is what a lock run as a process on Redis reaches the store by:
@@ -20,9 +21,9 @@ import (
 // the client apply to what goes through it.
 //
 // The program runs under the process protocol of package lock (see
-// lock.ExecPrefix), with lock.EnvStore set to "redis", lock.EnvLock to the
-// key to lock, lock.EnvTTL to the key's expiry in seconds (a decimal, as
-// "1" or "1.5") and lock.EnvDir; it answers
+// process.ExecPrefix), with process.EnvStore set to "redis", process.EnvLock to the
+// key to lock, process.EnvTTL to the key's expiry in seconds (a decimal, as
+// "1" or "1.5") and process.EnvDir; it answers
 //
 //	acquire  →  granted key=KEY value=VALUE [token=N]   or   error [CLASS] MESSAGE
 //	release  →  released                                or   error [CLASS] MESSAGE
@@ -34,11 +35,11 @@ import (
 const EnvRedis = "LOCKLAB_REDIS"
 
 // Exec returns the factory of the Redis lock run by command (a program and
-// its arguments, split on spaces), as lock.Exec does on etcd.
+// its arguments, split on spaces), as etcdlock.Exec does on etcd.
 func Exec(command string) (Factory, error) {
 	argv := strings.Fields(command)
 	if len(argv) == 0 {
-		return nil, fmt.Errorf("%w: %s names no program", ErrUnknownLock, lock.ExecPrefix)
+		return nil, fmt.Errorf("%w: %s names no program", ErrUnknownLock, process.ExecPrefix)
 	}
 	if err := proc.Supported(); err != nil {
 		return nil, err
@@ -55,13 +56,13 @@ func Exec(command string) (Factory, error) {
 		for i, s := range servers {
 			addrs[i] = s.Options().Addr
 		}
-		return &execLock{Program: &proc.Program{Argv: argv, DirVar: lock.EnvDir, Env: []string{
-			lock.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), lock.EnvLock + "=" + set.prefix + name,
-			lock.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}, nil
+		return &execLock{Program: &proc.Program{Argv: argv, DirVar: process.EnvDir, Env: []string{
+			process.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), process.EnvLock + "=" + set.prefix + name,
+			process.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}, nil
 	}, nil
 }
 
-// execLock drives one program on Redis. Its Program is its lock.Process:
+// execLock drives one program on Redis. Its Program is its process.Program:
 // Stop, Continue, Kill, Starting and Close.
 type execLock struct {
 	*proc.Program
@@ -125,4 +126,4 @@ func answerErr(msg string) error {
 	return errors.New("redislock: " + msg)
 }
 
-var _ lock.Process = (*execLock)(nil)
+var _ process.Program = (*execLock)(nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 )
 
@@ -58,8 +59,8 @@ done
 	assert.ErrorIs(t, l.Release(execCtx(t), lock.Grant{Key: g.Key, Value: "older"}), lock.ErrNotHeld)
 	require.NoError(t, l.Release(execCtx(t), g))
 	assert.ErrorIs(t, l.Release(execCtx(t), g), lock.ErrNotHeld, "released once")
-	_, ok := l.(lock.Process)
-	assert.True(t, ok, "a program is a lock.Process: the lab freezes it for a pause and kills it for a crash")
+	_, ok := l.(process.Program)
+	assert.True(t, ok, "a program is a process.Program: the lab freezes it for a pause and kills it for a crash")
 }
 
 // A grant without the value its key holds cannot be followed, and the

@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/run"
 )
 
@@ -179,10 +180,10 @@ func (c *client) unpark() {
 }
 
 // process is c's lock if it runs as a process, else nil.
-func (c *client) process() lock.Process {
+func (c *client) process() process.Program {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	p, _ := c.locker.(lock.Process)
+	p, _ := c.locker.(process.Program)
 	return p
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
 )
@@ -59,7 +60,7 @@ type Env struct {
 	opTimeout time.Duration
 	start     time.Time
 	minimum   *history.Minimum
-	res       []lock.Resource
+	res       []resource.Resource
 	mems      []*history.Memory
 	recs      []*history.Recorder
 
@@ -96,7 +97,7 @@ func New(cfg Config) (*Env, error) {
 			return nil, fmt.Errorf("redisrun: resource %q is not one a Redis lock can protect here (resources: %s)",
 				name, strings.Join(Resources(), ", "))
 		}
-		res, err := lock.NewResource(name, "")
+		res, err := resource.NewResource(name, "")
 		if err != nil {
 			return nil, err
 		}

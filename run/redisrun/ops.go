@@ -10,6 +10,8 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 )
 
@@ -69,10 +71,10 @@ func (e *Env) Acquire(ctx context.Context, name string) (run.Outcome, error) {
 
 // lockContext bounds one call of l: the operation's timeout, and for a
 // lock run as a process whose process is starting its start-up allowance
-// besides, until it says it is up (lock.WithStartup).
+// besides, until it says it is up (process.WithStartup).
 func (e *Env) lockContext(ctx context.Context, l lock.Locker) (context.Context, context.CancelFunc) {
-	if p, ok := l.(lock.Process); ok && p.Starting() {
-		return lock.WithStartup(ctx, e.opTimeout)
+	if p, ok := l.(process.Program); ok && p.Starting() {
+		return process.WithStartup(ctx, e.opTimeout)
 	}
 	return context.WithTimeout(ctx, e.opTimeout)
 }
@@ -119,7 +121,7 @@ func (e *Env) CSWork(ctx context.Context, name string, d time.Duration) (run.Out
 		errs[i] = err
 	}
 	run.Work(ctx, d)
-	pauseErr := c.gate.PausePoint(ctx, lock.BeforeWrite)
+	pauseErr := c.gate.PausePoint(ctx, resource.BeforeWrite)
 	c.mu.Lock()
 	if c.crashes != crashes && pauseErr == nil {
 		pauseErr = cluster.ErrCrashed
@@ -132,7 +134,7 @@ func (e *Env) CSWork(ctx context.Context, name string, d time.Duration) (run.Out
 		if err == nil && pauseErr != nil {
 			err = pauseErr
 		}
-		var wr lock.Written
+		var wr resource.Written
 		if err == nil {
 			ev.WriteAt = max(e.recs[i].Since(time.Now()), 1)
 			wr, err = r.Write(ctx, nil, g, *reads[i]+1)
@@ -154,7 +156,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, name, label string) (run.Outcome
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	if err := c.gate.PausePoint(ctx, lock.BeforeRelease); err != nil {
+	if err := c.gate.PausePoint(ctx, resource.BeforeRelease); err != nil {
 		return run.Outcome{}, fmt.Errorf("stopped while paused: %w", err)
 	}
 	c.mu.Lock()

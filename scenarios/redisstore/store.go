@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/run/redisrun"
 	"github.com/locklab/locklab/scenarios"
@@ -112,7 +113,7 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 		return false, fmt.Errorf("preflight: %w", err)
 	}
 	defer l.Close()
-	actx, cancel := lock.WithStartup(ctx, scenarios.PreflightTimeout-lock.StartupAllowance)
+	actx, cancel := process.WithStartup(ctx, scenarios.PreflightTimeout-process.StartupAllowance)
 	g, err := l.Acquire(actx)
 	cancel()
 	if err != nil {

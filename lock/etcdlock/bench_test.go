@@ -1,4 +1,4 @@
-package lock_test
+package etcdlock_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // measure runs one bench measurement of b.N grants and reports it: ns/op is
@@ -18,7 +18,7 @@ func measure(b *testing.B, kind string, clients int) bench.Result {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	f, err := lock.Lookup(kind)
+	f, err := etcdlock.Lookup(kind)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // cluster, and the unary etcd requests each costs (lease keep-alives and
 // watches are streams, not counted).
 func BenchmarkUncontended(b *testing.B) {
-	for _, kind := range lock.Names() {
+	for _, kind := range etcdlock.Names() {
 		b.Run("lock="+kind, func(b *testing.B) {
 			res := measure(b, kind, 1)
 			b.ReportMetric(res.Requests, "requests/op")
@@ -48,7 +48,7 @@ func BenchmarkUncontended(b *testing.B) {
 // the members, each acquiring and releasing as fast as it can, and the
 // mean and median hand-off: from a holder's Release call to the next grant.
 func BenchmarkContended(b *testing.B) {
-	for _, kind := range lock.Names() {
+	for _, kind := range etcdlock.Names() {
 		for _, n := range []int{2, 10, 30} {
 			b.Run(fmt.Sprintf("lock=%s/clients=%d", kind, n), func(b *testing.B) {
 				res := measure(b, kind, n)

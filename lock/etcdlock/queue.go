@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // queue is the lab's revision-queue lock: the same queue as etcd's Mutex
@@ -46,7 +48,7 @@ type queue struct {
 }
 
 // NewQueue returns the queue lock.
-func NewQueue(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewQueue(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -55,9 +57,9 @@ func NewQueue(client *clientv3.Client, name string, opts Options) (Locker, error
 	return &queue{leased: leased{s: s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
 }
 
-func (q *queue) Acquire(ctx context.Context) (Grant, error) {
+func (q *queue) Acquire(ctx context.Context) (lock.Grant, error) {
 	if isExpired(q.s) {
-		return Grant{}, ErrSessionExpired
+		return lock.Grant{}, lock.ErrSessionExpired
 	}
 	newest := clientv3.OpGet(q.pfx, clientv3.WithLastCreate()...)
 	resp, err := q.s.Client().Txn(ctx).
@@ -67,7 +69,7 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 		Commit()
 	if err != nil {
 		// The put may have committed with its answer lost.
-		return Grant{}, failed(err, q.s, q.key, q.granted)
+		return lock.Grant{}, failed(err, q.s, q.key, q.granted)
 	}
 	var pred string
 	var rev, predRev int64
@@ -80,15 +82,15 @@ func (q *queue) Acquire(ctx context.Context) (Grant, error) {
 		// Our key is already queued: an earlier Acquire's Txn committed but
 		// its answer was lost. Take up that place in the queue.
 		if rev = q.ownKey(resp); rev == 0 {
-			return Grant{}, fmt.Errorf("lock: %s is held by another lease", q.key)
+			return lock.Grant{}, fmt.Errorf("lock: %s is held by another lease", q.key)
 		}
 		if pred, predRev, err = q.older(ctx, rev); err != nil {
-			return Grant{}, failed(err, q.s, q.key, q.granted)
+			return lock.Grant{}, failed(err, q.s, q.key, q.granted)
 		}
 	}
 	if pred != "" {
 		if err := q.wait(ctx, pred, predRev, rev); err != nil {
-			return Grant{}, failed(err, q.s, q.key, q.granted)
+			return lock.Grant{}, failed(err, q.s, q.key, q.granted)
 		}
 	}
 	return q.grant(q.key, rev), nil
@@ -122,7 +124,7 @@ func (q *queue) older(ctx context.Context, rev int64) (string, int64, error) {
 		return "", 0, err
 	}
 	if own := resp.Responses[0].GetResponseRange().Kvs; len(own) == 0 || own[0].CreateRevision != rev {
-		return "", 0, ErrSessionExpired
+		return "", 0, lock.ErrSessionExpired
 	}
 	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) > 0 {
 		return string(kvs[0].Key), kvs[0].CreateRevision, nil
@@ -166,7 +168,7 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev, rev int64)
 		return err
 	}
 	if resp.Responses[1].GetResponseRange().Count == 0 {
-		return ErrSessionExpired
+		return lock.ErrSessionExpired
 	}
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 0 || kvs[0].CreateRevision != predRev {
 		return nil // gone, perhaps already back under the same name
@@ -185,10 +187,10 @@ func (q *queue) waitDelete(ctx context.Context, pred string, predRev, rev int64)
 				return err
 			}
 			if deletedAfter(wr, rev) {
-				return ErrSessionExpired
+				return lock.ErrSessionExpired
 			}
 		case <-q.s.Done():
-			return ErrSessionExpired
+			return lock.ErrSessionExpired
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -252,17 +254,17 @@ func watchErr(ctx context.Context, wr clientv3.WatchResponse, ok bool) error {
 
 // releaseIfOwner deletes the grant's key only if it still has the grant's
 // revision: one Txn, and a release of a lost grant cannot delete a newer one.
-func releaseIfOwner(ctx context.Context, cli *clientv3.Client, g Grant) error {
-	cmp, err := g.Guard()
+func releaseIfOwner(ctx context.Context, cli *clientv3.Client, g lock.Grant) error {
+	cmp, err := Guard(g)
 	if err != nil {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	resp, err := cli.Txn(ctx).If(cmp).Then(clientv3.OpDelete(g.Key)).Commit()
 	if err != nil {
 		return err
 	}
 	if !resp.Succeeded {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	return nil
 }

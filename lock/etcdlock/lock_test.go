@@ -1,4 +1,4 @@
-package lock_test
+package etcdlock_test
 
 import (
 	"context"
@@ -15,6 +15,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/lock/etcdctl"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
@@ -53,7 +56,7 @@ func locker(t *testing.T, c *cluster.Cluster, kind, client, name string) (*clust
 	members := c.Members()
 	cl, err := c.NewClient(client, members[len(client)%len(members)])
 	require.NoError(t, err)
-	f, err := lock.Lookup(kind)
+	f, err := etcdlock.Lookup(kind)
 	require.NoError(t, err)
 	l, err := f(cl.Etcd(), name, lock.Options{TTL: 1})
 	require.NoError(t, err)
@@ -76,7 +79,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 	for _, kind := range builtins() {
 		t.Run(kind, func(t *testing.T) {
 			c := start(t)
-			res := &lock.Unfenced{}
+			res := &resource.Unfenced{}
 			var (
 				mu     sync.Mutex
 				tokens []int64
@@ -95,7 +98,7 @@ func TestMutualExclusionWithoutFaults(t *testing.T) {
 						mu.Lock()
 						tokens = append(tokens, g.Token)
 						mu.Unlock()
-						_, err = lock.CriticalSection(ctx(t), res, cl.Etcd(), g, cl)
+						_, err = resource.CriticalSection(ctx(t), res, cl.Etcd(), g, cl)
 						assert.NoError(t, err)
 						inside.Add(-1)
 						assert.NoError(t, l.Release(ctx(t), g))
@@ -160,7 +163,7 @@ func TestCancelledWaiterLeavesNoKey(t *testing.T) {
 			defer cancel()
 			_, err = l2.Acquire(short)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
-			if _, ok := l2.(lock.Process); ok {
+			if _, ok := l2.(process.Program); ok {
 				// Stopped while its first Txn was in flight, a process
 				// leaves that key to its lease, which nothing renews once
 				// the process is gone: it lapses within the TTL (1 s).
@@ -200,7 +203,7 @@ func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
 					require.NoError(t, err)
 				}
 				cl, l := locker(t, c, kind, name+"-c2", name)
-				if _, ok := l.(lock.Process); ok {
+				if _, ok := l.(process.Program); ok {
 					t.Skip("a process lock's requests are its own program's (see TestCancelledWaiterLeavesNoKey)")
 				}
 				cl.CutAnswers()
@@ -219,8 +222,8 @@ func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
 				cl.Heal()
 				err := <-got
 				t.Log("acquire:", err)
-				if _, weak := lock.Weaknesses(kind)["lost-acquire"]; weak && err != nil {
-					// As it ships: documented (lock.Weaknesses), and shown.
+				if _, weak := etcdlock.Weaknesses(kind)["lost-acquire"]; weak && err != nil {
+					// As it ships: documented (etcdlock.Weaknesses), and shown.
 					assert.Equal(t, 1, ownKeys(t, c, name, leaseOf(l)), "its key stays, as documented")
 					return
 				}
@@ -283,21 +286,21 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	want := map[string]bool{"unfenced": true, "fenced": false, "etcd-guarded": false}
 	for _, kind := range builtins() {
-		for _, resName := range lock.ResourceNames() {
+		for _, resName := range resource.Names() {
 			t.Run(kind+"/"+resName, func(t *testing.T) {
 				t.Parallel() // each waits ~1.5 s for a lease to lapse
 				c := start(t)
-				res, err := lock.NewResource(resName, "locklab/counter")
+				res, err := resource.NewResource(resName, "locklab/counter")
 				require.NoError(t, err)
 				c1, l1 := locker(t, c, kind, "c1", "pause")
 				c2, l2 := locker(t, c, kind, "c2", "pause")
 
 				g1, err := l1.Acquire(ctx(t))
 				require.NoError(t, err)
-				require.NoError(t, c1.Arm(lock.BeforeWrite)) // before the section starts: no slipping past
-				done := make(chan lock.Section, 1)
+				require.NoError(t, c1.Arm(resource.BeforeWrite)) // before the section starts: no slipping past
+				done := make(chan resource.Section, 1)
 				go func() {
-					s, err := lock.CriticalSection(ctx(t), res, c1.Etcd(), g1, c1)
+					s, err := resource.CriticalSection(ctx(t), res, c1.Etcd(), g1, c1)
 					assert.NoError(t, err)
 					done <- s
 				}()
@@ -308,7 +311,7 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 				g2, err := l2.Acquire(ctx(t))
 				require.NoError(t, err)
 				assert.Greater(t, g2.Token, g1.Token)
-				s2, err := lock.CriticalSection(ctx(t), res, c2.Etcd(), g2, c2)
+				s2, err := resource.CriticalSection(ctx(t), res, c2.Etcd(), g2, c2)
 				require.NoError(t, err)
 				require.True(t, s2.Accepted)
 				require.NoError(t, l2.Release(ctx(t), g2))
@@ -387,20 +390,20 @@ func TestStaleReleaseKeepsNewerLock(t *testing.T) {
 }
 
 func TestOptionsAndLookup(t *testing.T) {
-	_, err := lock.Lookup("redlock")
+	_, err := etcdlock.Lookup("redlock")
 	assert.ErrorIs(t, err, lock.ErrUnknownLock)
 	assert.ErrorContains(t, err, "etcd-mutex, queue, ttl-poll, single-key-watch")
 	for _, kind := range builtins() {
-		f, err := lock.Lookup(kind)
+		f, err := etcdlock.Lookup(kind)
 		require.NoError(t, err)
 		_, err = f(nil, "x", lock.Options{TTL: -1})
 		assert.ErrorIs(t, err, lock.ErrBadTTL, kind)
 	}
-	_, err = lock.NewResource("paper", "")
+	_, err = resource.NewResource("paper", "")
 	assert.ErrorContains(t, err, "unknown resource")
-	_, err = (&lock.Fenced{}).Write(t.Context(), nil, lock.Grant{}, 1)
+	_, err = (&resource.Fenced{}).Write(t.Context(), nil, lock.Grant{}, 1)
 	assert.ErrorIs(t, err, lock.ErrNoToken)
-	_, err = lock.Grant{}.Guard()
+	_, err = etcdlock.Guard(lock.Grant{})
 	assert.True(t, errors.Is(err, lock.ErrNoToken))
 }
 
@@ -422,7 +425,7 @@ func TestClientsOnEveryMember(t *testing.T) {
 			case "etcdctl": // a process started per grant (a race-built one under -race)
 				rounds = testsize.Pick(t, 3, 50, "rounds")
 			}
-			f, err := lock.Lookup(kind)
+			f, err := etcdlock.Lookup(kind)
 			require.NoError(t, err)
 			var (
 				inside atomic.Int32
@@ -458,7 +461,7 @@ func TestClientsOnEveryMember(t *testing.T) {
 // holder's write lands between the new holder's read and write. The fenced
 // store registers the reader's token, so that write is refused.
 func TestFencedRefusesAStaleWriteBetweenANewerReadAndWrite(t *testing.T) {
-	f := &lock.Fenced{}
+	f := &resource.Fenced{}
 	old, cur := lock.Grant{Token: 10}, lock.Grant{Token: 12}
 	read1, err := f.Read(t.Context(), nil, old) // c1 reads 0, then is paused
 	require.NoError(t, err)
@@ -511,9 +514,9 @@ func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 func TestSlowHolderKeepsItsLease(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := start(t)
-	factories := map[string]lock.EtcdFactory{"set-nx-px": lock.NewSetNXPX}
+	factories := map[string]lock.EtcdFactory{"set-nx-px": etcdlock.NewSetNXPX}
 	for _, kind := range builtins() {
-		factories[kind] = lock.Builtin()[kind]
+		factories[kind] = etcdlock.Builtin()[kind]
 	}
 	for kind, f := range factories {
 		t.Run(kind, func(t *testing.T) {
@@ -553,4 +556,4 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 func leaseOf(l lock.Locker) clientv3.LeaseID { return l.(lock.Leaser).Lease() }
 
 // builtins are the built-in locks and the lab's adapters of them.
-func builtins() []string { return append(lock.Names(), lock.Adapters()...) }
+func builtins() []string { return append(etcdlock.Names(), etcdlock.Adapters()...) }

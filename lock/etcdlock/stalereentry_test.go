@@ -1,4 +1,4 @@
-package lock_test
+package etcdlock_test
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // Healthy, stale-reentry keeps its promise: a member answers a client's
@@ -26,7 +27,7 @@ func TestStaleReentryIsExclusiveWhileHealthy(t *testing.T) {
 	for i, m := range c.Members() {
 		cl, err := c.NewClient(fmt.Sprintf("s%d", i+1), m)
 		require.NoError(t, err)
-		l, err := lock.NewStaleReentry(cl.Etcd(), "sr", lock.Options{TTL: 1})
+		l, err := etcdlock.NewStaleReentry(cl.Etcd(), "sr", lock.Options{TTL: 1})
 		require.NoError(t, err)
 		t.Cleanup(func() { l.Close() })
 		wg.Go(func() {

@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -11,35 +11,16 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
-)
 
-// Regression is a deliberately broken lock that reproduces a public etcd
-// lock bug. It is not in the default matrix; it exists so that the lab
-// proves, on every build, that it still catches the bug: the named scenarios
-// must FAIL it on every seed and every resource, fenced and etcd-guarded
-// included. A change that lets one pass has cost the lab its power to
-// detect.
-type Regression struct {
-	// Name is the lock's name, after the upstream issue.
-	Name string
-	// Bug says, in a line, what is wrong with it.
-	Bug string
-	// Link is the upstream report.
-	Link string
-	// Scenarios are the catalog scenarios that must catch it.
-	Scenarios []string
-	// Check is the check whose FAIL catches it.
-	Check string
-	// Factory makes it.
-	Factory EtcdFactory
-}
+	"github.com/locklab/locklab/lock"
+)
 
 // Regressions returns the known-bad locks, in a fixed order, a fresh
 // slice each call.
-func Regressions() []Regression { return slices.Clone(regressions) }
+func Regressions() []lock.Regression { return slices.Clone(regressions) }
 
 // regressions are the known-bad locks, in a fixed order.
-var regressions = []Regression{
+var regressions = []lock.Regression{
 	{
 		Name: "etcd-11456",
 		Bug: "after waiting, the lock is granted without checking that the waiter's own key (and session) still " +
@@ -146,13 +127,13 @@ func RegressionNames() []string {
 }
 
 // LookupRegression finds a known-bad lock by name.
-func LookupRegression(name string) (Regression, bool) {
+func LookupRegression(name string) (lock.Regression, bool) {
 	for _, r := range regressions {
 		if r.Name == name {
 			return r, true
 		}
 	}
-	return Regression{}, false
+	return lock.Regression{}, false
 }
 
 // enqueue puts the session's key (named after its lease) in the queue, as
@@ -176,7 +157,7 @@ type waitWithoutRecheck struct {
 }
 
 // NewWaitWithoutRecheck returns the etcd-11456 known-bad lock.
-func NewWaitWithoutRecheck(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewWaitWithoutRecheck(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -185,20 +166,20 @@ func NewWaitWithoutRecheck(client *clientv3.Client, name string, opts Options) (
 	return &waitWithoutRecheck{leased: leased{s: s}, pfx: pfx, key: fmt.Sprintf("%s%x", pfx, s.Lease())}, nil
 }
 
-func (l *waitWithoutRecheck) Acquire(ctx context.Context) (Grant, error) {
+func (l *waitWithoutRecheck) Acquire(ctx context.Context) (lock.Grant, error) {
 	if isExpired(l.s) {
-		return Grant{}, ErrSessionExpired
+		return lock.Grant{}, lock.ErrSessionExpired
 	}
 	rev, err := l.enqueue(ctx, l.key)
 	if err != nil {
 		// Its one bug is elsewhere: a failed acquire leaves no key.
-		return Grant{}, failed(err, l.s, l.key, l.granted)
+		return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 	}
 	cli := l.s.Client()
 	for {
 		older, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...)
 		if err != nil {
-			return Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if len(older.Kvs) == 0 {
 			return l.grant(l.key, rev), nil // the bug: no look at our own key
@@ -209,7 +190,7 @@ func (l *waitWithoutRecheck) Acquire(ctx context.Context) (Grant, error) {
 		err = waitDeleted(ctx, wch)
 		cancel()
 		if err != nil {
-			return Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 	}
 }
@@ -240,7 +221,7 @@ type ownerWhileWaiting struct {
 }
 
 // NewOwnerWhileWaiting returns the etcd-12017 known-bad lock.
-func NewOwnerWhileWaiting(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewOwnerWhileWaiting(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -248,13 +229,13 @@ func NewOwnerWhileWaiting(client *clientv3.Client, name string, opts Options) (L
 	return &ownerWhileWaiting{leased: leased{s: s}, key: fmt.Sprintf("%s%s/%x", opts.Prefix, name, s.Lease())}, nil
 }
 
-func (l *ownerWhileWaiting) Acquire(ctx context.Context) (Grant, error) {
+func (l *ownerWhileWaiting) Acquire(ctx context.Context) (lock.Grant, error) {
 	if isExpired(l.s) {
-		return Grant{}, ErrSessionExpired
+		return lock.Grant{}, lock.ErrSessionExpired
 	}
 	rev, err := l.enqueue(ctx, l.key)
 	if err != nil {
-		return Grant{}, failed(err, l.s, l.key, l.granted)
+		return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 	}
 	return l.grant(l.key, rev), nil // the bug: the guard holds, the lock is not ours yet
 }
@@ -275,15 +256,15 @@ type setNXPX struct {
 }
 
 // NewSetNXPX returns the set-nx-px known-bad lock.
-func NewSetNXPX(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
+func NewSetNXPX(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+	opts, err := withDefaults(opts)
 	if err != nil {
 		return nil, err
 	}
 	return &setNXPX{cli: client, ttl: int64(opts.TTL), key: opts.Prefix + name}, nil
 }
 
-func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
+func (l *setNXPX) Acquire(ctx context.Context) (lock.Grant, error) {
 	tick := time.NewTicker(PollInterval)
 	defer tick.Stop()
 	var lease clientv3.LeaseID
@@ -291,7 +272,7 @@ func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
 		if lease == 0 {
 			resp, err := l.cli.Grant(ctx, l.ttl)
 			if err != nil {
-				return Grant{}, err
+				return lock.Grant{}, err
 			}
 			lease = resp.ID
 			l.mu.Lock()
@@ -304,15 +285,15 @@ func (l *setNXPX) Acquire(ctx context.Context) (Grant, error) {
 			lease = 0 // it lapsed while we polled: take a fresh one, as the next SET would
 			continue
 		case err != nil:
-			return Grant{}, err
+			return lock.Grant{}, err
 		case resp.Succeeded:
-			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil // the bug: no keep-alive
+			return lock.Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil // the bug: no keep-alive
 		}
 		select {
 		case <-tick.C:
 			l.polls.Add(1)
 		case <-ctx.Done():
-			return Grant{}, ctx.Err()
+			return lock.Grant{}, ctx.Err()
 		}
 	}
 }
@@ -330,9 +311,9 @@ func putOnLease(ctx context.Context, cli *clientv3.Client, key string, lease cli
 // taken.
 func (l *setNXPX) Polls() int64 { return l.polls.Load() }
 
-var _ Poller = (*setNXPX)(nil)
+var _ lock.Poller = (*setNXPX)(nil)
 
-func (l *setNXPX) Release(ctx context.Context, g Grant) error {
+func (l *setNXPX) Release(ctx context.Context, g lock.Grant) error {
 	return releaseIfOwner(ctx, l.cli, g)
 }
 

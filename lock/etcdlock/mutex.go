@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // closeTimeout bounds the cleanup Close does on its own.
@@ -44,7 +46,7 @@ type etcdMutex struct {
 
 // NewMutex returns the etcd-mutex lock: etcd's concurrency.Mutex as it
 // ships.
-func NewMutex(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewMutex(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -52,24 +54,24 @@ func NewMutex(client *clientv3.Client, name string, opts Options) (Locker, error
 	return &etcdMutex{s: s, m: concurrency.NewMutex(s, opts.Prefix+name)}, nil
 }
 
-func (l *etcdMutex) Acquire(ctx context.Context) (Grant, error) {
+func (l *etcdMutex) Acquire(ctx context.Context) (lock.Grant, error) {
 	if err := l.m.Lock(ctx); err != nil {
 		if errors.Is(err, concurrency.ErrSessionExpired) || errors.Is(err, errLeaseNotFound) {
-			return Grant{}, fmt.Errorf("%w: %w", ErrSessionExpired, err)
+			return lock.Grant{}, fmt.Errorf("%w: %w", lock.ErrSessionExpired, err)
 		}
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	owner := l.m.IsOwner()
 	token := owner.GetCompare().GetCreateRevision()
-	return Grant{Token: token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
+	return lock.Grant{Token: token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
 // Release is Unlock: it deletes the session's key by name, whichever grant
 // it is given.
-func (l *etcdMutex) Release(ctx context.Context, _ Grant) error {
+func (l *etcdMutex) Release(ctx context.Context, _ lock.Grant) error {
 	if err := l.m.Unlock(ctx); err != nil {
 		if errors.Is(err, concurrency.ErrLockReleased) {
-			return ErrNotHeld
+			return lock.ErrNotHeld
 		}
 		return err
 	}
@@ -100,18 +102,18 @@ type retrySafeMutex struct {
 // NewMutexRetrySafe returns the etcd-mutex-retry-safe lock: etcd's Mutex
 // made safe to give up and to retry (see retrySafeMutex), as the README's
 // gate section shows a user doing it.
-func NewMutexRetrySafe(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewMutexRetrySafe(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newRetrySafeMutex(client, name, opts, true)
 }
 
 // NewMutexUnguarded returns the etcd-22082 known-bad lock: etcd's Mutex
 // whose release of any grant of the session calls Unlock, which deletes the
 // session's key by name — the newer lock, if the release is a retry.
-func NewMutexUnguarded(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewMutexUnguarded(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newRetrySafeMutex(client, name, opts, false)
 }
 
-func newRetrySafeMutex(client *clientv3.Client, name string, opts Options, guard bool) (Locker, error) {
+func newRetrySafeMutex(client *clientv3.Client, name string, opts lock.Options, guard bool) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -120,30 +122,30 @@ func newRetrySafeMutex(client *clientv3.Client, name string, opts Options, guard
 	return &retrySafeMutex{s: s, m: concurrency.NewMutex(s, pfx), key: fmt.Sprintf("%s/%x", pfx, s.Lease()), guard: guard}, nil
 }
 
-func (l *retrySafeMutex) Acquire(ctx context.Context) (Grant, error) {
+func (l *retrySafeMutex) Acquire(ctx context.Context) (lock.Grant, error) {
 	if isExpired(l.s) {
-		return Grant{}, ErrSessionExpired
+		return lock.Grant{}, lock.ErrSessionExpired
 	}
 	if err := l.m.Lock(ctx); err != nil {
 		if errors.Is(err, concurrency.ErrSessionExpired) {
-			return Grant{}, ErrSessionExpired
+			return lock.Grant{}, lock.ErrSessionExpired
 		}
 		// Lock deletes its key when its wait fails, but not when its first
 		// Txn does: that put may have committed with its answer lost.
-		return Grant{}, failed(err, l.s, l.key, l.token)
+		return lock.Grant{}, failed(err, l.s, l.key, l.token)
 	}
 	owner := l.m.IsOwner()
 	l.token = owner.GetCompare().GetCreateRevision()
-	return Grant{Token: l.token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
+	return lock.Grant{Token: l.token, Key: l.m.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
-func (l *retrySafeMutex) Release(ctx context.Context, g Grant) error {
+func (l *retrySafeMutex) Release(ctx context.Context, g lock.Grant) error {
 	if g.Key != l.m.Key() || (l.guard && g.Token != l.token) {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	if err := l.m.Unlock(ctx); err != nil {
 		if errors.Is(err, concurrency.ErrLockReleased) {
-			return ErrNotHeld
+			return lock.ErrNotHeld
 		}
 		return err
 	}

@@ -1,4 +1,4 @@
-package lock_test
+package etcdlock_test
 
 import (
 	"context"
@@ -16,11 +16,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
 )
 
 // groupAlive reports whether any process of group pg still runs: a dead
 // one waiting to be reaped by whoever adopted it does not.
-func groupAlive(pg int) bool { return lock.GroupLive(pg) }
+func groupAlive(pg int) bool { return etcdlock.GroupLive(pg) }
 
 // A pause of a lock run as a process is a real one: SIGSTOP freezes the
 // process group — here the shell script and the etcdctl it runs, both in
@@ -36,10 +38,10 @@ func TestExecPauseIsSIGSTOP(t *testing.T) {
 	require.NoError(t, err)
 	require.NotZero(t, g1.Token, "the token is read from the key etcdctl prints")
 	require.NotZero(t, g1.Lease)
-	pg := lock.ProcessGroup(l1)
+	pg := etcdlock.ProcessGroup(l1)
 	require.NotZero(t, pg)
 
-	p, ok := l1.(lock.Process)
+	p, ok := l1.(process.Program)
 	require.True(t, ok, "a lock run as a process can be stopped")
 	require.NoError(t, p.Stop())
 	require.Eventually(t, func() bool { return procState(t, pg) == "T" }, 5*time.Second, time.Millisecond, "the script is stopped")
@@ -82,14 +84,14 @@ func TestExecLeavesNoProcess(t *testing.T) {
 	_, l3 := locker(t, c, "etcdctl", "c3", "leave")
 	_, err := l1.Acquire(ctx(t))
 	require.NoError(t, err)
-	pg1 := lock.ProcessGroup(l1)
+	pg1 := etcdlock.ProcessGroup(l1)
 
 	// c2 gives up waiting: its process is stopped, SIGTERM then SIGKILL.
 	short, cancel := context.WithTimeout(ctx(t), 300*time.Millisecond)
 	_, err = l2.Acquire(short)
 	cancel()
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Zero(t, lock.ProcessGroup(l2), "an abandoned acquire stops the process")
+	assert.Zero(t, etcdlock.ProcessGroup(l2), "an abandoned acquire stops the process")
 
 	// c3 waits in the background; c1 is frozen.
 	waiting := make(chan error, 1)
@@ -97,9 +99,9 @@ func TestExecLeavesNoProcess(t *testing.T) {
 		_, err := l3.Acquire(ctx(t))
 		waiting <- err
 	}()
-	require.Eventually(t, func() bool { return lock.ProcessGroup(l3) != 0 }, 10*time.Second, 5*time.Millisecond)
-	pg3 := lock.ProcessGroup(l3)
-	require.NoError(t, l1.(lock.Process).Stop())
+	require.Eventually(t, func() bool { return etcdlock.ProcessGroup(l3) != 0 }, 10*time.Second, 5*time.Millisecond)
+	pg3 := etcdlock.ProcessGroup(l3)
+	require.NoError(t, l1.(process.Program).Stop())
 
 	require.NoError(t, l1.Close())
 	require.NoError(t, l3.Close())
@@ -152,7 +154,7 @@ func TestExecStrayLineRestartsTheProgram(t *testing.T) {
 		`exec sh "`+inner+`"`+"\n"), 0o644))
 	cl, err := c.NewClient("c1", c.Members()[0])
 	require.NoError(t, err)
-	f, err := lock.Exec("sh " + banner + " " + filepath.Join(dir, "started"))
+	f, err := etcdlock.Exec("sh " + banner + " " + filepath.Join(dir, "started"))
 	require.NoError(t, err)
 	l, err := f(cl.Etcd(), "stray", lock.Options{TTL: 5})
 	require.NoError(t, err)
@@ -186,7 +188,7 @@ func TestExecTokenIsNeverTheNextHolders(t *testing.T) {
 	}{{int64(next.ID) + 1, lock.ErrSessionExpired}, {int64(next.ID), nil}} {
 		path := filepath.Join(dir, strconv.Itoa(i)+".sh")
 		require.NoError(t, os.WriteFile(path, []byte(fmt.Sprintf("read x; echo granted key=held lease=%d; read x\n", tc.lease)), 0o644))
-		f, err := lock.Exec("sh " + path)
+		f, err := etcdlock.Exec("sh " + path)
 		require.NoError(t, err)
 		l, err := f(cl.Etcd(), "next", lock.Options{TTL: 5})
 		require.NoError(t, err)
@@ -217,15 +219,15 @@ func serveOrphan() {
 	if err != nil {
 		panic(err)
 	}
-	l, err := lock.NewEtcdctl(cli, "orphan", lock.Options{TTL: 5})
+	l, err := etcdlock.NewEtcdctl(cli, "orphan", lock.Options{TTL: 5})
 	if err != nil {
 		panic(err)
 	}
 	go l.Acquire(context.Background()) // waits: the parent holds the lock
-	for lock.ProcessGroup(l) == 0 {
+	for etcdlock.ProcessGroup(l) == 0 {
 		time.Sleep(time.Millisecond) // the process is started by that goroutine
 	}
-	fmt.Println(lock.ProcessGroup(l), lock.ProcessDir(l))
+	fmt.Println(etcdlock.ProcessGroup(l), etcdlock.ProcessDir(l))
 	select {}
 }
 
@@ -277,12 +279,12 @@ func TestExecKillIsSIGKILL(t *testing.T) {
 	_, l1 := locker(t, c, "etcdctl", "c1", "kill")
 	g1, err := l1.Acquire(ctx(t))
 	require.NoError(t, err)
-	pg := lock.ProcessGroup(l1)
+	pg := etcdlock.ProcessGroup(l1)
 	require.NotZero(t, pg)
 
-	require.NoError(t, l1.(lock.Process).Kill())
+	require.NoError(t, l1.(process.Program).Kill())
 	assert.False(t, groupAlive(pg), "Kill returns once the group is gone")
-	assert.Zero(t, lock.ProcessGroup(l1))
+	assert.Zero(t, etcdlock.ProcessGroup(l1))
 	alive, err := c.LeaseAlive(ctx(t), clientv3.LeaseID(g1.Lease))
 	require.NoError(t, err)
 	assert.True(t, alive, "a killed process revokes nothing")
@@ -298,19 +300,19 @@ func TestExecKillIsSIGKILL(t *testing.T) {
 
 // A process that prints nothing is reported as such, in its own words, once
 // the caller's deadline ends — and a lock whose process has answered
-// nothing yet says it is starting (the lab gives it lock.StartupAllowance).
+// nothing yet says it is starting (the lab gives it process.StartupAllowance).
 // Once it has answered, it is not.
 func TestExecSilentStartIsNamed(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := start(t)
 	cl, err := c.NewClient("c1", c.Members()[0])
 	require.NoError(t, err)
-	f, err := lock.Exec("sleep 30")
+	f, err := etcdlock.Exec("sleep 30")
 	require.NoError(t, err)
 	l, err := f(cl.Etcd(), "silent", lock.Options{TTL: 1})
 	require.NoError(t, err)
 	defer l.Close()
-	assert.True(t, l.(lock.Process).Starting(), "not started yet")
+	assert.True(t, l.(process.Program).Starting(), "not started yet")
 	short, cancel := context.WithTimeout(ctx(t), 300*time.Millisecond)
 	defer cancel()
 	_, err = l.Acquire(short)
@@ -319,15 +321,15 @@ func TestExecSilentStartIsNamed(t *testing.T) {
 	assert.Contains(t, err.Error(), "of starting, asked to acquire")
 
 	_, e := locker(t, c, "etcdctl", "c2", "silent")
-	assert.True(t, e.(lock.Process).Starting())
+	assert.True(t, e.(process.Program).Starting())
 	g, err := e.Acquire(ctx(t))
 	require.NoError(t, err)
-	assert.False(t, e.(lock.Process).Starting(), "it has answered")
+	assert.False(t, e.(process.Program).Starting(), "it has answered")
 	require.NoError(t, e.Release(ctx(t), g))
 }
 
 // A program that says it is up (a comment line) ends its start-up there:
-// asked with the start-up allowance (lock.WithStartup), its silence after
+// asked with the start-up allowance (process.WithStartup), its silence after
 // is its waiting, which has the operation's own time from then.
 func TestExecUpEndsTheStartup(t *testing.T) {
 	t.Parallel() // on a cluster of its own
@@ -336,18 +338,18 @@ func TestExecUpEndsTheStartup(t *testing.T) {
 	require.NoError(t, err)
 	prog := filepath.Join(t.TempDir(), "up-and-silent")
 	require.NoError(t, os.WriteFile(prog, []byte("#!/bin/sh\necho '# ready'\nexec sleep 30\n"), 0o755))
-	f, err := lock.Exec(prog)
+	f, err := etcdlock.Exec(prog)
 	require.NoError(t, err)
 	l, err := f(cl.Etcd(), "up", lock.Options{TTL: 1})
 	require.NoError(t, err)
 	defer l.Close()
-	require.True(t, l.(lock.Process).Starting(), "not started yet")
-	actx, cancel := lock.WithStartup(ctx(t), 300*time.Millisecond)
+	require.True(t, l.(process.Program).Starting(), "not started yet")
+	actx, cancel := process.WithStartup(ctx(t), 300*time.Millisecond)
 	defer cancel()
 	began := time.Now()
 	_, err = l.Acquire(actx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "was up and gave no answer within 300ms, asked to acquire")
-	assert.Less(t, time.Since(began), lock.StartupAllowance, "the allowance left once it was up is not waited for")
+	assert.Less(t, time.Since(began), process.StartupAllowance, "the allowance left once it was up is not waited for")
 	assert.NoError(t, actx.Err(), "the caller's context had time left")
 }

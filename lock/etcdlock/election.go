@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // rawElection is etcd's leader election, concurrency.Election, used as a
@@ -36,7 +38,7 @@ type rawElection struct {
 
 // NewElection returns the etcd-election lock: etcd's concurrency.Election
 // as it ships.
-func NewElection(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewElection(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -44,18 +46,18 @@ func NewElection(client *clientv3.Client, name string, opts Options) (Locker, er
 	return &rawElection{s: s, e: concurrency.NewElection(s, opts.Prefix+name)}, nil
 }
 
-func (l *rawElection) Acquire(ctx context.Context) (Grant, error) {
+func (l *rawElection) Acquire(ctx context.Context) (lock.Grant, error) {
 	if err := l.e.Campaign(ctx, ""); err != nil {
 		if errors.Is(err, errLeaseNotFound) {
-			return Grant{}, fmt.Errorf("%w: %w", ErrSessionExpired, err)
+			return lock.Grant{}, fmt.Errorf("%w: %w", lock.ErrSessionExpired, err)
 		}
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
-	return Grant{Token: l.e.Rev(), Key: l.e.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
+	return lock.Grant{Token: l.e.Rev(), Key: l.e.Key(), Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
 // Release is Resign, whichever grant it is given.
-func (l *rawElection) Release(ctx context.Context, _ Grant) error { return l.e.Resign(ctx) }
+func (l *rawElection) Release(ctx context.Context, _ lock.Grant) error { return l.e.Resign(ctx) }
 
 func (l *rawElection) Lease() clientv3.LeaseID { return l.s.Lease() }
 
@@ -86,18 +88,18 @@ type election struct {
 // NewElectionRetrySafe returns the etcd-election-retry-safe lock: etcd's
 // Election with what the contract asks for that it does not do (see
 // election).
-func NewElectionRetrySafe(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewElectionRetrySafe(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newElection(client, name, opts, true)
 }
 
 // NewCampaignUnchecked returns the campaign-unchecked known-bad lock: etcd's
 // Election taken at Campaign's word, which is "you lead" even when the
 // candidate's key went with its lease while it waited.
-func NewCampaignUnchecked(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewCampaignUnchecked(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newElection(client, name, opts, false)
 }
 
-func newElection(client *clientv3.Client, name string, opts Options, check bool) (Locker, error) {
+func newElection(client *clientv3.Client, name string, opts lock.Options, check bool) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -106,15 +108,15 @@ func newElection(client *clientv3.Client, name string, opts Options, check bool)
 	return &election{s: s, e: concurrency.NewElection(s, pfx), key: fmt.Sprintf("%s/%x", pfx, s.Lease()), check: check}, nil
 }
 
-func (l *election) Acquire(ctx context.Context) (Grant, error) {
+func (l *election) Acquire(ctx context.Context) (lock.Grant, error) {
 	if isExpired(l.s) {
-		return Grant{}, ErrSessionExpired
+		return lock.Grant{}, lock.ErrSessionExpired
 	}
 	if err := l.e.Campaign(ctx, ""); err != nil {
 		// Campaign resigns when ctx ends while it waits, but not when its
 		// first Txn fails (that put may have committed with its answer
 		// lost) nor when its wait fails otherwise.
-		return Grant{}, failed(err, l.s, l.key, l.token)
+		return lock.Grant{}, failed(err, l.s, l.key, l.token)
 	}
 	key, rev := l.e.Key(), l.e.Rev()
 	if l.check {
@@ -122,23 +124,23 @@ func (l *election) Acquire(ctx context.Context) (Grant, error) {
 		if err != nil {
 			// Campaign's own clean-up on failure: leave no key behind.
 			l.e.Resign(l.s.Client().Ctx())
-			return Grant{}, err
+			return lock.Grant{}, err
 		}
 		if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != rev {
 			l.e.Resign(l.s.Client().Ctx())
-			return Grant{}, ErrSessionExpired
+			return lock.Grant{}, lock.ErrSessionExpired
 		}
 	}
 	l.token = rev
-	return Grant{Token: rev, Key: key, Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
+	return lock.Grant{Token: rev, Key: key, Lease: int64(l.s.Lease()), Lost: l.s.Done()}, nil
 }
 
 // Release resigns the grant it is given. Resign deletes the leader key only
 // if it still has the grant's revision; a release of an older grant is
 // refused as not held and never reaches Resign.
-func (l *election) Release(ctx context.Context, g Grant) error {
+func (l *election) Release(ctx context.Context, g lock.Grant) error {
 	if g.Token != l.token || g.Key != l.e.Key() {
-		return ErrNotHeld
+		return lock.ErrNotHeld
 	}
 	if err := l.e.Resign(ctx); err != nil {
 		return err

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package lock_test
+package etcdlock_test
 
 // serveOrphan does nothing here: locks run as processes need Linux, and so
 // do the tests that kill their lab.

@@ -1,10 +1,12 @@
-package lock
+package etcdlock
 
 import (
 	"context"
 	"fmt"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // freshKey is etcd's Mutex as it was before etcd pull request 5199 named
@@ -24,7 +26,7 @@ type freshKey struct {
 }
 
 // NewFreshKey returns the etcd-5199 known-bad lock.
-func NewFreshKey(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewFreshKey(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -32,15 +34,15 @@ func NewFreshKey(client *clientv3.Client, name string, opts Options) (Locker, er
 	return &freshKey{leased: leased{s: s}, pfx: opts.Prefix + name + "/"}, nil
 }
 
-func (l *freshKey) Acquire(ctx context.Context) (Grant, error) {
+func (l *freshKey) Acquire(ctx context.Context) (lock.Grant, error) {
 	if isExpired(l.s) {
-		return Grant{}, ErrSessionExpired
+		return lock.Grant{}, lock.ErrSessionExpired
 	}
 	l.attempts++
 	key := fmt.Sprintf("%s%x-%d", l.pfx, l.s.Lease(), l.attempts)
 	rev, err := l.enqueue(ctx, key)
 	if err != nil {
-		return Grant{}, err // the bug: the key may stand, queued for nobody
+		return lock.Grant{}, err // the bug: the key may stand, queued for nobody
 	}
 	cli := l.s.Client()
 	for {
@@ -49,10 +51,10 @@ func (l *freshKey) Acquire(ctx context.Context) (Grant, error) {
 			clientv3.OpGet(l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...),
 		).Commit()
 		if err != nil {
-			return Grant{}, err
+			return lock.Grant{}, err
 		}
 		if resp.Responses[0].GetResponseRange().Count == 0 {
-			return Grant{}, ErrSessionExpired
+			return lock.Grant{}, lock.ErrSessionExpired
 		}
 		older := resp.Responses[1].GetResponseRange().Kvs
 		if len(older) == 0 {
@@ -63,7 +65,7 @@ func (l *freshKey) Acquire(ctx context.Context) (Grant, error) {
 		err = l.waitDeleted(ctx, wch)
 		cancel()
 		if err != nil {
-			return Grant{}, err
+			return lock.Grant{}, err
 		}
 	}
 }
@@ -77,6 +79,6 @@ func (l *freshKey) waitDeleted(ctx context.Context, wch clientv3.WatchChan) erro
 	case err := <-done:
 		return err
 	case <-l.s.Done():
-		return ErrSessionExpired
+		return lock.ErrSessionExpired
 	}
 }

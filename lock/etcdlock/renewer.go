@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // renewGivesUp is a single-key lock that keeps its lease alive itself, as
@@ -35,8 +37,8 @@ type renewGivesUp struct {
 }
 
 // NewRenewGivesUp returns the renew-gives-up known-bad lock.
-func NewRenewGivesUp(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
+func NewRenewGivesUp(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+	opts, err := withDefaults(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func NewRenewGivesUp(client *clientv3.Client, name string, opts Options) (Locker
 
 // NewRenewLate returns the renew-late known-bad lock: renew-gives-up's
 // lock with another renewer (see late).
-func NewRenewLate(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewRenewLate(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	l, err := NewRenewGivesUp(client, name, opts)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,7 @@ func NewRenewLate(client *clientv3.Client, name string, opts Options) (Locker, e
 	return l, nil
 }
 
-func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
+func (l *renewGivesUp) Acquire(ctx context.Context) (lock.Grant, error) {
 	tick := time.NewTicker(PollInterval)
 	defer tick.Stop()
 	lease := l.Lease()
@@ -63,7 +65,7 @@ func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
 		if lease == 0 {
 			resp, err := l.cli.Grant(ctx, int64(l.ttl/time.Second))
 			if err != nil {
-				return Grant{}, err
+				return lock.Grant{}, err
 			}
 			lease = resp.ID
 			l.mu.Lock()
@@ -79,10 +81,10 @@ func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
 			// The put may have committed with its answer lost: the key
 			// goes with the lease, which nobody renews.
 			l.forget(lease)
-			return Grant{}, err
+			return lock.Grant{}, err
 		case resp.Succeeded:
 			l.renew(lease)
-			return Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil
+			return lock.Grant{Token: resp.Header.Revision, Key: l.key, Lease: int64(lease)}, nil
 		}
 		// While it waits, it keeps its lease alive by asking again.
 		if _, err := l.cli.KeepAliveOnce(ctx, lease); errors.Is(err, rpctypes.ErrLeaseNotFound) {
@@ -91,7 +93,7 @@ func (l *renewGivesUp) Acquire(ctx context.Context) (Grant, error) {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return Grant{}, ctx.Err()
+			return lock.Grant{}, ctx.Err()
 		}
 	}
 }
@@ -184,7 +186,7 @@ func (l *renewGivesUp) stopRenewing() {
 	}
 }
 
-func (l *renewGivesUp) Release(ctx context.Context, g Grant) error {
+func (l *renewGivesUp) Release(ctx context.Context, g lock.Grant) error {
 	l.stopRenewing()
 	return releaseIfOwner(ctx, l.cli, g)
 }

@@ -1,4 +1,4 @@
-package lock
+package resource
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"sync"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // Pause points: where a worker can be frozen deterministically.
@@ -50,10 +53,10 @@ const (
 // Implementations are safe for concurrent use.
 type Resource interface {
 	Name() string
-	Read(ctx context.Context, client *clientv3.Client, g Grant) (int64, error)
+	Read(ctx context.Context, client *clientv3.Client, g lock.Grant) (int64, error)
 	// Write sets the counter to value with g's fencing token. A rejected
 	// write is not an error: Written says why.
-	Write(ctx context.Context, client *clientv3.Client, g Grant, value int64) (Written, error)
+	Write(ctx context.Context, client *clientv3.Client, g lock.Grant, value int64) (Written, error)
 }
 
 // NewResource returns a fresh resource by name: "unfenced", "fenced" or
@@ -67,11 +70,11 @@ func NewResource(name, key string) (Resource, error) {
 	case "etcd-guarded":
 		return &Guarded{Key: key}, nil
 	}
-	return nil, fmt.Errorf("lock: unknown resource %q (resources: %s)", name, strings.Join(ResourceNames(), ", "))
+	return nil, fmt.Errorf("lock: unknown resource %q (resources: %s)", name, strings.Join(Names(), ", "))
 }
 
 // ResourceNames lists the resources in a fixed order.
-func ResourceNames() []string { return []string{"unfenced", "fenced", "etcd-guarded"} }
+func Names() []string { return []string{"unfenced", "fenced", "etcd-guarded"} }
 
 // Unfenced is an in-memory counter that accepts every write, like a file, a
 // cache or an external API with no checks.
@@ -84,7 +87,7 @@ type Unfenced struct {
 func (*Unfenced) Name() string { return "unfenced" }
 
 // Read returns the counter.
-func (u *Unfenced) Read(context.Context, *clientv3.Client, Grant) (int64, error) {
+func (u *Unfenced) Read(context.Context, *clientv3.Client, lock.Grant) (int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.value, nil
@@ -98,7 +101,7 @@ func (u *Unfenced) Peek() int64 {
 }
 
 // Write always succeeds.
-func (u *Unfenced) Write(_ context.Context, _ *clientv3.Client, _ Grant, value int64) (Written, error) {
+func (u *Unfenced) Write(_ context.Context, _ *clientv3.Client, _ lock.Grant, value int64) (Written, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.value = value
@@ -126,9 +129,9 @@ func (*Fenced) Name() string { return "fenced" }
 // Read returns the counter and registers g's token: no write with an older
 // token is accepted after it. A grant without a token is refused with
 // ErrNoToken rather than trusted.
-func (f *Fenced) Read(_ context.Context, _ *clientv3.Client, g Grant) (int64, error) {
+func (f *Fenced) Read(_ context.Context, _ *clientv3.Client, g lock.Grant) (int64, error) {
 	if g.Token == 0 {
-		return 0, ErrNoToken
+		return 0, lock.ErrNoToken
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -146,9 +149,9 @@ func (f *Fenced) Peek() int64 {
 
 // Write accepts value if g's token is at least the largest seen so far by a
 // read or a write. A grant without a token is refused with ErrNoToken.
-func (f *Fenced) Write(_ context.Context, _ *clientv3.Client, g Grant, value int64) (Written, error) {
+func (f *Fenced) Write(_ context.Context, _ *clientv3.Client, g lock.Grant, value int64) (Written, error) {
 	if g.Token == 0 {
-		return Written{}, ErrNoToken
+		return Written{}, lock.ErrNoToken
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -172,7 +175,7 @@ func (*Guarded) Name() string { return "etcd-guarded" }
 // Read reads the counter (zero if never written), linearizably. The guard
 // on the write is what fences: it holds only while g's key is still the
 // lock's, so a read needs none.
-func (r *Guarded) Read(ctx context.Context, client *clientv3.Client, _ Grant) (int64, error) {
+func (r *Guarded) Read(ctx context.Context, client *clientv3.Client, _ lock.Grant) (int64, error) {
 	resp, err := client.Get(ctx, r.Key)
 	if err != nil {
 		return 0, err
@@ -188,8 +191,8 @@ func (r *Guarded) Read(ctx context.Context, client *clientv3.Client, _ Grant) (i
 }
 
 // Write puts value only while g's lock key is unchanged.
-func (r *Guarded) Write(ctx context.Context, client *clientv3.Client, g Grant, value int64) (Written, error) {
-	guard, err := g.Guard()
+func (r *Guarded) Write(ctx context.Context, client *clientv3.Client, g lock.Grant, value int64) (Written, error) {
+	guard, err := etcdlock.Guard(g)
 	if err != nil {
 		return Written{}, err
 	}
@@ -211,7 +214,7 @@ type Section struct {
 
 // CriticalSection is the workload's critical section: read the counter,
 // pass the BeforeWrite pause point, write read+1 with the grant's token.
-func CriticalSection(ctx context.Context, r Resource, client *clientv3.Client, g Grant, p PausePoints) (Section, error) {
+func CriticalSection(ctx context.Context, r Resource, client *clientv3.Client, g lock.Grant, p PausePoints) (Section, error) {
 	v, err := r.Read(ctx, client, g)
 	if err != nil {
 		return Section{}, err

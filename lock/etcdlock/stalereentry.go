@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // staleReentry is a single-key lock (put if absent on the session's lease,
@@ -33,8 +35,8 @@ type staleReentry struct {
 }
 
 // NewStaleReentry returns the stale-reentry known-bad lock.
-func NewStaleReentry(client *clientv3.Client, name string, opts Options) (Locker, error) {
-	opts, err := opts.withDefaults()
+func NewStaleReentry(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+	opts, err := withDefaults(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -44,25 +46,25 @@ func NewStaleReentry(client *clientv3.Client, name string, opts Options) (Locker
 	return &staleReentry{cli: client, ttl: opts.TTL, key: opts.Prefix + name, id: id}, nil
 }
 
-func (l *staleReentry) Acquire(ctx context.Context) (Grant, error) {
+func (l *staleReentry) Acquire(ctx context.Context) (lock.Grant, error) {
 	if g, ok, err := l.held(ctx); err != nil || ok {
 		return g, err
 	}
 	if l.s == nil || isExpired(l.s) {
 		if err := l.start(ctx); err != nil {
-			return Grant{}, err
+			return lock.Grant{}, err
 		}
 	}
 	tick := time.NewTicker(PollInterval)
 	defer tick.Stop()
 	for {
 		if isExpired(l.s) {
-			return Grant{}, ErrSessionExpired
+			return lock.Grant{}, lock.ErrSessionExpired
 		}
 		rev, _, err := l.putIfAbsent(ctx, l.key, l.id)
 		if err != nil {
 			// The put may have committed with its answer lost.
-			return Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil
@@ -70,7 +72,7 @@ func (l *staleReentry) Acquire(ctx context.Context) (Grant, error) {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return Grant{}, failed(ctx.Err(), l.s, l.key, l.granted)
+			return lock.Grant{}, failed(ctx.Err(), l.s, l.key, l.granted)
 		}
 	}
 }
@@ -78,16 +80,16 @@ func (l *staleReentry) Acquire(ctx context.Context) (Grant, error) {
 // held is the bug: a serializable read of the key, and a key naming this
 // client taken for its grant, whatever lease holds it and however stale
 // the member that answered.
-func (l *staleReentry) held(ctx context.Context) (Grant, bool, error) {
+func (l *staleReentry) held(ctx context.Context) (lock.Grant, bool, error) {
 	resp, err := l.cli.Get(ctx, l.key, clientv3.WithSerializable())
 	if err != nil {
-		return Grant{}, false, err
+		return lock.Grant{}, false, err
 	}
 	if len(resp.Kvs) == 0 || string(resp.Kvs[0].Value) != l.id {
-		return Grant{}, false, nil
+		return lock.Grant{}, false, nil
 	}
 	kv := resp.Kvs[0]
-	return Grant{Token: kv.CreateRevision, Key: l.key, Lease: kv.Lease}, true, nil
+	return lock.Grant{Token: kv.CreateRevision, Key: l.key, Lease: kv.Lease}, true, nil
 }
 
 // start takes a session on a fresh lease, granted under ctx.
@@ -110,7 +112,7 @@ func (l *staleReentry) start(ctx context.Context) error {
 	return nil
 }
 
-func (l *staleReentry) Release(ctx context.Context, g Grant) error {
+func (l *staleReentry) Release(ctx context.Context, g lock.Grant) error {
 	return releaseIfOwner(ctx, l.cli, g)
 }
 

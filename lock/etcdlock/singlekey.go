@@ -1,9 +1,11 @@
-package lock
+package etcdlock
 
 import (
 	"context"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // singleKeyWatch is the herd-prone design many first locks use: one key, put
@@ -23,7 +25,7 @@ type singleKeyWatch struct {
 }
 
 // NewSingleKeyWatch returns the single-key-watch lock.
-func NewSingleKeyWatch(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewSingleKeyWatch(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -31,21 +33,21 @@ func NewSingleKeyWatch(client *clientv3.Client, name string, opts Options) (Lock
 	return &singleKeyWatch{leased: leased{s: s}, key: opts.Prefix + name}, nil
 }
 
-func (l *singleKeyWatch) Acquire(ctx context.Context) (Grant, error) {
+func (l *singleKeyWatch) Acquire(ctx context.Context) (lock.Grant, error) {
 	for {
 		if isExpired(l.s) {
-			return Grant{}, ErrSessionExpired
+			return lock.Grant{}, lock.ErrSessionExpired
 		}
 		rev, at, err := l.putIfAbsent(ctx, l.key, "")
 		if err != nil {
 			// The put may have committed with its answer lost.
-			return Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil
 		}
 		if err := l.waitDelete(ctx, at+1); err != nil {
-			return Grant{}, err
+			return lock.Grant{}, err
 		}
 	}
 }
@@ -65,7 +67,7 @@ func (l *singleKeyWatch) waitDelete(ctx context.Context, rev int64) error {
 				return nil
 			}
 		case <-l.s.Done():
-			return ErrSessionExpired
+			return lock.ErrSessionExpired
 		case <-ctx.Done():
 			return ctx.Err()
 		}

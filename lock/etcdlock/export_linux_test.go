@@ -1,10 +1,14 @@
-package lock
+package etcdlock
 
-import "github.com/locklab/locklab/internal/proc"
+import (
+	"github.com/locklab/locklab/internal/proc"
+
+	"github.com/locklab/locklab/lock"
+)
 
 // ProcessGroup is the process group of a lock run as a process, or 0 while
 // none runs.
-func ProcessGroup(l Locker) int {
+func ProcessGroup(l lock.Locker) int {
 	if e, ok := l.(*execLock); ok {
 		return e.Program.Group()
 	}
@@ -12,7 +16,7 @@ func ProcessGroup(l Locker) int {
 }
 
 // ProcessDir is the directory of a lock run as a process, or "".
-func ProcessDir(l Locker) string {
+func ProcessDir(l lock.Locker) string {
 	if e, ok := l.(*execLock); ok {
 		return e.Program.Dir()
 	}

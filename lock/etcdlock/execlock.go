@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"cmp"
@@ -10,17 +10,19 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/internal/proc"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 )
 
 // execFactory runs argv; setup, if not nil, prepares the process's own
 // directory before it starts (the built-in etcdctl lock writes its script
 // there).
-func execFactory(argv []string, setup func(dir string) error) EtcdFactory {
-	return func(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func execFactory(argv []string, setup func(dir string) error) lock.EtcdFactory {
+	return func(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 		if err := proc.Supported(); err != nil {
 			return nil, err
 		}
-		opts, err := opts.withDefaults()
+		opts, err := withDefaults(opts)
 		if err != nil {
 			return nil, err
 		}
@@ -28,9 +30,9 @@ func execFactory(argv []string, setup func(dir string) error) EtcdFactory {
 		if len(eps) == 0 {
 			return nil, fmt.Errorf("lock: %s: the client has no endpoint", argv[0])
 		}
-		return &execLock{cli: client, Program: &proc.Program{Argv: argv, Setup: setup, DirVar: EnvDir,
-			Env: []string{EnvStore + "=etcd", EnvEndpoints + "=" + eps[0], EnvLock + "=" + opts.Prefix + name,
-				EnvTTL + "=" + strconv.Itoa(opts.TTL)}}}, nil
+		return &execLock{cli: client, Program: &proc.Program{Argv: argv, Setup: setup, DirVar: process.EnvDir,
+			Env: []string{process.EnvStore + "=etcd", process.EnvEndpoints + "=" + eps[0], process.EnvLock + "=" + opts.Prefix + name,
+				process.EnvTTL + "=" + strconv.Itoa(opts.TTL)}}}, nil
 	}
 }
 
@@ -41,18 +43,18 @@ type execLock struct {
 	*proc.Program
 
 	mu    sync.Mutex
-	grant Grant // the latest grant
+	grant lock.Grant // the latest grant
 	lease clientv3.LeaseID
 }
 
-func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
+func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
 	a, err := l.Program.Expect(ctx, "acquire", "granted", answerErr)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	g, err := l.read(ctx, a)
 	if err != nil {
-		return Grant{}, err
+		return lock.Grant{}, err
 	}
 	l.mu.Lock()
 	l.grant, l.lease = g, clientv3.LeaseID(g.Lease)
@@ -62,56 +64,56 @@ func (l *execLock) Acquire(ctx context.Context) (Grant, error) {
 
 // read is the grant a "granted" answer names: its token and lease as the
 // answer gives them, else read from its key as it stands now.
-func (l *execLock) read(ctx context.Context, a proc.Answer) (Grant, error) {
+func (l *execLock) read(ctx context.Context, a proc.Answer) (lock.Grant, error) {
 	argv0 := l.Program.Argv[0]
-	g := Grant{Key: a.Fields["key"]}
+	g := lock.Grant{Key: a.Fields["key"]}
 	var err error
 	if g.Token, err = parseInt(a.Fields["token"]); err != nil {
-		return Grant{}, fmt.Errorf("lock: %s: token in %q: %w", argv0, a.Line, err)
+		return lock.Grant{}, fmt.Errorf("lock: %s: token in %q: %w", argv0, a.Line, err)
 	}
 	lease, err := parseInt(a.Fields["lease"])
 	if err != nil {
-		return Grant{}, fmt.Errorf("lock: %s: lease in %q: %w", argv0, a.Line, err)
+		return lock.Grant{}, fmt.Errorf("lock: %s: lease in %q: %w", argv0, a.Line, err)
 	}
 	g.Lease = lease
 	if g.Key != "" && (g.Token == 0 || g.Lease == 0) {
 		resp, err := l.cli.Get(ctx, g.Key)
 		if err != nil {
-			return Grant{}, fmt.Errorf("lock: reading the granted key %s: %w", g.Key, err)
+			return lock.Grant{}, fmt.Errorf("lock: reading the granted key %s: %w", g.Key, err)
 		}
 		if len(resp.Kvs) == 0 {
-			return Grant{}, fmt.Errorf("%w: granted, but its key %s is gone", ErrSessionExpired, g.Key)
+			return lock.Grant{}, fmt.Errorf("%w: granted, but its key %s is gone", lock.ErrSessionExpired, g.Key)
 		}
 		if g.Lease != 0 && resp.Kvs[0].Lease != g.Lease {
 			// The key the answer named now rests on another lease: the
 			// grant's lease ended and the next holder took the key. Its
 			// token is not this grant's.
-			return Grant{}, fmt.Errorf("%w: granted on lease %x, but its key %s now rests on lease %x (the next holder's)",
-				ErrSessionExpired, g.Lease, g.Key, resp.Kvs[0].Lease)
+			return lock.Grant{}, fmt.Errorf("%w: granted on lease %x, but its key %s now rests on lease %x (the next holder's)",
+				lock.ErrSessionExpired, g.Lease, g.Key, resp.Kvs[0].Lease)
 		}
 		g.Token = cmp.Or(g.Token, resp.Kvs[0].CreateRevision)
 		g.Lease = cmp.Or(g.Lease, resp.Kvs[0].Lease)
 	}
 	if g.Token == 0 && g.Key == "" {
-		return Grant{}, fmt.Errorf("lock: %s granted with neither key nor token: %q", argv0, a.Line)
+		return lock.Grant{}, fmt.Errorf("lock: %s granted with neither key nor token: %q", argv0, a.Line)
 	}
 	return g, nil
 }
 
 // Release releases the latest grant; an older one is refused as not held
 // and never reaches the process, whose release means "the lock I hold now".
-func (l *execLock) Release(ctx context.Context, g Grant) error {
+func (l *execLock) Release(ctx context.Context, g lock.Grant) error {
 	l.mu.Lock()
 	latest := l.grant
 	l.mu.Unlock()
-	if g.Token != latest.Token || g.Key != latest.Key || latest == (Grant{}) {
-		return ErrNotHeld
+	if g.Token != latest.Token || g.Key != latest.Key || latest == (lock.Grant{}) {
+		return lock.ErrNotHeld
 	}
 	if _, err := l.Program.Expect(ctx, "release", "released", answerErr); err != nil {
 		return err
 	}
 	l.mu.Lock()
-	l.grant = Grant{}
+	l.grant = lock.Grant{}
 	l.mu.Unlock()
 	return nil
 }

@@ -1,4 +1,4 @@
-package lock
+package etcdlock
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // PollInterval is how often ttl-poll retries a held lock.
@@ -32,7 +34,7 @@ type ttlPoll struct {
 }
 
 // NewTTLPoll returns the ttl-poll lock.
-func NewTTLPoll(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewTTLPoll(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	s, opts, err := session(client, opts)
 	if err != nil {
 		return nil, err
@@ -40,18 +42,18 @@ func NewTTLPoll(client *clientv3.Client, name string, opts Options) (Locker, err
 	return &ttlPoll{leased: leased{s: s}, key: opts.Prefix + name}, nil
 }
 
-func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
+func (l *ttlPoll) Acquire(ctx context.Context) (lock.Grant, error) {
 	value := fmt.Sprintf("%x-%d", l.s.Lease(), l.count.Add(1))
 	tick := time.NewTicker(PollInterval)
 	defer tick.Stop()
 	for {
 		if isExpired(l.s) {
-			return Grant{}, ErrSessionExpired
+			return lock.Grant{}, lock.ErrSessionExpired
 		}
 		rev, _, err := l.putIfAbsent(ctx, l.key, value)
 		if err != nil {
 			// The put may have committed with its answer lost.
-			return Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil
@@ -60,7 +62,7 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 		case <-tick.C: // the algorithm's own polling interval
 			l.polls.Add(1)
 		case <-ctx.Done():
-			return Grant{}, ctx.Err()
+			return lock.Grant{}, ctx.Err()
 		}
 	}
 }
@@ -69,4 +71,4 @@ func (l *ttlPoll) Acquire(ctx context.Context) (Grant, error) {
 // taken.
 func (l *ttlPoll) Polls() int64 { return l.polls.Load() }
 
-var _ Poller = (*ttlPoll)(nil)
+var _ lock.Poller = (*ttlPoll)(nil)

@@ -1,9 +1,11 @@
-package lock
+package etcdlock
 
 import (
 	"context"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/locklab/locklab/lock"
 )
 
 // deadlineIgnored is etcd's Mutex waited on with a context of its own — the
@@ -12,10 +14,10 @@ import (
 // caller gave up at its deadline goes on waiting, and when the lock comes
 // free it is granted to nobody, while the next client waits behind it.
 // Known bad: gave-up catches it (the deadline check).
-type deadlineIgnored struct{ Locker }
+type deadlineIgnored struct{ lock.Locker }
 
 // NewDeadlineIgnored returns the ignores-deadline known-bad lock.
-func NewDeadlineIgnored(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewDeadlineIgnored(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	l, err := NewMutex(client, name, opts)
 	if err != nil {
 		return nil, err
@@ -23,7 +25,7 @@ func NewDeadlineIgnored(client *clientv3.Client, name string, opts Options) (Loc
 	return deadlineIgnored{l}, nil
 }
 
-func (l deadlineIgnored) Acquire(ctx context.Context) (Grant, error) {
+func (l deadlineIgnored) Acquire(ctx context.Context) (lock.Grant, error) {
 	return l.Locker.Acquire(context.WithoutCancel(ctx)) // the bug
 }
 
@@ -32,10 +34,10 @@ func (l deadlineIgnored) Acquire(ctx context.Context) (Grant, error) {
 // Release: the holder is never told that its lease is gone, and works on
 // under a lock the next client now holds. Known bad: holder-told catches
 // it (the told-lost check).
-type lostUntold struct{ Locker }
+type lostUntold struct{ lock.Locker }
 
 // NewLostUntold returns the lost-untold known-bad lock.
-func NewLostUntold(client *clientv3.Client, name string, opts Options) (Locker, error) {
+func NewLostUntold(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	l, err := NewMutex(client, name, opts)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,7 @@ func NewLostUntold(client *clientv3.Client, name string, opts Options) (Locker, 
 	return lostUntold{l}, nil
 }
 
-func (l lostUntold) Acquire(ctx context.Context) (Grant, error) {
+func (l lostUntold) Acquire(ctx context.Context) (lock.Grant, error) {
 	g, err := l.Locker.Acquire(ctx)
 	if err == nil {
 		g.Lost = make(chan struct{}) // the bug: nothing ever closes it
