@@ -2,7 +2,6 @@ package etcdlock
 
 import (
 	_ "embed"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,21 +60,10 @@ func OfferTool(name string, link func(dir string) (env string, err error)) {
 	proc.OfferTool(name, link)
 }
 
-// answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
+// answerErr is the error an "error [CLASS] MESSAGE" answer stands for: an
+// unavailable store is etcd's own Unavailable, as its client would say it.
 func answerErr(msg string) error {
-	class, rest, _ := strings.Cut(msg, " ")
-	switch class {
-	case "expired":
-		return fmt.Errorf("%w: %s", lock.ErrSessionExpired, rest)
-	case "not-held":
-		return fmt.Errorf("%w: %s", lock.ErrNotHeld, rest)
-	case "unavailable":
-		return status.Error(codes.Unavailable, rest)
-	}
-	if msg == "" {
-		msg = "(no message)"
-	}
-	return errors.New("lock: " + msg)
+	return proc.AnswerError(msg, "lock", func(rest string) error { return status.Error(codes.Unavailable, rest) })
 }
 
 // parseInt reads a decimal number, or hexadecimal with 0x; "" is zero.

@@ -42,9 +42,9 @@ type execLock struct {
 	cli *clientv3.Client
 	*proc.Program
 
+	grant proc.Latest
 	mu    sync.Mutex
-	grant lock.Grant // the latest grant
-	lease clientv3.LeaseID
+	lease clientv3.LeaseID // the latest grant's
 }
 
 func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
@@ -56,8 +56,9 @@ func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
 	if err != nil {
 		return lock.Grant{}, err
 	}
+	l.grant.Set(g)
 	l.mu.Lock()
-	l.grant, l.lease = g, clientv3.LeaseID(g.Lease)
+	l.lease = clientv3.LeaseID(g.Lease)
 	l.mu.Unlock()
 	return g, nil
 }
@@ -103,19 +104,10 @@ func (l *execLock) read(ctx context.Context, a proc.Answer) (lock.Grant, error) 
 // Release releases the latest grant; an older one is refused as not held
 // and never reaches the process, whose release means "the lock I hold now".
 func (l *execLock) Release(ctx context.Context, g lock.Grant) error {
-	l.mu.Lock()
-	latest := l.grant
-	l.mu.Unlock()
-	if g.Token != latest.Token || g.Key != latest.Key || latest == (lock.Grant{}) {
-		return lock.ErrNotHeld
-	}
-	if _, err := l.Program.Expect(ctx, "release", "released", answerErr); err != nil {
+	return l.grant.Release(ctx, g, func(ctx context.Context) error {
+		_, err := l.Program.Expect(ctx, "release", "released", answerErr)
 		return err
-	}
-	l.mu.Lock()
-	l.grant = lock.Grant{}
-	l.mu.Unlock()
-	return nil
+	})
 }
 
 // Lease is the lease of the latest grant, or zero before the first.

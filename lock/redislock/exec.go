@@ -2,11 +2,9 @@ package redislock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -67,8 +65,7 @@ func Exec(command string) (Factory, error) {
 type execLock struct {
 	*proc.Program
 
-	mu    sync.Mutex
-	grant lock.Grant // the latest grant, zero once released
+	grant proc.Latest
 }
 
 func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
@@ -86,44 +83,22 @@ func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
 			return lock.Grant{}, fmt.Errorf("redislock: %s: token in %q is no positive number", l.Program.Argv[0], a.Line)
 		}
 	}
-	l.mu.Lock()
-	l.grant = g
-	l.mu.Unlock()
+	l.grant.Set(g)
 	return g, nil
 }
 
 // Release releases the latest grant; an older one is refused as not held
 // and never reaches the program, whose release means "the lock I hold now".
 func (l *execLock) Release(ctx context.Context, g lock.Grant) error {
-	l.mu.Lock()
-	latest := l.grant
-	l.mu.Unlock()
-	if latest.Value == "" || g.Value != latest.Value || g.Key != latest.Key {
-		return lock.ErrNotHeld
-	}
-	if _, err := l.Program.Expect(ctx, "release", "released", answerErr); err != nil {
+	return l.grant.Release(ctx, g, func(ctx context.Context) error {
+		_, err := l.Program.Expect(ctx, "release", "released", answerErr)
 		return err
-	}
-	l.mu.Lock()
-	l.grant = lock.Grant{}
-	l.mu.Unlock()
-	return nil
+	})
 }
 
 // answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
 func answerErr(msg string) error {
-	class, rest, _ := strings.Cut(msg, " ")
-	switch class {
-	case "expired":
-		return fmt.Errorf("%w: %s", lock.ErrSessionExpired, rest)
-	case "not-held":
-		return fmt.Errorf("%w: %s", lock.ErrNotHeld, rest)
-	case "unavailable":
-		return fmt.Errorf("redislock: unavailable: %s", rest)
-	case "":
-		msg = "(no message)"
-	}
-	return errors.New("redislock: " + msg)
+	return proc.AnswerError(msg, "redislock", func(rest string) error { return fmt.Errorf("redislock: unavailable: %s", rest) })
 }
 
 var _ process.Program = (*execLock)(nil)
