@@ -3,20 +3,16 @@ package locktest
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
-	"github.com/locklab/locklab/script"
 )
 
 // Name is the name the lock under test goes by in results and reports.
@@ -47,6 +43,8 @@ type target struct {
 	factory any
 	// other is the lock on another store; zero on etcd.
 	other scenarios.BackendLock
+	// tokenless: the preflight's grant carried no fencing token.
+	tokenless bool
 }
 
 // kind is what lessons are for the lock (see scenarios.Scenario.NotFor).
@@ -136,8 +134,9 @@ func CompareWith(builtins ...string) Option {
 //
 // On Redis the catalog's Redis lessons run, on the unfenced and fenced
 // stores (a Redis lock keeps no key in etcd to guard a write by); the
-// exploration (Cases) and Endpoints are etcd's: the exploration is left
-// out, saying so, and Endpoints refused.
+// exploration (Cases) draws the faults that are not etcd's own, each case
+// on a Redis started for it (for a lock that gives no token it is left
+// out, saying why); Endpoints is etcd's, and refused.
 func Store(name string) Option {
 	return func(c *config) { c.store = name }
 }
@@ -203,7 +202,7 @@ func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 	}
 	// A lock that cannot take and give back the lock alone on a healthy
 	// store would fail every lesson the same way: say so once.
-	if err := preflight(t, cfg, tg); err != nil {
+	if tg.tokenless, err = preflight(t, cfg, tg); err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
 	var leftOut []string
@@ -250,14 +249,12 @@ func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 			}
 		})
 	}
-	switch {
-	case cfg.cases == 0 || len(guardedOf(cfg.resources)) == 0:
-	case tg.etcd == nil:
-		t.Logf("locktest: the exploration (Cases) runs etcd locks only: a lock on %s runs the catalog", tg.store)
-	default:
+	if why := exploreLeftOut(cfg, tg); why != "" {
+		t.Logf("locktest: the exploration (Cases) is left out: %s", why)
+	} else if cfg.cases > 0 {
 		t.Run("explore", func(t *testing.T) {
 			t.Parallel()
-			ran += runExplore(t, g, cfg, tg.etcd)
+			ran += runExplore(t, g, cfg, tg)
 		})
 	}
 	if len(selected) > 0 {
@@ -360,16 +357,17 @@ func defaultResources(tg target) []string {
 }
 
 // preflight has one Locker of the lock acquire and release once alone on
-// a store of its own (see scenarios.Preflight).
-func preflight(t *testing.T, cfg config, tg target) error {
+// a store of its own (see scenarios.Preflight), and says whether, on a
+// store other than etcd, its grant carried no fencing token.
+func preflight(t *testing.T, cfg config, tg target) (tokenless bool, err error) {
 	if tg.etcd != nil {
-		return scenarios.Preflight(t.Context(), tg.etcd, cfg.external, nil)
+		return false, scenarios.Preflight(t.Context(), tg.etcd, cfg.external, nil)
 	}
 	if tg.other.Preflight == nil {
-		return nil
+		return false, nil
 	}
-	_, err := tg.other.Preflight(t.Context(), nil)
-	return err
+	token, err := tg.other.Preflight(t.Context(), nil)
+	return !token, err
 }
 
 // guardedOf are the resources a correct lock must keep safe.
@@ -381,56 +379,6 @@ func guardedOf(resources []string) []string {
 		}
 	}
 	return out
-}
-
-// gateFaults are the fault kinds the gate's exploration draws: those it
-// drew before an isolated member and a slow link could be drawn, so that a
-// seed draws the cases it drew then (30 cases of those find etcd-11456;
-// with isolation drawn among them, they did not). The catalog's
-// isolated-asks and slow-link scenarios, which the gate runs, make those
-// faults.
-var gateFaults = []string{script.WalkPause, script.WalkCut, script.WalkExpire, script.WalkCrash, script.WalkLostAcquire,
-	script.WalkBlip}
-
-// runExplore runs the bounded exploration; it returns 1 if cases ran.
-func runExplore(t *testing.T, g *gate, cfg config, factory lock.EtcdFactory) int {
-	var (
-		c   *cluster.Cluster
-		err error
-	)
-	if cfg.external != nil {
-		c, err = cluster.Connect(t.Context(), *cfg.external)
-	} else {
-		c, err = cluster.Start(t.Context(), cluster.Config{Members: 3})
-	}
-	if err != nil {
-		t.Fatalf("locktest: explore: %v", err)
-	}
-	defer c.Close()
-	p := explore.Safe(guardedOf(cfg.resources)...)
-	res, err := explore.Run(t.Context(), explore.Config{Cluster: c, Lock: Name, Factory: factory, Property: p,
-		Cases: cfg.cases, Seed: cfg.seed, ShrinkTime: 30 * time.Second, Walk: script.WalkOptions{TTL: cfg.ttl, Faults: gateFaults}})
-	if err != nil {
-		t.Fatalf("locktest: explore: %v", err)
-	}
-	if res.Failed == nil {
-		t.Logf("%d drawn scripts kept %s (%s)", res.Cases, p.Name, res.Elapsed.Round(time.Millisecond))
-		return 1
-	}
-	path := filepath.Join(t.ArtifactDir(), "shrunk.txt")
-	if err := os.WriteFile(path, []byte(res.Failed.Script), 0o644); err != nil {
-		t.Errorf("locktest: %v", err)
-	}
-	g.explored = fmt.Sprintf("broke %s at case %d, shrunk to %d actions: %s", p.Name, res.Cases,
-		len(res.Failed.Actions), strings.Join(res.Failed.Actions, "; "))
-	kept := "go test -artifacts keeps it as a file"
-	if artifactsKept() {
-		kept = "kept as " + path
-	}
-	t.Errorf("a drawn script broke %s at case %d: %s\nshrunk to %d actions: %s\nthe same cases again: go test -run '^%s$' (the seed is fixed by the options)\nthe script (%s):\n%s",
-		p.Name, res.Cases, res.Message, len(res.Failed.Actions), strings.Join(res.Failed.Actions, "; "),
-		regexpQuote(t.Name()), kept, res.Failed.Script)
-	return 1
 }
 
 // regexpQuote quotes a test name for -run, level by level (subtests are

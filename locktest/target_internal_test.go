@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
@@ -49,4 +50,24 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 		_, err := c.tg()
 		assert.EqualError(t, err, c.err)
 	}
+}
+
+// A lock on Redis is explored as one on etcd is: drawn scripts of the
+// faults that are not etcd's own, each case on a Redis started for it,
+// kept safe on the fenced store; a lock with no token has nothing the
+// exploration can hold it to, and it says so.
+func TestARedisLockIsExplored(t *testing.T) {
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v (apt-get install redis-server)", err)
+	}
+	var watchdog lock.Factory[[]*redis.Client] = redislock.NewWatchdog
+	tg, err := targetOf(config{}, watchdog)
+	require.NoError(t, err)
+	cfg := config{resources: defaultResources(tg), cases: 3, seed: 1}
+	assert.Empty(t, exploreLeftOut(cfg, tg))
+	assert.Equal(t, []string{"fenced"}, safeOn(cfg, tg))
+	assert.Equal(t, 1, runExplore(t, newGate(), cfg, tg))
+
+	tg.tokenless = true
+	assert.Contains(t, exploreLeftOut(cfg, tg), "carry no fencing token")
 }
