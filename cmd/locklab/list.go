@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/faults"
@@ -29,6 +31,16 @@ var lockLines = map[string]string{
 // lockStories are what `locklab explain LOCK` tells of a lock beyond its
 // line in the list.
 var lockStories = map[string]string{
+	"etcd-mutex": "etcd's concurrency.Mutex, exactly as it ships: each client puts a key named after its session's " +
+		"lease under the lock's prefix, the oldest key holds the lock, and every other client waits for the key " +
+		"before its own to go. It keeps mutual exclusion under pauses as well as any lease can: fence what the " +
+		"holder writes.\n\n" +
+		"Two things it does not do that a lock used under faults needs. Lock removes its key when its wait fails, " +
+		"but not when its first request committed and the answer was lost: a client that gives up then leaves " +
+		"the lock to a key nobody holds, until its session ends (lost-acquire). Unlock deletes the session's key " +
+		"by name, the same at every Lock, so an Unlock retried after an ambiguous failure frees the session's " +
+		"newer lock (retried-release; etcd issue 22082). etcd-mutex-retry-safe is the Mutex with both added, as " +
+		"the README's gate section shows a user doing it.",
 	"etcd-election": "Leader election is a lock under another name. etcd's concurrency.Election keeps the same " +
 		"queue as its Mutex: each candidate puts a key named after its session's lease under the election's " +
 		"prefix, the oldest key leads, and every other candidate waits for the keys before its own to be deleted. " +
@@ -141,10 +153,10 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		return exitUsage, usagef("explain: want one scenario or lock (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
 	}
 	line, ok := lockLines[fs.Arg(0)]
-	story := lockStories[fs.Arg(0)]
+	story, weak := lockStories[fs.Arg(0)], etcdlock.Weaknesses(fs.Arg(0))
 	if !ok {
 		line, ok = redisLockLines[fs.Arg(0)]
-		story = redisLockStories[fs.Arg(0)]
+		story, weak = redisLockStories[fs.Arg(0)], redislock.Weaknesses(fs.Arg(0))
 	}
 	if ok {
 		fmt.Fprintf(w, "%s: %s\n", fs.Arg(0), line)
@@ -153,6 +165,7 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 				fmt.Fprintf(w, "\n%s\n", wrap(para, 78))
 			}
 		}
+		documented(w, fs.Arg(0), weak)
 		return exitOK, nil
 	}
 	s, err := scenarios.Lookup(fs.Arg(0))
@@ -202,4 +215,18 @@ func wrap(s string, width int) string {
 		line += word
 	}
 	return strings.Join(append(lines, line), "\n")
+}
+
+// documented says which lessons the lock called name fails as it ships,
+// by design and as documented (weak: lesson → check), and how to see it.
+func documented(w io.Writer, name string, weak map[string]string) {
+	if len(weak) == 0 {
+		return
+	}
+	lessons := slices.Sorted(maps.Keys(weak))
+	fmt.Fprintf(w, "\nIt fails, as it ships and as documented (a run shows these FAILs as expected):\n")
+	for _, l := range lessons {
+		fmt.Fprintf(w, "  - %s: the %s check\n", l, weak[l])
+	}
+	fmt.Fprintf(w, "\nSee it: locklab run --lock %s --scenario %s\n", name, strings.Join(lessons, ","))
 }

@@ -91,4 +91,9 @@ func TestListAndExplain(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "two-leaders")
 	assert.Contains(t, out, "phantom-leader")
+	assert.Contains(t, out, "  - expire-while-waiting: the expired-waiter check")
+	code, out, _ = locklab(t, t.Context(), "explain", "etcd-mutex")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "  - lost-acquire: the liveness check\n  - retried-release: the validity check")
+	assert.Contains(t, out, "See it: locklab run --lock etcd-mutex --scenario lost-acquire,retried-release")
 }
