@@ -118,9 +118,11 @@ func Endpoints(x cluster.External) Option {
 	return func(c *config) { c.external = &x }
 }
 
-// CompareWith runs the named built-in locks (etcdlock.Names) through the same
-// schedules beside yours, each as its own subtest, so that a failure of
-// yours can be told from a schedule every lock fails.
+// CompareWith runs the named built-in locks through the same schedules
+// beside yours, each as its own subtest, so that a failure of yours can be
+// told from a schedule every lock fails: etcdlock.Names (etcd's Mutex and
+// Election as they ship among them) or etcdlock.Adapters beside a lock on
+// etcd, redislock.Names beside one on Redis.
 func CompareWith(builtins ...string) Option {
 	return func(c *config) { c.compare = builtins }
 }

@@ -49,8 +49,8 @@ func (e *Env) learn(w *worker) {
 	}
 }
 
-// leaseOf is the lease l says keeps it alive (see lock.Leaser), or zero.
-func leaseOf(l lock.Locker) clientv3.LeaseID {
+// saidLease is the lease l says keeps it alive (see lock.Leaser), or zero.
+func saidLease(l lock.Locker) clientv3.LeaseID {
 	if x, ok := l.(lock.Leaser); ok {
 		return x.Lease()
 	}
@@ -64,7 +64,7 @@ func leaseOf(l lock.Locker) clientv3.LeaseID {
 func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
 	e.learn(w)
 	if _, ok := w.locker.(process.Program); !ok {
-		if l := leaseOf(w.locker); l != 0 {
+		if l := saidLease(w.locker); l != 0 {
 			return l
 		}
 	}

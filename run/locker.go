@@ -71,7 +71,7 @@ func (e *Env) renew(w *worker) error {
 	e.mu.Lock()
 	w.locker, w.held, w.born, w.closed, w.stuck = m.l, false, w.crashes, false, false
 	e.mu.Unlock()
-	w.cl.SetLease(leaseOf(m.l))
+	w.cl.SetLease(saidLease(m.l))
 	e.learn(w)
 	return nil
 }

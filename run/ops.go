@@ -66,7 +66,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 			// The record names the grant's lease: read it first.
 			key = e.readGrantKey(ctx, g)
 		}
-		lease = cmp.Or(g.Lease, key.leaseOrZero(), int64(leaseOf(w.locker)))
+		lease = cmp.Or(g.Lease, key.leaseOrZero(), int64(saidLease(w.locker)))
 		g.Lease = lease
 	}
 	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
