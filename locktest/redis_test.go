@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	bsm "github.com/bsm/redislock"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock"
@@ -181,4 +183,20 @@ func skipWithoutRedis(t *testing.T) {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v (apt-get install redis-server)", err)
 	}
+}
+
+// The README's Redis gate is this file's, word for word: the example it
+// shows is a test that runs.
+func TestTheReadmeRedisGateIsATestThatRuns(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, sec, ok := strings.Cut(string(readme), "#### A Redis lock of your own, in Go\n")
+	require.True(t, ok, "the README has its Redis gate section")
+	_, block, ok := strings.Cut(sec, "```go\n")
+	require.True(t, ok)
+	block, _, _ = strings.Cut(block, "```")
+	self, err := os.ReadFile("redis_test.go")
+	require.NoError(t, err)
+	assert.Contains(t, string(self), block)
+	assert.Contains(t, string(self), `_ "github.com/locklab/locklab/scenarios/redisstore"`)
 }

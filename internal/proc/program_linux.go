@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/piddir"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/internal/tailbuf"
 )
 
@@ -379,10 +380,12 @@ func (l *Program) Stop() error {
 		return err
 	}
 	if pg := l.Group(); pg != 0 {
-		deadline := time.Now().Add(stopSettle)
-		for !groupStopped(-pg) && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond) // the kernel says nothing when a stop takes effect: look again
-		}
+		// The kernel says nothing when a stop takes effect: look.
+		ctx, cancel := context.WithTimeout(context.Background(), stopSettle)
+		defer cancel()
+		poll.Until(ctx, "the group to stop", time.Millisecond, func(context.Context) (bool, error) { //nolint:errcheck // bounded: a member that has not stopped by then stops as it wakes
+			return groupStopped(-pg), nil
+		})
 	}
 	return nil
 }
