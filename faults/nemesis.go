@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -90,124 +89,31 @@ type RecorderFunc func(Event)
 // RecordFault calls f(e).
 func (f RecorderFunc) RecordFault(e Event) { f(e) }
 
-// Nemesis applies faults to one cluster and records them. It is safe for
-// concurrent use, though a schedule applies one fault at a time.
+// Nemesis applies faults to one etcd cluster and records their windows
+// (see Windows). It is safe for concurrent use, though a schedule applies
+// one fault at a time.
 type Nemesis struct {
-	c   *cluster.Cluster
-	rec Recorder
-
-	mu     sync.Mutex
-	nextID int
-	active []*Injection
+	c *cluster.Cluster
+	w *Windows
 }
 
 // New returns a nemesis for c that records to rec (nil records nothing).
 func New(c *cluster.Cluster, rec Recorder) *Nemesis {
-	if rec == nil {
-		rec = RecorderFunc(func(Event) {})
-	}
-	return &Nemesis{c: c, rec: rec}
+	return &Nemesis{c: c, w: NewWindows(rec)}
 }
 
-// Injection is a fault that has been applied and not yet undone.
-type Injection struct {
-	n      *Nemesis
-	id     int
-	fault  Fault
-	target string
-	gone   bool                        // expire-lease: the lease was gone before it
-	undo   func(context.Context) error // nil when nothing to undo
-
-	once sync.Once
-	err  error
-}
-
-// Fault is the fault as it was asked for.
-func (in *Injection) Fault() Fault { return in.fault }
-
-// Target is what the fault resolved to (for example the member that led).
-func (in *Injection) Target() string { return in.target }
-
-// AlreadyGone reports, for an expire-lease, that the server had ended the
-// lease before the fault came to end it.
-func (in *Injection) AlreadyGone() bool { return in.gone }
-
-// Undo reverses the fault and closes its window on the timeline. Undoing
-// twice does nothing more; the second call returns the first call's error.
-func (in *Injection) Undo(ctx context.Context) error {
-	in.once.Do(func() {
-		if in.undo != nil {
-			in.err = in.undo(ctx)
-		}
-		in.n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: in.fault, Target: in.target, Err: in.err, AlreadyGone: in.gone})
-		in.n.forget(in)
-	})
-	return in.err
-}
-
-// Apply applies f and returns once its effect holds: a killed leader has a
-// successor, a paused client's worker has stopped, a lapsed lease is gone on
-// the server. Its window opens on the timeline before anything is done, and
-// closes when it is undone — at once for a fault with nothing to undo. If
-// applying fails, the window closes at once with the error, and whatever part
-// was done is undone.
+// Apply applies f to the cluster and returns once its effect holds: a
+// killed leader has a successor, a paused client's worker has stopped, a
+// lapsed lease is gone on the server (see Windows.Apply for its window).
 func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	n.nextID++
-	in := &Injection{n: n, id: n.nextID, fault: f}
-	n.mu.Unlock()
-	n.rec.RecordFault(Event{ID: in.id, Phase: Start, Fault: f})
-	if err := n.apply(ctx, in); err != nil {
-		err = fmt.Errorf("%s: %w", f, err)
-		if in.undo != nil {
-			err = errors.Join(err, in.undo(context.WithoutCancel(ctx)))
-		}
-		in.once.Do(func() {
-			in.err = err
-			n.rec.RecordFault(Event{ID: in.id, Phase: End, Fault: f, Target: in.target, Err: err, AlreadyGone: in.gone})
-		})
-		return nil, err
-	}
-	if in.undo == nil {
-		// Nothing stays in place (a revoke, a restart, a leader move): the
-		// window is the time the fault took, and closes now — a window left
-		// open would claim the fault was still acting on what came after.
-		in.Undo(ctx)
-		return in, nil
-	}
-	n.mu.Lock()
-	n.active = append(n.active, in)
-	n.mu.Unlock()
-	return in, nil
+	return n.w.Apply(ctx, f, n.apply)
 }
 
 // UndoAll undoes every active injection, newest first.
-func (n *Nemesis) UndoAll(ctx context.Context) error {
-	n.mu.Lock()
-	active := slices.Clone(n.active)
-	n.mu.Unlock()
-	var errs []error
-	for _, in := range slices.Backward(active) {
-		errs = append(errs, in.Undo(ctx))
-	}
-	return errors.Join(errs...)
-}
+func (n *Nemesis) UndoAll(ctx context.Context) error { return n.w.UndoAll(ctx) }
 
 // Active lists the injections not yet undone, oldest first.
-func (n *Nemesis) Active() []*Injection {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return slices.Clone(n.active)
-}
-
-func (n *Nemesis) forget(in *Injection) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.active = slices.DeleteFunc(n.active, func(x *Injection) bool { return x == in })
-}
+func (n *Nemesis) Active() []*Injection { return n.w.Active() }
 
 // apply does f's work, setting in.target and in.undo as it goes, so that a
 // failure part-way can be undone.

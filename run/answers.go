@@ -32,7 +32,7 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 	switch {
 	case held:
 		return Outcome{}, fmt.Errorf("acquire answer=lost: %s already holds the lock", client)
-	case w.async != nil:
+	case w.async.Pending():
 		return Outcome{}, fmt.Errorf("acquire answer=lost: %s has a background step under way (await it first)", client)
 	}
 	before, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
@@ -66,7 +66,7 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 	})
 	cancel()
 	if err == nil {
-		e.runs.observe(history.ObservedAcquireWritten, client, "")
+		e.runs.Observe(history.ObservedAcquireWritten, client, "")
 	}
 	uerr := in.Undo(ctx)
 	<-ended

@@ -46,7 +46,7 @@ type Env struct {
 	opts      lock.Options
 	opTimeout time.Duration
 	start     time.Time
-	runs      histories
+	runs      Histories
 
 	mu      sync.Mutex
 	clients map[string]*worker
@@ -105,7 +105,7 @@ type worker struct {
 	releasing bool
 	paused    *faults.Injection
 	pausing   chan pauseResult // the pause being applied, until WaitPaused
-	async     chan Outcome     // result of the client's background step
+	async     Async            // the client's background step
 	// crashes counts the client's crashes; born is the count its Locker
 	// was made at: a Locker born before the last crash is dead.
 	crashes, born int
@@ -165,30 +165,27 @@ func New(cfg Config) (*Env, error) {
 		learned:   map[string]int{},
 		revoking:  map[int64]bool{},
 	}
-	for i, name := range names {
-		res, err := resource.NewResource(name, prefix+"counter")
+	var res []resource.Resource
+	for _, name := range names {
+		r, err := resource.NewResource(name, prefix+"counter")
 		if err != nil {
 			return nil, err
 		}
-		mem := &history.Memory{}
-		var sink history.Sink = mem
-		if i < len(cfg.Sinks) && cfg.Sinks[i] != nil {
-			sink = history.Tee{mem, cfg.Sinks[i]}
-		}
-		e.runs = append(e.runs, &resourceRun{res: res, mem: mem, rec: history.NewRecorderAt(sink, e.start)})
+		res = append(res, r)
 	}
+	e.runs = NewHistories(res, cfg.Sinks, e.start)
 	e.nemesis = faults.New(cfg.Cluster, faults.RecorderFunc(func(ev faults.Event) {
 		// The cluster knows clients by their run-wide names; the history
 		// by the run's own ("c1"), as every operation names them.
 		ev.Fault.Client = strings.TrimPrefix(ev.Fault.Client, prefix)
-		e.runs.fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
+		e.runs.Fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), strings.TrimPrefix(ev.Target, prefix), ev.Err)
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	e.stopMonitor, e.monitorDone, e.monitorCtx = cancel, make(chan struct{}), ctx
 	var bg sync.WaitGroup
 	bg.Go(func() { e.monitorLeases(ctx) })
 	bg.Go(func() { e.watchStalls(ctx) })
-	bg.Go(func() { WatchStarved(ctx, e.runs.starved) })
+	bg.Go(func() { WatchStarved(ctx, e.runs.Starved) })
 	go func() {
 		bg.Wait()
 		close(e.monitorDone)
@@ -210,11 +207,7 @@ func (e *Env) Cluster() *cluster.Cluster { return e.c }
 
 // Resources names the run's resources, in history order.
 func (e *Env) Resources() []string {
-	out := make([]string, len(e.runs))
-	for i, r := range e.runs {
-		out[i] = r.res.Name()
-	}
-	return out
+	return e.runs.Names()
 }
 
 // Value reads resource i's counter now, through the lab's admin client,
@@ -227,11 +220,11 @@ func (e *Env) Value(ctx context.Context, i int) (int64, error) {
 }
 
 // Events returns the history of resource i so far.
-func (e *Env) Events(i int) []history.Event { return e.runs[i].mem.Events() }
+func (e *Env) Events(i int) []history.Event { return e.runs.Events(i) }
 
 // Err is the first error a history's recorder met (a sink that failed): a
 // run with one has a truncated history and must not be judged.
-func (e *Env) Err() error { return e.runs.err() }
+func (e *Env) Err() error { return e.runs.Err() }
 
 // Close undoes active faults, records each resource's final value, closes
 // the run's lockers and clients, stops the lease monitor and, on a cluster
@@ -300,7 +293,7 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 		if p, ok := l.(process.Program); ok {
 			p.Kill()
 		}
-		e.runs.observe(history.ObservedCrashed, name, "")
+		e.runs.Observe(history.ObservedCrashed, name, "")
 	})
 	if _, ok := w.locker.(process.Program); ok {
 		// A lock run as a process (each Locker of the client starts its
@@ -323,7 +316,7 @@ func (e *Env) AddClient(ctx context.Context, name, member string) error {
 	e.clients[name] = w
 	e.order = append(e.order, name)
 	e.mu.Unlock()
-	e.runs.observe(history.ObservedConnected, name, member)
+	e.runs.Observe(history.ObservedConnected, name, member)
 	return nil
 }
 
@@ -393,9 +386,10 @@ func (e *Env) worker(name string) (*worker, error) {
 	return w, nil
 }
 
-// classify marks the errors that certainly changed nothing: the lock's own
-// refusals, and etcd's refusal of a request on a lease it no longer has.
-func classify(err error) error {
+// Classify marks the errors that certainly changed nothing, on any store:
+// the lock's own refusals, and etcd's refusal of a request on a lease it
+// no longer has.
+func Classify(err error) error {
 	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
 		errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		return history.Definite(err)

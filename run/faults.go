@@ -162,13 +162,8 @@ func (e *Env) blip(ctx context.Context, kind faults.Kind, client string, d time.
 	if err != nil {
 		return Outcome{}, err
 	}
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		t.Stop()
-	}
-	if err := in.Undo(context.WithoutCancel(ctx)); err != nil {
+	err = in.UndoAfter(ctx, d)
+	if err != nil && ctx.Err() == nil {
 		return Outcome{}, err
 	}
 	return Outcome{Kind: says, Client: client, For: d}, ctx.Err()

@@ -185,7 +185,7 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 		end.KeptAlive = w.cl.KeptAlive(lease)
 		end.Revoked = revoked
 	}
-	e.runs.leaseLost(end)
+	e.runs.LeaseLost(end)
 }
 
 // Expire ends client's lease on the server: by revoking it (the revoke's
@@ -265,7 +265,7 @@ const (
 // pause): its clients and the embedded cluster stood still with it, so a
 // lease that lapsed then is no finding against the lock (see
 // history.ObservedStalled).
-func (e *Env) watchStalls(ctx context.Context) { WatchStalls(ctx, e.runs.stall) }
+func (e *Env) watchStalls(ctx context.Context) { WatchStalls(ctx, e.runs.Stall) }
 
 // WatchStalls notes, until ctx ends, every stretch in which the lab's own
 // process ran nothing (a tick that came late by a stall's length), calling

@@ -32,8 +32,8 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	// that Locker's view of the cut-off member is (isolated-asks).
 	if l := e.leaseOf(w); l != 0 && e.isLeaseLost(int64(l)) && !e.memberCutOff(w.cl.Member()) {
 		if err := e.renew(w); err != nil {
-			ids := e.runs.invoke(client, history.Acquire, time.Time{})
-			e.runs.complete(ids, history.Definite(err), history.Event{})
+			ids := e.runs.Invoke(client, history.Acquire, time.Time{})
+			e.runs.Complete(ids, history.Definite(err), history.Event{})
 			return failed(Failed, client, err), err
 		}
 	}
@@ -45,7 +45,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	if _, ok := w.locker.(process.Program); ok {
 		deadline = deadline.Add(process.StopAllowance) // the time it takes to stop the process
 	}
-	ids := e.runs.invoke(client, history.Acquire, deadline)
+	ids := e.runs.Invoke(client, history.Acquire, deadline)
 	g, err := e.lockerAcquire(actx, w, deadline)
 	cancel()
 	e.mu.Lock()
@@ -56,7 +56,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	if e.crashedSince(w, crashes) {
 		// Whatever the lock said, nobody was left to hear it: the grant
 		// may stand on the server, or not.
-		e.runs.complete(ids, cluster.ErrCrashed, history.Event{})
+		e.runs.Complete(ids, cluster.ErrCrashed, history.Event{})
 		return failed(Failed, client, cluster.ErrCrashed), cluster.ErrCrashed
 	}
 	var lease int64
@@ -69,7 +69,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		lease = cmp.Or(g.Lease, key.leaseOrZero(), int64(saidLease(w.locker)))
 		g.Lease = lease
 	}
-	e.runs.complete(ids, classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
+	e.runs.Complete(ids, Classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
 	e.followGrant(client, lease)
 	var bad *history.BadToken
 	if err == nil {
@@ -209,8 +209,7 @@ func (e *Env) CSWork(ctx context.Context, client string, d time.Duration) (Outco
 
 // cs is a critical section in which the client works for d between its
 // read and its write: a slow holder, whose work the scenario draws from its
-// seed. The holder does not look at its lease meanwhile — a real one does
-// not either.
+// seed (see CriticalSection).
 func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, error) {
 	w, _, err := e.ready(client)
 	if err != nil {
@@ -226,50 +225,8 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, 
 		return Outcome{Kind: Failed, Client: client, Failure: FailNoGrant},
 			fmt.Errorf("%s: critical section without a grant: %w", client, lock.ErrNotHeld)
 	}
-	// One connection for the whole section: if the client crashes in it,
-	// what is left of it dies with that connection.
-	cli := w.cl.Etcd()
-	cctx, cancel := context.WithTimeout(ctx, e.opTimeout)
-	defer cancel()
-	// An operation blocked by a pause may outlive the timeout; that is the point.
-	ids := make([]int, len(e.runs))
-	reads := make([]*int64, len(e.runs))
-	errs := make([]error, len(e.runs))
-	for i, r := range e.runs {
-		ids[i] = r.rec.Invoke(client, history.CS, history.Event{Lock: "lock"})
-		v, err := r.res.Read(cctx, cli, w.grant)
-		if err == nil {
-			reads[i] = &v
-		}
-		errs[i] = err
-	}
-	Work(ctx, d)
-	pauseErr := w.cl.PausePoint(ctx, resource.BeforeWrite)
-	out := Outcome{Kind: Section, Client: client}
-	for i, r := range e.runs {
-		ev := history.Event{Token: w.grant.Token, Value: reads[i]}
-		err := errs[i]
-		if err == nil && pauseErr != nil {
-			err = pauseErr
-			if errors.Is(pauseErr, cluster.ErrCrashed) {
-				err = history.Definite(pauseErr) // it died before writing
-			}
-		}
-		var wr resource.Written
-		if err == nil {
-			wctx, wcancel := context.WithTimeout(ctx, e.opTimeout)
-			ev.WriteAt = max(r.rec.Since(time.Now()), 1)
-			wr, err = r.res.Write(wctx, cli, w.grant, *reads[i]+1)
-			wcancel()
-		}
-		if err == nil {
-			ev.Accepted, ev.Reason = &wr.Accepted, wr.Reason
-		}
-		r.rec.Complete(ids[i], classify(err), ev)
-		f, detail := failureOf(err)
-		out.Writes = append(out.Writes, Write{Resource: r.res.Name(), Read: reads[i], Failure: f, Detail: detail, Written: wr})
-	}
-	return out, errors.Join(errs...)
+	return CriticalSection(ctx, e.runs, InSection{Client: client, Grant: w.grant, Conn: w.cl.Etcd(), Work: d, OpTimeout: e.opTimeout,
+		PausePoint: func(ctx context.Context) error { return w.cl.PausePoint(ctx, resource.BeforeWrite) }})
 }
 
 // Release has client release its grant, recorded on every history.
@@ -314,7 +271,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	e.mu.Lock()
 	w.releasing = true
 	e.mu.Unlock()
-	ids := e.runs.invoke(client, history.Release, time.Time{})
+	ids := e.runs.Invoke(client, history.Release, time.Time{})
 	rctx, cancel := e.lockContext(ctx, w)
 	err = w.locker.Release(rctx, g)
 	cancel()
@@ -330,7 +287,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 		w.held = false
 	}
 	e.mu.Unlock()
-	e.runs.complete(ids, classify(err), history.Event{Token: g.Token})
+	e.runs.Complete(ids, Classify(err), history.Event{Token: g.Token})
 	e.checkHolders(ctx, client, g)
 	// A grant whose lease the server already ended is not the client's to
 	// release: a careful lock says "not held", etcd's Mutex deletes its key
@@ -389,7 +346,7 @@ func (e *Env) checkHolders(ctx context.Context, client string, released lock.Gra
 		still := h.w.held && !h.w.releasing && h.w.grant.Token == h.g.Token
 		e.mu.Unlock()
 		if still {
-			e.runs.grantGone(h.w.name, h.g.Token)
+			e.runs.GrantGone(h.w.name, h.g.Token)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/models"
 )
 
 // resourceRun is one protected resource and its history.
@@ -15,14 +16,30 @@ type resourceRun struct {
 	rec *history.Recorder
 }
 
-// histories are the run's resources, each with its history: every fact of
-// the run but a critical section's (which differs per resource) is
-// recorded on every one of them, through these methods.
-type histories []*resourceRun
+// Histories are a run's resources, each with its history, all on one
+// clock: every fact of the run but a critical section's (which differs per
+// resource, see CriticalSection) is recorded on every one of them, through these
+// methods. Every store's engine records through them.
+type Histories []*resourceRun
 
-// invoke records the start of client's op on every history, with the
+// NewHistories gives each resource a history starting at start, kept in
+// memory and written to the sink of the same index too, if there is one.
+func NewHistories(res []resource.Resource, sinks []history.Sink, start time.Time) Histories {
+	hs := make(Histories, len(res))
+	for i, r := range res {
+		mem := &history.Memory{}
+		var sink history.Sink = mem
+		if i < len(sinks) && sinks[i] != nil {
+			sink = history.Tee{mem, sinks[i]}
+		}
+		hs[i] = &resourceRun{res: r, mem: mem, rec: history.NewRecorderAt(sink, start)}
+	}
+	return hs
+}
+
+// Invoke records the start of client's op on every history, with the
 // moment its context ends (zero: none recorded); the ids are per history.
-func (hs histories) invoke(client string, op history.Op, deadline time.Time) []int {
+func (hs Histories) Invoke(client string, op history.Op, deadline time.Time) []int {
 	ids := make([]int, len(hs))
 	for i, h := range hs {
 		in := history.Event{Lock: "lock"}
@@ -34,70 +51,117 @@ func (hs histories) invoke(client string, op history.Op, deadline time.Time) []i
 	return ids
 }
 
-// complete records the end of the operations ids, with the same outcome
+// Complete records the end of the operations ids, with the same outcome
 // on every history.
-func (hs histories) complete(ids []int, err error, out history.Event) {
+func (hs Histories) Complete(ids []int, err error, out history.Event) {
 	for i, h := range hs {
 		h.rec.Complete(ids[i], err, out)
 	}
 }
 
-// observe records what the lab saw about client or member (see
+// Observe records what the lab saw about client or member (see
 // history.Observed).
-func (hs histories) observe(what, client, member string) {
+func (hs Histories) Observe(what, client, member string) {
 	for _, h := range hs {
 		h.rec.Observe(what, client, member)
 	}
 }
 
-func (hs histories) fault(id int, start bool, spec history.FaultSpec, target string, err error) {
+// Fault records an edge of a fault's window.
+func (hs Histories) Fault(id int, start bool, spec history.FaultSpec, target string, err error) {
 	for _, h := range hs {
 		h.rec.Fault(id, start, spec, target, err)
 	}
 }
 
-func (hs histories) leaseLost(end history.LeaseEnd) {
+// LeaseLost records that the store ended a client's lease.
+func (hs Histories) LeaseLost(end history.LeaseEnd) {
 	for _, h := range hs {
 		h.rec.LeaseLost(end)
 	}
 }
 
-func (hs histories) grantGone(client string, token int64) {
+// GrantGone records that a holder's grant left the store while it held it
+// and was not releasing it.
+func (hs Histories) GrantGone(client string, token int64) {
 	for _, h := range hs {
 		h.rec.ObserveGrantGone(client, token)
 	}
 }
 
-func (hs histories) badToken(b history.BadToken) {
+func (hs Histories) badToken(b history.BadToken) {
 	for _, h := range hs {
 		h.rec.ObserveBadToken(b)
 	}
 }
 
-func (hs histories) lost(what, client string, token int64) {
+func (hs Histories) lost(what, client string, token int64) {
 	for _, h := range hs {
 		h.rec.ObserveLost(what, client, token)
 	}
 }
 
-func (hs histories) stall(from time.Time) {
+// Stall records that the whole lab stood still from from until now.
+func (hs Histories) Stall(from time.Time) {
 	for _, h := range hs {
 		h.rec.ObserveStall(from)
 	}
 }
 
-func (hs histories) starved(from time.Time) {
+// Starved records that the lab's process was starved of CPU from from.
+func (hs Histories) Starved(from time.Time) {
 	for _, h := range hs {
 		h.rec.ObserveStarved(from)
 	}
 }
 
-// err is the first error a history's recorder met (a sink that failed).
-func (hs histories) err() error {
+// Err is the first error a history's recorder met (a sink that failed): a
+// run with one has a truncated history and must not be judged.
+func (hs Histories) Err() error {
 	for _, h := range hs {
 		if err := h.rec.Err(); err != nil {
 			return fmt.Errorf("recording the %s history: %w", h.res.Name(), err)
 		}
 	}
 	return nil
+}
+
+// Names names the resources, in history order.
+func (hs Histories) Names() []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.res.Name()
+	}
+	return out
+}
+
+// Resource is the resource of history i.
+func (hs Histories) Resource(i int) resource.Resource { return hs[i].res }
+
+// Events returns history i so far.
+func (hs Histories) Events(i int) []history.Event { return hs[i].mem.Events() }
+
+// Final records v as resource i's final value.
+func (hs Histories) Final(i int, v int64) { hs[i].rec.Final(v) }
+
+// Reports checks every history so far, holding each to minimum.
+func (hs Histories) Reports(minimum *history.Minimum) ([]models.Report, error) {
+	events := make([][]history.Event, len(hs))
+	for i := range hs {
+		events[i] = hs.Events(i)
+	}
+	return Reports(minimum, events...)
+}
+
+// Check checks every history so far: the check step's outcome.
+func (hs Histories) Check(minimum *history.Minimum) (Outcome, error) {
+	reports, err := hs.Reports(minimum)
+	if err != nil {
+		return Outcome{}, err
+	}
+	out := Outcome{Kind: Checked}
+	for i, r := range reports {
+		out.Checks = append(out.Checks, ResourceCheck{Resource: hs[i].res.Name(), Report: r})
+	}
+	return out, nil
 }

@@ -19,12 +19,7 @@ func (e *Env) Start(ctx context.Context, client string, doing Doing, step func(c
 	if err != nil {
 		return Outcome{}, err
 	}
-	w.async = make(chan Outcome, 1)
-	bg := e.background(ctx)
-	go func() {
-		w.async <- Settled(step(bg, client))
-	}()
-	return Outcome{Kind: Started, Client: client, Doing: doing}, nil
+	return w.async.Start(e.background(ctx), client, doing, step), nil
 }
 
 // Await waits for client's background step and returns its outcome.
@@ -33,16 +28,7 @@ func (e *Env) Await(ctx context.Context, client string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if w.async == nil {
-		return Outcome{}, fmt.Errorf("%s has no background step", client)
-	}
-	select {
-	case out := <-w.async:
-		w.async = nil
-		return out, nil
-	case <-ctx.Done():
-		return Outcome{}, ctx.Err()
-	}
+	return w.async.Await(ctx, client)
 }
 
 // WaitQueued waits until client's pending acquire is visibly waiting, the
@@ -67,12 +53,12 @@ func (e *Env) WaitQueued(ctx context.Context, client string) (Outcome, error) {
 		if queued, err := e.hasKey(ctx, w, client); queued || err != nil {
 			return queued, err
 		}
-		return w.async != nil && w.cl.Answered() > answered, nil
+		return w.async.Pending() && w.cl.Answered() > answered, nil
 	})
 	if err != nil {
 		return Outcome{}, err
 	}
-	e.runs.observe(history.ObservedQueued, client, "")
+	e.runs.Observe(history.ObservedQueued, client, "")
 	return Outcome{Kind: Waiting, Client: client}, nil
 }
 
@@ -126,7 +112,7 @@ func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (Outcome, er
 	})
 	cancel()
 	if err == nil {
-		e.runs.observe(history.ObservedReleased, client, "")
+		e.runs.Observe(history.ObservedReleased, client, "")
 	}
 	w.cl.Sever()
 	w.cl.Heal()
@@ -153,23 +139,7 @@ func (e *Env) leasesOf(client string) map[int64]bool {
 }
 
 // Reports checks every resource's history.
-func (e *Env) Reports() ([]models.Report, error) {
-	histories := make([][]history.Event, len(e.runs))
-	for i := range e.runs {
-		histories[i] = e.Events(i)
-	}
-	return Reports(e.minimum, histories...)
-}
+func (e *Env) Reports() ([]models.Report, error) { return e.runs.Reports(e.minimum) }
 
 // Check checks every resource's history so far: the check step.
-func (e *Env) Check() (Outcome, error) {
-	reports, err := e.Reports()
-	if err != nil {
-		return Outcome{}, err
-	}
-	out := Outcome{Kind: Checked}
-	for i, r := range reports {
-		out.Checks = append(out.Checks, ResourceCheck{Resource: e.runs[i].res.Name(), Report: r})
-	}
-	return out, nil
-}
+func (e *Env) Check() (Outcome, error) { return e.runs.Check(e.minimum) }

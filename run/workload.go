@@ -113,7 +113,7 @@ func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, se
 		member := in.Target()
 		wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 		if leader, err := e.c.WaitLeader(wctx, member); err == nil {
-			e.runs.observe(history.ObservedLeader, "", leader)
+			e.runs.Observe(history.ObservedLeader, "", leader)
 		}
 		if ph.UntilLeasesGone {
 			cut := e.clientsOn(member)

@@ -1,6 +1,8 @@
 // Package redisrun is one run of a Redis lock on real redis-server
-// processes (cluster/redisd): the Redis engine beside the etcd one (run).
-// It speaks the same script commands (it is a script.Target), records the
+// processes (cluster/redisd): the Redis store of the run engine
+// (run/engine), which does the clients, the recording, the critical
+// section, background steps and the faults on the clients' links. It
+// speaks the same script commands (it is a script.Target), records the
 // same history — each grant's key expiry stands for the lease the grant
 // rests on — and is judged by the same checks (models).
 //
@@ -13,11 +15,8 @@
 // (or releasing it).
 //
 // Where things are:
-//   - env.go: the Env — New, its resources, Reports and Check, Close
-//   - client.go: a client on its own proxied link, its renewals (AddClient,
-//     Crash)
-//   - ops.go: acquire, critical section, release, background steps
-//   - faults.go: pause, cut, delay, blip, isolate, failover, heal
+//   - env.go: the Env — New, its members and links, Close
 //   - monitor.go: each grant followed on the server: expiry, deletion,
-//     keep-alives read off the client's link
+//     keep-alives read off the client's link; wait-lease-gone, wait-free
+//   - faults.go: the Redis servers' faults: isolate, failover
 package redisrun

@@ -1,7 +1,6 @@
 package redisrun
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,13 +11,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/resource"
-	"github.com/locklab/locklab/models"
-	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/engine"
 )
 
 // scriptMembers is how many members the catalog's scripts name.
@@ -48,34 +47,18 @@ type Config struct {
 	OpTimeout time.Duration
 }
 
-// Env is one run of a Redis lock: its clients, the resources and one
-// history per resource. Methods are safe for concurrent use by different
-// clients; one client does one thing at a time.
+// Env is one run of a Redis lock: the engine's clients and histories on a
+// Redis set. Methods are safe for concurrent use by different clients;
+// one client does one thing at a time.
 type Env struct {
-	set       *redisd.Set
-	masters   bool
-	factory   redislock.Factory
-	opts      lock.Options
-	ttl       int
-	opTimeout time.Duration
-	start     time.Time
-	minimum   *history.Minimum
-	res       []resource.Resource
-	mems      []*history.Memory
-	recs      []*history.Recorder
+	*engine.Engine
+	set     *redisd.Set
+	masters bool
+	factory redislock.Factory
 
 	mu      sync.Mutex
-	clients map[string]*client
-	order   []string
-	tokens  run.TokenLabels
-	leases  int64       // grants so far: each grant's lease is its number
-	watched []*watch    // every grant the monitor follows
-	faults  []openFault // faults open now, to end at heal
-	faultID int
-	bg      context.Context
-
-	stopMonitor context.CancelFunc
-	monitorDone chan struct{}
+	leases  int64    // grants so far: each grant's lease is its number
+	watched []*watch // every grant the monitor follows
 }
 
 // New prepares a run and starts its monitor, which records on every
@@ -84,73 +67,96 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Set == nil || cfg.Factory == nil {
 		return nil, errors.New("redisrun: a run needs a Redis set and a lock")
 	}
-	names := cfg.Resource
-	if len(names) == 0 {
-		names = Resources()
-	}
-	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory, ttl: max(cfg.TTL, 1), minimum: cfg.Minimum,
-		opTimeout: cmp.Or(cfg.OpTimeout, run.DefaultOpTimeout), start: time.Now(),
-		clients: map[string]*client{}}
-	e.opts = lock.Options{TTL: e.ttl, Prefix: "locklab/runs/" + cfg.RunID + "/"}
-	for i, name := range names {
+	names := cmpOr(cfg.Resource, Resources())
+	var res []resource.Resource
+	for _, name := range names {
 		if !slices.Contains(Resources(), name) {
 			return nil, fmt.Errorf("redisrun: resource %q is not one a Redis lock can protect here (resources: %s)",
 				name, strings.Join(Resources(), ", "))
 		}
-		res, err := resource.NewResource(name, "")
+		r, err := resource.NewResource(name, "")
 		if err != nil {
 			return nil, err
 		}
-		mem := &history.Memory{}
-		var sink history.Sink = mem
-		if i < len(cfg.Sinks) && cfg.Sinks[i] != nil {
-			sink = history.Tee{mem, cfg.Sinks[i]}
-		}
-		e.res, e.mems = append(e.res, res), append(e.mems, mem)
-		e.recs = append(e.recs, history.NewRecorderAt(sink, e.start))
+		res = append(res, r)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e.stopMonitor, e.monitorDone = cancel, make(chan struct{})
-	go func() {
-		defer close(e.monitorDone)
-		var wg sync.WaitGroup
-		wg.Go(func() { e.monitor(ctx) })
-		// The lab standing still is the environment's, not the lock's: the
-		// servers' clocks run on while every client stands.
-		wg.Go(func() {
-			run.WatchStalls(ctx, func(from time.Time) { e.each(func(r *history.Recorder) { r.ObserveStall(from) }) })
-		})
-		wg.Go(func() {
-			run.WatchStarved(ctx, func(from time.Time) { e.each(func(r *history.Recorder) { r.ObserveStarved(from) }) })
-		})
-		wg.Wait()
-	}()
+	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory}
+	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
+		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
+		OpTimeout: cfg.OpTimeout, Monitor: e.monitor, StoreName: "Redis"})
+	if err != nil {
+		return nil, err
+	}
+	e.Engine = eng
 	return e, nil
 }
 
-// each records one fact on every history.
-func (e *Env) each(f func(r *history.Recorder)) {
-	for _, r := range e.recs {
-		f(r)
+func cmpOr(a, b []string) []string {
+	if len(a) > 0 {
+		return a
 	}
+	return b
 }
 
-// Bind makes ctx the run's context: background steps outlive the step
-// that started them, and end with ctx.
-func (e *Env) Bind(ctx context.Context) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.bg = ctx
+// store is the Env as the engine's Store.
+type store struct{ e *Env }
+
+// Links opens a client's links: to each master for Redlock, else to the
+// primary (every client of a replicated set talks to it).
+func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
+	if _, err := s.e.member(member); err != nil {
+		return nil, err
+	}
+	if !s.e.masters {
+		p, err := s.e.set.PrimaryLink()
+		return []*netproxy.Proxy{p}, err
+	}
+	var links []*netproxy.Proxy
+	for i := range s.e.set.Names() {
+		p, err := s.e.set.Link(i)
+		if err != nil {
+			for _, l := range links {
+				l.Close()
+			}
+			return nil, err
+		}
+		links = append(links, p)
+	}
+	return links, nil
 }
 
-func (e *Env) background(step context.Context) context.Context {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.bg != nil {
-		return e.bg
+// Locker makes a client's lock over Redis clients of its own, one behind
+// each of its links.
+func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+	e := s.e
+	var rcs []*redis.Client
+	for i, p := range links {
+		server := e.set.Primary()
+		if e.masters {
+			server = i
+		}
+		rcs = append(rcs, e.newRedis(server, p.Addr()))
 	}
-	return step
+	done := func() error {
+		var errs []error
+		for _, rc := range rcs {
+			errs = append(errs, rc.Close())
+		}
+		return errors.Join(errs...)
+	}
+	l, err := e.factory(rcs, "lock", e.Options())
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return l, done, nil
 }
+
+func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
+	return s.e.follow(client, g)
+}
+func (s store) Released(lease int64) bool  { return s.e.released(lease) }
+func (s store) Settle(ctx context.Context) { s.e.sweep(ctx) }
 
 // Members names the servers as a script does, m1…mN (the set's r1…rN),
 // and at least m1…m3: a client's member is only where a script says it
@@ -173,74 +179,12 @@ func (e *Env) member(name string) (int, error) {
 	return i, nil
 }
 
-// TTL is the lock keys' expiry, in seconds.
-func (e *Env) TTL() int { return e.ttl }
-
-// Resources names the run's resources, in history order.
-func (e *Env) Resources() []string {
-	out := make([]string, len(e.res))
-	for i, r := range e.res {
-		out[i] = r.Name()
-	}
-	return out
-}
-
-// Events returns the history of resource i so far.
-func (e *Env) Events(i int) []history.Event { return e.mems[i].Events() }
-
-// Err is the first error a history's recorder met: a run with one has a
-// truncated history and must not be judged.
-func (e *Env) Err() error {
-	for i, r := range e.recs {
-		if err := r.Err(); err != nil {
-			return fmt.Errorf("recording the %s history: %w", e.res[i].Name(), err)
-		}
-	}
-	return nil
-}
-
-// Reports checks every resource's history so far.
-func (e *Env) Reports() ([]models.Report, error) {
-	histories := make([][]history.Event, len(e.mems))
-	for i := range e.mems {
-		histories[i] = e.Events(i)
-	}
-	return run.Reports(e.minimum, histories...)
-}
-
-// Check checks every resource's history so far: the check step.
-func (e *Env) Check() (run.Outcome, error) {
-	reports, err := e.Reports()
-	if err != nil {
-		return run.Outcome{}, err
-	}
-	out := run.Outcome{Kind: run.Checked}
-	for i, r := range reports {
-		out.Checks = append(out.Checks, run.ResourceCheck{Resource: e.res[i].Name(), Report: r})
-	}
-	return out, nil
-}
-
 // Close ends open faults, records each resource's final value, closes the
 // run's clients, stops the monitor and removes the run's keys.
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, herr := e.Heal(ctx)
-	e.stopMonitor()
-	<-e.monitorDone
-	e.sweep(ctx)
-	for i, r := range e.res {
-		if p, ok := r.(interface{ Peek() int64 }); ok {
-			e.recs[i].Final(p.Peek())
-		}
-	}
-	errs := []error{herr}
-	for _, c := range e.allClients() {
-		errs = append(errs, c.close())
-	}
-	errs = append(errs, e.removeKeys(ctx))
-	return errors.Join(errs...)
+	return errors.Join(e.Finish(ctx, e.sweep), e.removeKeys(ctx))
 }
 
 // removeKeys deletes every key under the run's prefix on every running
@@ -253,7 +197,7 @@ func (e *Env) removeKeys(ctx context.Context) error {
 		if admin == nil {
 			continue
 		}
-		iter := admin.Scan(ctx, 0, e.opts.Prefix+"*", 100).Iterator()
+		iter := admin.Scan(ctx, 0, e.Options().Prefix+"*", 100).Iterator()
 		var keys []string
 		for iter.Next(ctx) {
 			keys = append(keys, iter.Val())
@@ -285,10 +229,8 @@ func (e *Env) servers() []int {
 // no retries of its own, so a lost answer is the operation's.
 func (e *Env) newRedis(i int, addr string) *redis.Client {
 	o := e.set.ClientOptions(i, addr)
-	o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = -1, e.opTimeout, e.opTimeout, e.opTimeout
+	t := e.OpTimeout()
+	o.MaxRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = -1, t, t, t
 	o.ContextTimeoutEnabled, o.PoolSize = true, 4
 	return redis.NewClient(o)
 }
-
-// ttlDuration is the keys' expiry.
-func (e *Env) ttlDuration() time.Duration { return time.Duration(e.ttl) * time.Second }

@@ -43,20 +43,18 @@ type watch struct {
 	lost      bool        // the server ended it (expired or deleted)
 }
 
-// follow starts following g, client c's new grant: it was alive when the
-// lock returned it. Its lease is its number in the run.
-func (e *Env) follow(c *client, g lock.Grant) *watch {
+// follow starts following g, client's new grant: it was alive when the
+// lock returned it. Its lease is its number in the run; renewed notes the
+// client's keep-alives.
+func (e *Env) follow(client string, g lock.Grant) (int64, func(time.Time)) {
 	now := time.Now()
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.leases++
-	w := &watch{client: c.name, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now,
-		expires: now.Add(e.ttlDuration())}
+	w := &watch{client: client, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now,
+		expires: now.Add(e.TTLDuration())}
 	e.watched = append(e.watched, w)
-	e.mu.Unlock()
-	c.mu.Lock()
-	c.values[g.Value] = w.renewed
-	c.mu.Unlock()
-	return w
+	return w.lease, w.renewed
 }
 
 // renewed notes a request of the client's carrying the grant's value.
@@ -96,7 +94,9 @@ func (e *Env) released(lease int64) bool {
 	return w.lost
 }
 
-// monitor reads every followed grant's key until ctx ends.
+// monitor reads every followed grant's key until ctx ends. It starts
+// before New has set e.Engine, and touches it only through a followed
+// grant, which only a client of the engine's makes.
 func (e *Env) monitor(ctx context.Context) {
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
@@ -119,11 +119,6 @@ func (e *Env) sweep(ctx context.Context) {
 		e.look(ctx, w)
 	}
 }
-
-// checkHolders looks at once at every grant still followed, after a
-// release: a key the release deleted that was not its own is seen gone
-// before anyone else can be granted in its place.
-func (e *Env) checkHolders(ctx context.Context) { e.sweep(context.WithoutCancel(ctx)) }
 
 // look reads w's key on the servers it lives on and records, the first
 // time it is not there, how it left: expired (the lease the grant rests on
@@ -150,30 +145,28 @@ func (e *Env) look(ctx context.Context, w *watch) {
 		w.lastAlive, w.expires = sent, sent.Add(left)
 		return
 	}
-	c, _ := e.client(w.client)
-	c.mu.Lock()
-	holds := c.held && c.grant.Value == w.value
-	releasing := c.releasing && holds
-	c.mu.Unlock()
+	g, held, releasing := e.Holding(w.client)
+	holds := held && g.Value == w.value
+	releasing = releasing && holds
 	switch {
 	case releasing:
 		return // the release's own hand; it says what happened
 	case time.Now().Add(early).Before(w.expires):
 		w.done = true
 		if holds {
-			e.each(func(r *history.Recorder) { r.ObserveGrantGone(w.client, w.token) })
+			e.Histories().GrantGone(w.client, w.token)
 		}
 		return
 	}
 	w.done, w.lost = true, true
-	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.ttlDuration()}
+	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration()}
 	for _, at := range w.renewals {
 		if !at.After(w.lastAlive) {
 			end.LastRenewal = at
 		}
 		end.Renewals = append(end.Renewals, at)
 	}
-	e.each(func(r *history.Recorder) { r.LeaseLost(end) })
+	e.Histories().LeaseLost(end)
 }
 
 // read asks the servers w's key lives on whether it still holds w's value:
@@ -214,32 +207,13 @@ func (e *Env) read(ctx context.Context, w *watch) (alive bool, left time.Duratio
 	return false, 0, len(lefts)+len(servers)-answered < quorum
 }
 
-// heldGrant is a grant a client holds, as the failover checks it.
-type heldGrant struct{ client, key, value string }
-
-// heldGrants lists the grants clients hold now.
-func (e *Env) heldGrants() []heldGrant {
-	var out []heldGrant
-	for _, c := range e.allClients() {
-		c.mu.Lock()
-		if c.held {
-			out = append(out, heldGrant{c.name, c.grant.Key, c.grant.Value})
-		}
-		c.mu.Unlock()
-	}
-	return out
-}
-
 // WaitLeaseGone waits until the server no longer has client's latest
 // grant (held, or left behind by a crash): its key expired or was deleted.
 func (e *Env) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, error) {
-	c, err := e.client(name)
+	lease, err := e.LeaseOf(name)
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	c.mu.Lock()
-	lease := c.lease
-	c.mu.Unlock()
 	w := e.watchOf(lease)
 	if w == nil {
 		return run.Outcome{}, fmt.Errorf("%s holds no grant whose key the lab follows", name)
@@ -256,4 +230,32 @@ func (e *Env) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, erro
 		return run.Outcome{}, err
 	}
 	return run.Outcome{Kind: run.LeaseGone, Client: name}, nil
+}
+
+// WaitFree waits until no lock key of the run is left on the servers.
+func (e *Env) WaitFree(ctx context.Context) (run.Outcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, run.RegrantWithin(e.TTL()))
+	defer cancel()
+	var left []string
+	err := poll.Until(ctx, "the lock to be free", pollEvery, func(ctx context.Context) (bool, error) {
+		left = left[:0]
+		for _, i := range e.servers() {
+			admin := e.set.Admin(i)
+			if admin == nil {
+				continue
+			}
+			n, err := admin.Exists(ctx, e.Options().Prefix+"lock").Result()
+			if err != nil {
+				return false, err
+			}
+			if n > 0 {
+				left = append(left, e.Members()[i])
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return run.Outcome{}, fmt.Errorf("the lock was not free within %v: its key is left on %v: %w", run.RegrantWithin(e.TTL()), left, err)
+	}
+	return run.Outcome{Kind: run.Free}, nil
 }

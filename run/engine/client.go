@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/pausegate"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/run"
+)
+
+// client is one lab client: its links, its lock over them, and what it
+// holds.
+type client struct {
+	name   string
+	member string
+	links  []*netproxy.Proxy
+	gate   pausegate.Gate
+	async  run.Async
+	// answered counts the chunks of answers its links carried: a waiter
+	// that polls was answered since a moment if it grew.
+	answered atomic.Int64
+
+	mu      sync.Mutex
+	locker  lock.Locker
+	done    func() error // closes what the store made besides the lock
+	grant   lock.Grant
+	lease   int64 // the held grant's lease, zero if none
+	held    bool
+	grants  map[string]lock.Grant // every grant, by label
+	leaseOf map[string]int64      // every grant's lease, by label
+	// releasing: from just before a release is sent until it returns.
+	releasing bool
+	// acquiring: an acquire is pending.
+	acquiring bool
+	crashes   int
+	paused    *faults.Injection // the pause on the timeline (nil: none)
+	pausing   chan pauseResult  // the pause being applied, until WaitPaused
+	// notes are the values of the grants the store follows for this
+	// client, each with its note: a request carrying one is a keep-alive.
+	notes map[string]func(time.Time)
+}
+
+// AddClient creates a client called name living at member, with links of
+// its own and a fresh lock.
+func (e *Engine) AddClient(_ context.Context, name, member string) error {
+	e.mu.Lock()
+	_, dup := e.clients[name]
+	e.mu.Unlock()
+	if dup {
+		return fmt.Errorf("client %s exists already", name)
+	}
+	links, err := e.store.Links(name, member)
+	if err != nil {
+		return err
+	}
+	c := &client{name: name, member: member, links: links, grants: map[string]lock.Grant{},
+		leaseOf: map[string]int64{}, notes: map[string]func(time.Time){}}
+	c.gate.Name = name
+	c.gate.OnPark = c.park
+	for _, p := range links {
+		p.SetTap(c.tap)
+	}
+	if err := e.renew(c); err != nil {
+		for _, p := range links {
+			p.Close()
+		}
+		return err
+	}
+	e.mu.Lock()
+	e.clients[name] = c
+	e.order = append(e.order, name)
+	e.mu.Unlock()
+	e.hs.Observe(history.ObservedConnected, name, member)
+	return nil
+}
+
+// renew gives c a new lock, as a process started again makes its lock
+// anew.
+func (e *Engine) renew(c *client) error {
+	l, done, err := e.store.Locker(c.name, c.links)
+	if err != nil {
+		return fmt.Errorf("making the lock for %s: %w", c.name, err)
+	}
+	c.mu.Lock()
+	oldLocker, oldDone := c.locker, c.done
+	c.locker, c.done = l, done
+	c.mu.Unlock()
+	if oldLocker != nil {
+		oldLocker.Close()
+	}
+	if oldDone != nil {
+		oldDone()
+	}
+	return nil
+}
+
+// tap reads one connection of c's: requests carrying a followed grant's
+// value are its keep-alives; answers are counted.
+func (c *client) tap() (requests, answers func([]byte)) {
+	return func(b []byte) {
+			now := time.Now()
+			c.mu.Lock()
+			var hit []func(time.Time)
+			for v, note := range c.notes {
+				if bytes.Contains(b, []byte(v)) {
+					hit = append(hit, note)
+				}
+			}
+			c.mu.Unlock()
+			for _, note := range hit {
+				note(now)
+			}
+		}, func(b []byte) {
+			if b != nil { // nil: the connection ended
+				c.answered.Add(1)
+			}
+		}
+}
+
+// cut holds every one of c's links.
+func (c *client) cut() {
+	for _, p := range c.links {
+		p.Cut()
+	}
+}
+
+// heal lets c's links carry traffic again.
+func (c *client) heal() {
+	for _, p := range c.links {
+		p.Heal()
+	}
+}
+
+// park is a pause taking hold: c's links are cut and a lock run as a
+// process is frozen (SIGSTOP), so that it renews nothing while paused.
+func (c *client) park() {
+	c.cut()
+	if p := c.process(); p != nil {
+		p.Stop()
+	}
+}
+
+// unpark ends a pause: the process continues, then its links carry traffic.
+func (c *client) unpark() {
+	if p := c.process(); p != nil {
+		p.Continue()
+	}
+	c.heal()
+}
+
+// process is c's lock if it runs as a process, else nil.
+func (c *client) process() process.Program {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, _ := c.locker.(process.Program)
+	return p
+}
+
+// close ends c's lock, what the store made for it, and its links.
+func (c *client) close() error {
+	c.gate.Resume(nil)
+	c.mu.Lock()
+	l, done := c.locker, c.done
+	c.mu.Unlock()
+	var errs []error
+	if l != nil {
+		errs = append(errs, l.Close())
+	}
+	if done != nil {
+		errs = append(errs, done())
+	}
+	for _, p := range c.links {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Holding is what client holds now: its latest grant, whether it holds
+// it, and whether it is releasing it.
+func (e *Engine) Holding(name string) (g lock.Grant, held, releasing bool) {
+	c, err := e.client(name)
+	if err != nil {
+		return lock.Grant{}, false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.grant, c.held, c.releasing
+}
+
+// A Holder is a client that holds a grant.
+type Holder struct {
+	Client string
+	Grant  lock.Grant
+}
+
+// Holders lists the clients that hold a grant now, in creation order.
+func (e *Engine) Holders() []Holder {
+	var out []Holder
+	for _, c := range e.all() {
+		c.mu.Lock()
+		if c.held {
+			out = append(out, Holder{c.name, c.grant})
+		}
+		c.mu.Unlock()
+	}
+	return out
+}
+
+// LeaseOf is the lease of client's latest grant (held, or left behind by a
+// crash), zero if none.
+func (e *Engine) LeaseOf(name string) (int64, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lease, nil
+}
+
+// Sever breaks every connection of every client's links: what they reach
+// next is new (a new primary after a failover).
+func (e *Engine) Sever() {
+	for _, c := range e.all() {
+		for _, p := range c.links {
+			p.Sever()
+		}
+	}
+}

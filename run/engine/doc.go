@@ -1,0 +1,23 @@
+// Package engine is the store-neutral core of a run: its clients (one
+// step at a time each), recording every operation and fact onto every
+// history, the critical section, background steps, fault windows on the
+// clients' links, pauses and crashes. A store is a Store — its links, its
+// lock, and how it follows a grant — plus the faults of its own, in a
+// package of its own (the Redis one is run/redisrun).
+//
+// # Adding a store
+//
+// A third store provides, in a package of its own:
+//   - servers the lab starts and stops (a package under cluster/), each
+//     client reaching them through a netproxy.Proxy of its own;
+//   - a Store: Links (a client's proxies), Locker (its lock over them),
+//     Follow and Released (does this grant still stand: a watch over the
+//     grant's key and lease that records history.LeaseEnd or a grant gone
+//     through Engine.Histories), Settle;
+//   - an Env embedding *Engine that adds what a script.Target needs and
+//     only the store knows: Members, WaitLeaseGone, WaitFree, Close and its
+//     own faults (Isolate, Kill…), each applied through Engine.Apply so its
+//     window is on the timeline;
+//   - its locks, written against package lock's contract, and a
+//     scenarios.Backend that registers them with the catalog.
+package engine

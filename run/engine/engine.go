@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
+)
+
+// A Store is what the engine needs of one store.
+type Store interface {
+	// Links opens the links of client, living at member: one proxy of the
+	// lab's for each server it talks to, cut, delayed and paused apart
+	// from every other client's. An unknown member is an error.
+	Links(client, member string) ([]*netproxy.Proxy, error)
+	// Locker makes client's lock over its links — again after a crash, as
+	// a process started again makes its lock anew; done closes what was
+	// made besides the lock (the store's clients).
+	Locker(client string, links []*netproxy.Proxy) (l lock.Locker, done func() error, err error)
+	// Follow starts following g, client's new grant, alive when the lock
+	// returned it: lease is the lease it rests on, as the history names
+	// it; renewed notes each request of the client's that carries the
+	// grant's value (a keep-alive), nil for none.
+	Follow(client string, g lock.Grant) (lease int64, renewed func(time.Time))
+	// Released stops following lease, its client's release having
+	// returned, and reports whether the store had ended it before.
+	Released(lease int64) bool
+	// Settle looks at once at every grant still followed: after a release,
+	// a grant the release removed that was not its own is seen gone before
+	// anyone else can be granted in its place.
+	Settle(ctx context.Context)
+}
+
+// Config describes a run.
+type Config struct {
+	Store     Store
+	Resources []resource.Resource
+	// Sinks are where each resource's history is written besides memory.
+	Sinks []history.Sink
+	// Minimum is the progress the run must make; nil states none.
+	Minimum *history.Minimum
+	// Options are the run's locks' (TTL in seconds, at least 1; the prefix
+	// its keys live under).
+	Options lock.Options
+	// OpTimeout bounds one acquire, critical section or release; zero
+	// means run.DefaultOpTimeout.
+	OpTimeout time.Duration
+	// Monitor is the store's own watch over its grants, run until Finish.
+	Monitor func(ctx context.Context)
+	// StoreName names the store in what it cannot do ("Redis").
+	StoreName string
+}
+
+// Engine is one run of one lock on one store: its clients, the resources
+// and one history per resource. Methods are safe for concurrent use by
+// different clients; one client does one thing at a time.
+type Engine struct {
+	store     Store
+	hs        run.Histories
+	windows   *faults.Windows
+	opts      lock.Options
+	opTimeout time.Duration
+	minimum   *history.Minimum
+	storeName string
+
+	mu      sync.Mutex
+	clients map[string]*client
+	order   []string
+	tokens  run.TokenLabels
+	bg      context.Context
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// New prepares a run and starts its watchers: the store's monitor, and the
+// lab's own over its stalls and starvation.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil || len(cfg.Resources) == 0 {
+		return nil, errors.New("engine: a run needs a store and a resource")
+	}
+	e := &Engine{store: cfg.Store, opts: cfg.Options, minimum: cfg.Minimum, storeName: cmp.Or(cfg.StoreName, "this store"),
+		opTimeout: cmp.Or(cfg.OpTimeout, run.DefaultOpTimeout), clients: map[string]*client{}}
+	e.opts.TTL = max(e.opts.TTL, 1)
+	e.hs = run.NewHistories(cfg.Resources, cfg.Sinks, time.Now())
+	e.windows = faults.NewWindows(faults.RecorderFunc(func(ev faults.Event) {
+		e.hs.Fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), ev.Target, ev.Err)
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	e.stop, e.done = cancel, make(chan struct{})
+	go func() {
+		defer close(e.done)
+		var wg sync.WaitGroup
+		if cfg.Monitor != nil {
+			wg.Go(func() { cfg.Monitor(ctx) })
+		}
+		// The lab standing still is the environment's, not the lock's: the
+		// servers' clocks run on while every client stands.
+		wg.Go(func() { run.WatchStalls(ctx, e.hs.Stall) })
+		wg.Go(func() { run.WatchStarved(ctx, e.hs.Starved) })
+		wg.Wait()
+	}()
+	return e, nil
+}
+
+// Histories are the run's histories, for the store to record on.
+func (e *Engine) Histories() run.Histories { return e.hs }
+
+// Options are the run's locks' options.
+func (e *Engine) Options() lock.Options { return e.opts }
+
+// OpTimeout bounds one operation of the run's.
+func (e *Engine) OpTimeout() time.Duration { return e.opTimeout }
+
+// Bind makes ctx the run's context: background steps outlive the step
+// that started them, and end with ctx.
+func (e *Engine) Bind(ctx context.Context) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.bg = ctx
+}
+
+// background is the context for work that outlives the step starting it.
+func (e *Engine) background(step context.Context) context.Context {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.bg != nil {
+		return e.bg
+	}
+	return step
+}
+
+// TTL is the run's lease (key expiry), in seconds.
+func (e *Engine) TTL() int { return e.opts.TTL }
+
+// TTLDuration is the run's lease as a duration.
+func (e *Engine) TTLDuration() time.Duration { return time.Duration(e.opts.TTL) * time.Second }
+
+// Resources names the run's resources, in history order.
+func (e *Engine) Resources() []string { return e.hs.Names() }
+
+// Events returns the history of resource i so far.
+func (e *Engine) Events(i int) []history.Event { return e.hs.Events(i) }
+
+// Err is the first error a history's recorder met: a run with one has a
+// truncated history and must not be judged.
+func (e *Engine) Err() error { return e.hs.Err() }
+
+// Reports checks every resource's history so far.
+func (e *Engine) Reports() ([]models.Report, error) { return e.hs.Reports(e.minimum) }
+
+// Check checks every resource's history so far: the check step.
+func (e *Engine) Check() (run.Outcome, error) { return e.hs.Check(e.minimum) }
+
+// Finish ends open faults, stops the watchers, has settle look once more
+// at the store, records each resource's final value and closes the
+// clients: what a store's Close does before removing what the run left.
+func (e *Engine) Finish(ctx context.Context, settle func(context.Context)) error {
+	_, herr := e.Heal(ctx)
+	e.stop()
+	<-e.done
+	if settle != nil {
+		settle(ctx)
+	}
+	for i := range e.hs {
+		if p, ok := e.hs.Resource(i).(interface{ Peek() int64 }); ok {
+			e.hs.Final(i, p.Peek())
+		}
+	}
+	errs := []error{herr}
+	for _, c := range e.all() {
+		errs = append(errs, c.close())
+	}
+	return errors.Join(errs...)
+}
+
+// Apply applies a fault of the store's own with do: its window is on the
+// timeline from before do until it is undone (Heal), as for every fault.
+func (e *Engine) Apply(ctx context.Context, f faults.Fault, do faults.Applier) (*faults.Injection, error) {
+	return e.windows.Apply(ctx, f, do)
+}
+
+// NotHere answers a command the store cannot do.
+func (e *Engine) NotHere(what, why string) error {
+	return fmt.Errorf("%s: not available on %s (%s)", what, e.storeName, why)
+}
+
+// Expire is not available where the lab cannot end a lease by itself.
+func (e *Engine) Expire(context.Context, string, string) (run.Outcome, error) {
+	return run.Outcome{}, e.NotHere("expire", "an etcd fault: the lock sets its own expiry")
+}
+
+// AcquireAnswerLost is not available on this store.
+func (e *Engine) AcquireAnswerLost(context.Context, string) (run.Outcome, error) {
+	return run.Outcome{}, e.NotHere("acquire answer=lost", "an etcd fault")
+}
+
+// ReleaseAnswerLost is not available on this store.
+func (e *Engine) ReleaseAnswerLost(context.Context, string) (run.Outcome, error) {
+	return run.Outcome{}, e.NotHere("release answer=lost", "an etcd fault")
+}
+
+func (e *Engine) client(name string) (*client, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c, ok := e.clients[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown client %q (clients: %s)", name, strings.Join(e.order, ", "))
+	}
+	return c, nil
+}
+
+// all lists the run's clients in creation order.
+func (e *Engine) all() []*client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]*client, 0, len(e.order))
+	for _, n := range e.order {
+		out = append(out, e.clients[n])
+	}
+	return out
+}

@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/run"
+)
+
+// pollEvery is how often a wait looks at what it waits for.
+const pollEvery = 20 * time.Millisecond
+
+// asLab words a lock's error as the lab's outcomes class it.
+func asLab(err error) error {
+	if errors.Is(err, lock.ErrNotHeld) {
+		return errors.Join(lock.ErrNotHeld, err)
+	}
+	return err
+}
+
+// Acquire has client acquire the lock, recorded on every history.
+func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	c.mu.Lock()
+	l, crashes := c.locker, c.crashes
+	c.acquiring = true
+	c.mu.Unlock()
+	actx, cancel := e.lockContext(ctx, l)
+	deadline, _ := actx.Deadline()
+	if _, ok := l.(process.Program); ok {
+		deadline = deadline.Add(process.StopAllowance) // the time it takes to stop the process
+	}
+	ids := e.hs.Invoke(name, history.Acquire, deadline)
+	g, err := l.Acquire(actx)
+	cancel()
+	c.mu.Lock()
+	c.acquiring = false
+	crashed := c.crashes != crashes
+	c.mu.Unlock()
+	if crashed {
+		// Whatever the lock said, nobody was left to hear it.
+		e.hs.Complete(ids, cluster.ErrCrashed, history.Event{})
+		return run.FailedOutcome(run.Failed, name, cluster.ErrCrashed), cluster.ErrCrashed
+	}
+	if err != nil {
+		e.hs.Complete(ids, run.Classify(err), history.Event{})
+		return run.FailedOutcome(run.Failed, name, asLab(err)), err
+	}
+	lease, renewed := e.store.Follow(name, g)
+	g.Lease = lease
+	e.hs.Complete(ids, nil, history.Event{Token: g.Token, Lease: lease})
+	label := e.tokens.Label(g.Token)
+	c.mu.Lock()
+	c.grant, c.lease, c.held = g, lease, true
+	c.grants[label], c.leaseOf[label] = g, lease
+	if renewed != nil && g.Value != "" {
+		c.notes[g.Value] = renewed
+	}
+	c.mu.Unlock()
+	return run.Outcome{Kind: run.Granted, Client: name, Token: label, Tokenless: g.Token == 0}, nil
+}
+
+// lockContext bounds one call of l: the operation's timeout, and for a
+// lock run as a process whose process is starting its start-up allowance
+// besides, until it says it is up (process.WithStartup).
+func (e *Engine) lockContext(ctx context.Context, l lock.Locker) (context.Context, context.CancelFunc) {
+	if p, ok := l.(process.Program); ok && p.Starting() {
+		return process.WithStartup(ctx, e.opTimeout)
+	}
+	return context.WithTimeout(ctx, e.opTimeout)
+}
+
+// CSWork has client run one critical section on every resource, working
+// for d between its reads and its writes (see run.CriticalSection).
+func (e *Engine) CSWork(ctx context.Context, name string, d time.Duration) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	c.mu.Lock()
+	held, g, crashes := c.held, c.grant, c.crashes
+	c.mu.Unlock()
+	if !held {
+		return run.Outcome{Kind: run.Failed, Client: name, Failure: run.FailNoGrant},
+			fmt.Errorf("%s: critical section without a grant: %w", name, lock.ErrNotHeld)
+	}
+	return run.CriticalSection(ctx, e.hs, run.InSection{Client: name, Grant: g, Work: d, OpTimeout: e.opTimeout,
+		PausePoint: func(ctx context.Context) error {
+			err := c.gate.PausePoint(ctx, resource.BeforeWrite)
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.crashes != crashes && err == nil {
+				err = cluster.ErrCrashed
+			}
+			return err
+		}})
+}
+
+// ReleaseGrant has client release the grant labelled label (t1), or its
+// latest grant if label is "".
+func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	if err := c.gate.PausePoint(ctx, resource.BeforeRelease); err != nil {
+		return run.Outcome{}, fmt.Errorf("stopped while paused: %w", err)
+	}
+	c.mu.Lock()
+	g, lease, l, crashes := c.grant, c.lease, c.locker, c.crashes
+	if label != "" {
+		old, ok := c.grants[label]
+		if !ok {
+			c.mu.Unlock()
+			return run.Outcome{}, fmt.Errorf("%s was never granted %s", name, label)
+		}
+		g, lease = old, c.leaseOf[label]
+	}
+	c.releasing = true
+	c.mu.Unlock()
+	ids := e.hs.Invoke(name, history.Release, time.Time{})
+	rctx, cancel := e.lockContext(ctx, l)
+	err = l.Release(rctx, g)
+	cancel()
+	c.mu.Lock()
+	if c.crashes != crashes {
+		err = cluster.ErrCrashed // nobody was left to hear the answer
+	}
+	// Holding ends when the release returns, whatever it answered.
+	c.releasing = false
+	if g.Value == c.grant.Value && g.Token == c.grant.Token {
+		c.held = false
+	}
+	c.mu.Unlock()
+	e.hs.Complete(ids, run.Classify(err), history.Event{Token: g.Token})
+	lost := e.store.Released(lease)
+	e.store.Settle(context.WithoutCancel(ctx))
+	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && lost {
+		return run.Outcome{Kind: run.ReleasedEnded, Client: name}, nil
+	}
+	if err != nil {
+		return run.FailedOutcome(run.ReleaseFailed, name, asLab(err)), err
+	}
+	return run.Outcome{Kind: run.Released, Client: name}, nil
+}
+
+// Start runs step for client in the background; Await reads its outcome.
+func (e *Engine) Start(ctx context.Context, name string, doing run.Doing, step func(context.Context, string) (run.Outcome, error)) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return c.async.Start(e.background(ctx), name, doing, step), nil
+}
+
+// Await waits for client's background step and returns its outcome.
+func (e *Engine) Await(ctx context.Context, name string) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return c.async.Await(ctx, name)
+}
+
+// WaitQueued waits until client's pending acquire is visibly waiting: the
+// store has answered one of the client's requests since the wait began
+// and the acquire still pends (a request merely sent may not have reached
+// the store yet). It reads no key: a lock that polls keeps none.
+func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	from := c.answered.Load()
+	c.mu.Lock()
+	l := c.locker
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, run.QueueWait(l))
+	defer cancel()
+	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(context.Context) (bool, error) {
+		c.mu.Lock()
+		acquiring := c.acquiring
+		c.mu.Unlock()
+		if !acquiring && !c.async.Pending() {
+			return false, fmt.Errorf("%s is not acquiring", name)
+		}
+		return acquiring && c.answered.Load() > from, nil
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	e.hs.Observe(history.ObservedQueued, name, "")
+	return run.Outcome{Kind: run.Waiting, Client: name}, nil
+}
