@@ -20,9 +20,9 @@ func TestRunRedisMeasuresTheRedisLocks(t *testing.T) {
 		t.Skipf("%v: the Redis locks were not measured (.ci/run installs it)", err)
 	}
 	for _, name := range redislock.Names() {
-		f, err := redislock.Lookup(name)
+		l, err := redislock.Find(name)
 		require.NoError(t, err)
-		masters := redislock.Masters(name)
+		f, masters := l.Factory, l.Masters
 		var s *redisd.Set
 		if masters > 0 {
 			s, err = redisd.StartIndependent(t.Context(), masters, redisd.Options{})

@@ -93,7 +93,8 @@ func catalogHolds(t *testing.T, lessons []scenarios.Scenario, locks []string) {
 	pairs := 0
 	for _, s := range lessons {
 		for _, l := range locks {
-			redis, masters := slices.Contains(redislock.Names(), l), redislock.Masters(l) > 0
+			d, err := redislock.Find(l)
+			redis, masters := err == nil, d.Masters > 0
 			switch {
 			case !redis && (s.Stores == scenarios.EtcdOnly || s.Stores == scenarios.EtcdAndRedis),
 				redis && !masters && (s.Stores == scenarios.EtcdAndRedis || s.Stores == scenarios.RedisOnly),

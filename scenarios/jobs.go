@@ -115,9 +115,9 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 	factories := etcdlock.Builtin()
 	cfg.regressions = map[string]lock.Regression{}
 	cfg.weak = map[string][]string{}
-	for name := range factories {
-		for s := range etcdlock.Weaknesses(name) {
-			cfg.weak[name] = append(cfg.weak[name], s)
+	for _, l := range etcdlock.Locks() {
+		for s := range l.Weak {
+			cfg.weak[l.Name] = append(cfg.weak[l.Name], s)
 		}
 	}
 	for _, r := range etcdlock.Regressions() {

@@ -89,7 +89,7 @@ type Config struct {
 	// regressions are the known-bad locks among the factories.
 	regressions map[string]lock.Regression
 	// weak are, by built-in lock, the lessons it fails as it ships
-	// (etcdlock.Weaknesses).
+	// (etcdlock.Lock.Weak).
 	weak map[string][]string
 	// own are the user's servers (Redis), connected once for every run.
 	own Servers

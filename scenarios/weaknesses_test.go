@@ -15,7 +15,7 @@ import (
 )
 
 // A built-in lock as it ships fails its documented lessons on every
-// resource, each by the check its documentation names (etcdlock.Weaknesses),
+// resource, each by the check its documentation names (etcdlock.Lock.Weak),
 // and the run calls that as expected; the lab's adapter of it
 // (etcdlock.Adapters) keeps the same lessons. A change that lets etcd's Mutex
 // or Election pass what they fail as shipped would make the lab's baseline
@@ -23,8 +23,8 @@ import (
 func TestBuiltinWeaknessesAreWhatTheLocksDo(t *testing.T) {
 	t.Parallel()
 	adapterOf := map[string]string{"etcd-mutex": "etcd-mutex-retry-safe", "etcd-election": "etcd-election-retry-safe"}
-	for _, name := range etcdlock.Names() {
-		weak := etcdlock.Weaknesses(name)
+	for _, l := range etcdlock.Locks() {
+		name, weak := l.Name, l.Weak
 		if len(weak) == 0 {
 			continue
 		}

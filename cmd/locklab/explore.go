@@ -219,8 +219,8 @@ func lookupAnyLock(lk string) (exploreLock, error) {
 	if r, ok := etcdlock.LookupRegression(lk); ok {
 		return exploreLock{etcd: r.Factory}, nil
 	}
-	if f, err := redislock.Lookup(lk); err == nil {
-		return exploreLock{redis: f, masters: redislock.Masters(lk)}, nil
+	if l, err := redislock.Find(lk); err == nil {
+		return exploreLock{redis: l.Factory, masters: l.Masters}, nil
 	}
 	names := append(append(etcdlock.Names(), etcdlock.Adapters()...), etcdlock.RegressionNames()...)
 	names = append(append(names, redislock.Names()...), redislock.KnownBad()...)

@@ -15,19 +15,6 @@ import (
 	"github.com/locklab/locklab/scenarios"
 )
 
-var lockLines = map[string]string{
-	"etcd-mutex":       "etcd's own concurrency.Mutex as it ships: queue of keys, ~100 ms per contended hand-off (watch resync)",
-	"queue":            "locklab's revision queue: the same queue, hand-off in one commit and one read",
-	"ttl-poll":         "Redis SET NX PX on etcd: one key with a lease, retried every 50 ms, no fairness",
-	"single-key-watch": "one key, every waiter watches it and races on delete: the thundering herd",
-	"etcd-election":    "etcd's own concurrency.Election as it ships, as a lock: Campaign acquires, Resign releases",
-	"etcd-mutex-retry-safe": "etcd-mutex with what the contract asks for added: a failed Lock removes its key, a " +
-		"release ends only the grant it is given",
-	"etcd-election-retry-safe": "etcd-election with what the contract asks for added: Campaign's key read again " +
-		"after waiting, a failed Campaign's key removed, a release ends only the grant it is given",
-	"etcdctl": "etcd's own `etcdctl lock` command, run as a process (lock/etcdlock/etcdctl-lock.sh): one session per grant",
-}
-
 // lockStories are what `locklab explain LOCK` tells of a lock beyond its
 // line in the list.
 var lockStories = map[string]string{
@@ -90,21 +77,27 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	}
 	add("scenarios:", rows)
 	rows = nil
-	for _, name := range etcdlock.Names() {
-		rows = append(rows, row{name, lockLines[name]})
+	for _, l := range etcdlock.Locks() {
+		if !l.Adapter {
+			rows = append(rows, row{l.Name, l.About})
+		}
 	}
 	rows = append(rows, row{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
 		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3); " +
 		"on Redis with --store redis (an adapter for redis-py's Lock)"})
 	add("locks:", rows)
 	rows = nil
-	for _, name := range etcdlock.Adapters() {
-		rows = append(rows, row{name, lockLines[name]})
+	for _, l := range etcdlock.Locks() {
+		if l.Adapter {
+			rows = append(rows, row{l.Name, l.About})
+		}
 	}
 	add("the lab's adapters of those locks (not in the default matrix; --lock names them):", rows)
 	rows = nil
-	for _, name := range redislock.Names() {
-		rows = append(rows, row{name, redisLockLines[name]})
+	for _, l := range redislock.Locks() {
+		if l.Bad == nil {
+			rows = append(rows, row{l.Name, l.About})
+		}
 	}
 	add("locks on real Redis (not in the default matrix; --lock names them; redis-server needed):", rows)
 	rows = nil
@@ -152,11 +145,13 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 	if fs.NArg() != 1 {
 		return exitUsage, usagef("explain: want one scenario or lock (scenarios: %s)", strings.Join(scenarios.Names(), ", "))
 	}
-	line, ok := lockLines[fs.Arg(0)]
-	story, weak := lockStories[fs.Arg(0)], etcdlock.Weaknesses(fs.Arg(0))
+	l, err := etcdlock.Find(fs.Arg(0))
+	line, ok := l.About, err == nil
+	story, weak := lockStories[fs.Arg(0)], l.Weak
 	if !ok {
-		line, ok = redisLockLines[fs.Arg(0)]
-		story, weak = redisLockStories[fs.Arg(0)], redislock.Weaknesses(fs.Arg(0))
+		l, err := redislock.Find(fs.Arg(0))
+		line, ok = l.About, err == nil && l.Bad == nil
+		story, weak = redisLockStories[fs.Arg(0)], l.Weak
 	}
 	if ok {
 		fmt.Fprintf(w, "%s: %s\n", fs.Arg(0), line)

@@ -1,12 +1,5 @@
 package main
 
-// redisLockLines say, in a line each, what the Redis locks are.
-var redisLockLines = map[string]string{
-	"redis-setnx":    "real Redis: SET NX PX with a random value and an INCR token, released by compare-and-delete",
-	"redis-watchdog": "redis-setnx renewed every TTL/3 while held (Redisson's watchdog)",
-	"redlock":        "Redlock over five independent Redis masters (go-redsync/redsync): no fencing token",
-}
-
 // redisLockStories are what `locklab explain` tells of the Redis locks.
 var redisLockStories = map[string]string{
 	"redis-setnx": "The lock most Redis users write: SET key value NX PX ttl, with a random value so that release " +

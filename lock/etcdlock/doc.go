@@ -5,11 +5,14 @@
 // lock.EtcdFactory is handed the client's own etcd client.
 //
 // Where things are:
-//   - etcdlock.go: Builtin, Names, Adapters, Weaknesses, Lookup, Guard, and
-//     the session, release and clean-up the lab's own locks share
+//   - locks.go: each lock described once (Lock: its line, factory, whether
+//     it is the lab's adapter, what it fails as it ships); Locks, Find,
+//     Builtin, Names, Adapters, Lookup read it
+//   - etcdlock.go: Guard, and the session, release and clean-up the lab's
+//     own locks share
 //   - mutex.go: etcd-mutex, etcd's concurrency.Mutex as it ships, and
-//     etcd-mutex-retry-safe, the lab's adapter of it (Weaknesses says what
-//     the first fails, Adapters names the second)
+//     etcd-mutex-retry-safe, the lab's adapter of it (Lock.Weak says what
+//     the first fails, Lock.Adapter marks the second)
 //   - election.go: etcd-election, etcd's concurrency.Election as a lock as
 //     it ships, and etcd-election-retry-safe, the lab's adapter of it
 //   - queue.go: queue, the lab's revision-queue lock with a fast hand-off

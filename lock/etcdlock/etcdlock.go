@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/process"
 )
 
 // Guard returns the comparison that holds only while grant g's lock key
@@ -35,58 +32,6 @@ func withDefaults(o lock.Options) (lock.Options, error) {
 		o.Prefix = lock.DefaultPrefix
 	}
 	return o, nil
-}
-
-// Builtin returns the built-in locks by name, a fresh map each call.
-func Builtin() map[string]lock.EtcdFactory { return maps.Clone(builtin) }
-
-// builtin are the built-in locks by name.
-var builtin = map[string]lock.EtcdFactory{
-	"etcd-mutex":               NewMutex,
-	"etcd-mutex-retry-safe":    NewMutexRetrySafe,
-	"queue":                    NewQueue,
-	"ttl-poll":                 NewTTLPoll,
-	"single-key-watch":         NewSingleKeyWatch,
-	"etcd-election":            NewElection,
-	"etcd-election-retry-safe": NewElectionRetrySafe,
-	"etcdctl":                  NewEtcdctl,
-}
-
-// Names lists the built-in locks in a fixed order.
-func Names() []string {
-	return []string{"etcd-mutex", "queue", "ttl-poll", "single-key-watch", "etcd-election", "etcdctl"}
-}
-
-// Weaknesses are the catalog lessons the built-in lock called name fails
-// as it ships — by its design, not by a bug of the lab's — each with the
-// check that says so: the lab documents them as FAIL rather than hide
-// them (see NewMutex). A fresh map each call; empty for a lock that keeps
-// every lesson.
-func Weaknesses(name string) map[string]string { return maps.Clone(weaknesses[name]) }
-
-var weaknesses = map[string]map[string]string{
-	"etcd-mutex": {"lost-acquire": "liveness", "retried-release": "validity"},
-	"etcd-election": {"expire-while-waiting": "expired-waiter", "expire-while-waiting-lapse": "expired-waiter",
-		"lost-acquire": "liveness", "retried-release": "validity"},
-}
-
-// Adapters lists the lab's own adapters of the locks people use, made to
-// keep the contract where the lock as shipped does not: built-in, run by
-// name, but not among Names (a run of every lock runs the locks as they
-// ship).
-func Adapters() []string { return []string{"etcd-mutex-retry-safe", "etcd-election-retry-safe"} }
-
-// Lookup returns the built-in lock called name, or the lock run as a
-// process by "exec:COMMAND" (see Exec).
-func Lookup(name string) (lock.EtcdFactory, error) {
-	if cmd, ok := strings.CutPrefix(name, process.ExecPrefix); ok {
-		return Exec(cmd)
-	}
-	f, ok := builtin[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (locks: %s)", lock.ErrUnknownLock, name, strings.Join(Names(), ", "))
-	}
-	return f, nil
 }
 
 // session checks opts and starts the lease every built-in lock keeps alive,

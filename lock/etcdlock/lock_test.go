@@ -222,8 +222,9 @@ func TestLostEnqueueAnswerLeavesNoKey(t *testing.T) {
 				cl.Heal()
 				err := <-got
 				t.Log("acquire:", err)
-				if _, weak := etcdlock.Weaknesses(kind)["lost-acquire"]; weak && err != nil {
-					// As it ships: documented (etcdlock.Weaknesses), and shown.
+				d, _ := etcdlock.Find(kind)
+				if _, weak := d.Weak["lost-acquire"]; weak && err != nil {
+					// As it ships: documented (etcdlock.Lock.Weak), and shown.
 					assert.Equal(t, 1, ownKeys(t, c, name, leaseOf(l)), "its key stays, as documented")
 					return
 				}

@@ -9,6 +9,8 @@
 //
 // They keep package lock's contract (lock.Locker, lock.Grant with the
 // grant's Value, lock.Options): a Factory is a lock.Factory of the lab's
-// Redis clients. Package scenarios/redisstore puts them in the scenario
+// Redis clients. Each is described once (Lock, in locks.go: its line, its
+// factory, how many masters it takes, what it fails by design, the bug of
+// a known-bad one). Package scenarios/redisstore puts them in the scenario
 // catalog's runs, and a user's own through locktest.Store("redis").
 package redislock

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -50,32 +49,6 @@ func settingsOf(o lock.Options) (settings, error) {
 // (its client may follow a failover), or Redlock's independent masters.
 type Factory = lock.Factory[[]*redis.Client]
 
-// Builtin returns the Redis locks by name, a fresh map each call: the
-// ones people use, and the known-bad redis-del.
-func Builtin() map[string]Factory { return maps.Clone(builtin) }
-
-var builtin = map[string]Factory{
-	"redis-setnx":    NewSetNX,
-	"redis-watchdog": NewWatchdog,
-	"redlock":        NewRedlock,
-	"redis-del":      NewDel,
-}
-
-// Names lists the Redis locks people use, in a fixed order; KnownBad the
-// deliberately broken ones.
-func Names() []string { return []string{"redis-setnx", "redis-watchdog", "redlock"} }
-
-// KnownBad lists the deliberately broken Redis locks.
-func KnownBad() []string { return []string{"redis-del"} }
-
-// Lookup returns the Redis lock called name.
-func Lookup(name string) (Factory, error) {
-	if f, ok := builtin[name]; ok {
-		return f, nil
-	}
-	return nil, fmt.Errorf("%w %q", ErrUnknownLock, name)
-}
-
 // randomValue is a grant's value: 16 random bytes, in hex.
 func randomValue() string {
 	var b [16]byte
@@ -95,39 +68,6 @@ func wait(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Masters is how many independent masters the lock called name takes
-// (Redlock's five), or zero for a lock on one primary with replicas.
-func Masters(name string) int { return masters[name] }
-
-// masters are the locks that take independent masters, and how many.
-var masters = map[string]int{"redlock": RedlockMasters}
-
 // RedlockMasters is how many independent masters Redlock runs over, as
 // its authors recommend.
 const RedlockMasters = 5
-
-// Regressions are the known-bad Redis locks, each with the catalog
-// scenarios that must catch it and the check that does (their Factory is
-// etcd's and nil: Lookup makes them).
-func Regressions() []lock.Regression {
-	return []lock.Regression{{
-		Name: "redis-del",
-		Bug: "releases by a plain DEL of the lock key: a holder whose key expired while it worked deletes the next " +
-			"holder's key, and a third client is granted beside the second (the oversell of a Redis lock released " +
-			"without comparing its value)",
-		Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
-		Scenarios: []string{"stale-release"},
-		Check:     "validity",
-	}}
-}
-
-// Weaknesses are the catalog lessons a Redis lock people use fails by its
-// design, not by a bug — each scenario with the check that says so: the
-// lab documents them as FAIL rather than hide them.
-func Weaknesses(name string) map[string]string { return maps.Clone(weaknesses[name]) }
-
-var weaknesses = map[string]map[string]string{
-	// Nothing renews the key: a holder that works longer than the TTL
-	// loses the lock while it works.
-	"redis-setnx": {"slow-holder": "lease-kept"},
-}

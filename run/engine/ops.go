@@ -184,18 +184,17 @@ func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, erro
 	}
 	from := c.answered.Load()
 	c.mu.Lock()
-	l := c.locker
+	l, acquiring := c.locker, c.acquiring
 	c.mu.Unlock()
+	if !acquiring && !c.async.Pending() {
+		return run.Outcome{}, fmt.Errorf("%s is not acquiring", name)
+	}
 	ctx, cancel := context.WithTimeout(ctx, run.QueueWait(l))
 	defer cancel()
 	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(context.Context) (bool, error) {
 		c.mu.Lock()
-		acquiring := c.acquiring
-		c.mu.Unlock()
-		if !acquiring && !c.async.Pending() {
-			return false, fmt.Errorf("%s is not acquiring", name)
-		}
-		return acquiring && c.answered.Load() > from, nil
+		defer c.mu.Unlock()
+		return c.acquiring && c.answered.Load() > from, nil
 	})
 	if err != nil {
 		return run.Outcome{}, err

@@ -40,11 +40,11 @@ func (b backend) Name() string {
 }
 
 func (b backend) Lock(name string) (scenarios.BackendLock, bool) {
-	f, err := redislock.Lookup(name)
+	l, err := redislock.Find(name)
 	if err != nil || b.masters > 0 {
 		return scenarios.BackendLock{}, false
 	}
-	return describe(f, redislock.Masters(name), redislock.Weaknesses(name)), true
+	return describe(l.Factory, l.Masters, l.Weak), true
 }
 
 // Exec is a user's Redis lock run as a process, on the backend's servers;

@@ -1,0 +1,99 @@
+package redislock
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/locklab/locklab/lock"
+)
+
+// Lock describes one Redis lock the lab runs by name: everything the lab
+// knows of it, in one place.
+type Lock struct {
+	Name string
+	// About says in a line what it is.
+	About   string
+	Factory Factory
+	// Masters is how many independent masters it runs over (Redlock's
+	// five); zero for one primary with replicas.
+	Masters int
+	// Weak are the catalog lessons it fails by its design, not by a bug —
+	// each with the check that says so: the lab documents them as FAIL
+	// rather than hide them.
+	Weak map[string]string
+	// Bad describes a known-bad lock: its bug and the lessons that must
+	// catch it (nil for a lock people use).
+	Bad *lock.Regression
+}
+
+// locks are the Redis locks: the ones people use, then the known-bad.
+var locks = []Lock{
+	{Name: "redis-setnx", Factory: NewSetNX,
+		About: "real Redis: SET NX PX with a random value and an INCR token, released by compare-and-delete",
+		// Nothing renews the key: a holder that works longer than the TTL
+		// loses the lock while it works.
+		Weak: map[string]string{"slow-holder": "lease-kept"}},
+	{Name: "redis-watchdog", Factory: NewWatchdog,
+		About: "redis-setnx renewed every TTL/3 while held (Redisson's watchdog)"},
+	{Name: "redlock", Factory: NewRedlock, Masters: RedlockMasters,
+		About: "Redlock over five independent Redis masters (go-redsync/redsync): no fencing token"},
+	{Name: "redis-del", Factory: NewDel,
+		About: "redis-setnx released by a plain DEL: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-del",
+			Bug: "releases by a plain DEL of the lock key: a holder whose key expired while it worked deletes the next " +
+				"holder's key, and a third client is granted beside the second (the oversell of a Redis lock released " +
+				"without comparing its value)",
+			Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
+			Scenarios: []string{"stale-release"},
+			Check:     "validity",
+		}},
+}
+
+// Locks lists the Redis locks, the ones people use first, then the
+// known-bad; a fresh slice each call.
+func Locks() []Lock { return slices.Clone(locks) }
+
+// Find returns the Redis lock called name.
+func Find(name string) (Lock, error) {
+	i := slices.IndexFunc(locks, func(l Lock) bool { return l.Name == name })
+	if i < 0 {
+		return Lock{}, fmt.Errorf("%w %q", ErrUnknownLock, name)
+	}
+	return locks[i], nil
+}
+
+// Lookup returns the factory of the Redis lock called name.
+func Lookup(name string) (Factory, error) {
+	l, err := Find(name)
+	return l.Factory, err
+}
+
+// Names lists the Redis locks people use, in a fixed order.
+func Names() []string { return names(false) }
+
+// KnownBad lists the deliberately broken Redis locks.
+func KnownBad() []string { return names(true) }
+
+func names(bad bool) []string {
+	var out []string
+	for _, l := range locks {
+		if (l.Bad != nil) == bad {
+			out = append(out, l.Name)
+		}
+	}
+	return out
+}
+
+// Regressions are the known-bad Redis locks, each with the catalog
+// scenarios that must catch it and the check that does (their Factory is
+// etcd's and nil: Find makes them).
+func Regressions() []lock.Regression {
+	var out []lock.Regression
+	for _, l := range locks {
+		if l.Bad != nil {
+			out = append(out, *l.Bad)
+		}
+	}
+	return out
+}
