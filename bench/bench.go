@@ -298,7 +298,7 @@ func startWorkers(c *cluster.Cluster, cfg Config) ([]worker, error) {
 	var workers []worker
 	// Its own lock name, so that measurements from other processes on the
 	// same (external) cluster never share a queue.
-	name := fmt.Sprintf("%s-%08x-%d", cfg.Lock, rand.Uint32(), run)
+	name := fmt.Sprintf("lock-%08x-%d", rand.Uint32(), run) // not cfg.Lock: an exec: lock's names a command
 	for i := range cfg.Clients {
 		cl, err := c.NewClient(fmt.Sprintf("bench%d-c%d", run, i+1), members[i%len(members)])
 		if err != nil {

@@ -29,7 +29,7 @@ func RunRedis(ctx context.Context, s *redisd.Set, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	run := runs.Add(1)
-	name := fmt.Sprintf("%s-%08x-%d", cfg.Lock, rand.Uint32(), run)
+	name := fmt.Sprintf("lock-%08x-%d", rand.Uint32(), run) // not cfg.Lock: an exec: lock's names a command
 	var workers []*redisWorker
 	for range cfg.Clients {
 		w, err := newRedisWorker(s, cfg, name)

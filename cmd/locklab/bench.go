@@ -21,6 +21,7 @@ import (
 	"github.com/locklab/locklab/cluster/clusterproc"
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
 )
@@ -122,6 +123,8 @@ type benchFlags struct {
 	ttl              int
 	fsync, inProcess bool
 	out              string
+	// store is where exec: locks run: etcd, redis or redlock.
+	store string
 	// defaultCounts: --clients was not given. A default count at which no
 	// lock was granted (a lock run as a process, its processes starting
 	// slower than the measurement) is reported as not measured, with how
@@ -141,6 +144,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	fs.BoolVar(&bf.fsync, "fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
 	fs.BoolVar(&bf.inProcess, "in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
 	fs.StringVar(&bf.out, "out", "", "directory to write bench.json and bench.html to (default: print only)")
+	fs.StringVar(&bf.store, "store", "etcd", "the store "+process.ExecPrefix+"COMMAND locks run on: etcd, redis (one primary) or redlock (independent masters)")
 	bf.cluster.register(fs)
 	if err := parse(fs, args); err != nil {
 		return bf, err
@@ -150,6 +154,9 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	}
 	var err error
 	if bf.locks, err = pick("lock", *lockFlag, etcdlock.Names(), append(etcdlock.Adapters(), redislock.Names()...)...); err != nil {
+		return bf, err
+	}
+	if bf.store, err = (&runFlags{store: bf.store}).checkStore(bf.locks); err != nil {
 		return bf, err
 	}
 	if bf.clients, err = parseCounts(*clientsFlag); err != nil {
@@ -197,8 +204,8 @@ func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterC
 		f, _ := etcdlock.Lookup(name)
 		measure := func(cfg bench.Config) (bench.Result, error) { return bench.Run(ctx, c, cfg) }
 		floor := report.Floor.P50
-		if rf, err := redislock.Lookup(name); err == nil {
-			r, err := openRedisBench(ctx, name, rf, stdout, report)
+		if rf, masters, ok := benchRedisLock(name, bf.store); ok {
+			r, err := openRedisBench(ctx, masters, rf, stdout, report)
 			if err != nil {
 				fmt.Fprintf(stdout, "%-17s %7s   not measured: %v\n", name, "-", err)
 				report.Results = append(report.Results, benchRow{Result: bench.Result{Lock: name}, Error: "not measured: " + err.Error()})

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/bench"
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 )
 
@@ -21,11 +23,31 @@ type redisBench struct {
 	close   func()
 }
 
-// openRedisBench starts Redis for the lock called name and measures its
-// hand-off floor, printing it (and recording it in report) the first time.
-func openRedisBench(ctx context.Context, name string, f redislock.Factory, stdout io.Writer, report *benchReport) (*redisBench, error) {
-	l, _ := redislock.Find(name) // none of the lab's: on one primary
-	masters := l.Masters
+// benchRedisLock is the lock called name if it runs on Redis — one of the
+// lab's Redis locks, or an exec: lock with --store redis or redlock — and
+// how many independent masters it takes.
+func benchRedisLock(name, store string) (redislock.Factory, int, bool) {
+	if l, err := redislock.Find(name); err == nil {
+		return l.Factory, l.Masters, true
+	}
+	command, ok := strings.CutPrefix(name, process.ExecPrefix)
+	if !ok || store == "etcd" {
+		return nil, 0, false
+	}
+	f, err := redislock.Exec(command)
+	if err != nil {
+		return nil, 0, false // checked when the flags were read
+	}
+	if store == "redlock" {
+		return f, redislock.RedlockMasters, true
+	}
+	return f, 0, true
+}
+
+// openRedisBench starts Redis for a lock taking masters independent
+// masters (zero: a primary and two replicas) and measures its hand-off
+// floor, printing it (and recording it in report) the first time.
+func openRedisBench(ctx context.Context, masters int, f redislock.Factory, stdout io.Writer, report *benchReport) (*redisBench, error) {
 	var (
 		s   *redisd.Set
 		err error

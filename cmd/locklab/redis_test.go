@@ -66,3 +66,26 @@ func TestReplayARedisProcessLock(t *testing.T) {
 	require.Equal(t, exitOK, code, stdout+stderr)
 	assert.Contains(t, stdout, "unfenced      recorded FAIL    replayed FAIL    same")
 }
+
+// A user's Redis lock run as a process is measured on Redis (bench --store
+// redis): redis-py's Lock, as examples/locks adapts it. Its grant's key is
+// the bench's, never a name made of the command (which holds spaces).
+func TestBenchARedisProcessLock(t *testing.T) {
+	t.Parallel()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("bench on Redis: %v", err)
+	}
+	if err := exec.Command("/usr/bin/python3", "-c", "import redis").Run(); err != nil {
+		t.Skipf("bench on Redis: Debian's python3-redis is not installed (.ci/run installs it): %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "locks", "redis-py", "lock.py"))
+	require.NoError(t, err)
+	code, stdout, stderr := locklab(t, t.Context(), "bench", "--store", "redis", "--lock", "exec:/usr/bin/python3 "+script,
+		"--clients", "2", "--duration", "500ms")
+	require.Equal(t, exitOK, code, stdout+stderr)
+	assert.Contains(t, stdout, "hand-off floor on a Redis primary")
+	assert.Regexp(t, `lock.py +2 +\d+`, stdout)
+	code, _, stderr = locklab(t, t.Context(), "bench", "--store", "redis", "--lock", "queue")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "--store redis: it names the store of exec:COMMAND locks, and --lock names none")
+}
