@@ -233,8 +233,8 @@ func (l *Lab) Load(name string) error {
 	case steps == nil:
 		return fmt.Errorf("%s is driven by a workload, not steps: run it with locklab run --scenario %s", name, name)
 	case s.NotFor(l.cfg.Store.Kind()) != "":
-		return fmt.Errorf("%s, and the lab's locks are on %s (lessons: %s)", s.NotFor(l.cfg.Store.Kind()),
-			storeName(l.cfg.Store.Kind()), strings.Join(Lessons(l.cfg.Store.Kind()), ", "))
+		return fmt.Errorf("%s, the lab's (lessons: %s)", s.NotFor(l.cfg.Store.Kind()),
+			strings.Join(Lessons(l.cfg.Store.Kind()), ", "))
 	}
 	l.queue.Lock()
 	defer l.queue.Unlock()

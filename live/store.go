@@ -113,15 +113,7 @@ func (e *backendEngine) Unwrap() script.Target { return e.Engine }
 func (e *backendEngine) Close() error          { return e.close() }
 
 // storeName is the State's name of kind's store.
-func storeName(k scenarios.LockKind) string {
-	switch k {
-	case scenarios.RedisLock:
-		return "redis"
-	case scenarios.RedlockLock:
-		return "redlock"
-	}
-	return "etcd"
-}
+func storeName(k scenarios.LockKind) string { return string(k) }
 
 // labRunID names a lab's n-th run.
 func labRunID(n int) string { return fmt.Sprintf("lab-%d-%d", time.Now().UnixNano(), n) }

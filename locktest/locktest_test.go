@@ -148,7 +148,7 @@ func TestOnlyAnotherStoresLessonsTestNothing(t *testing.T) {
 	if out == "" {
 		return
 	}
-	assert.Contains(t, out, "locktest: left out, not lessons for a lock on etcd: failover is a Redis lesson; redlock-paused is a Redis lesson")
+	assert.Contains(t, out, "locktest: left out, not lessons for a lock on etcd: failover is a lesson for one Redis primary, not for a lock on etcd; redlock-paused is a lesson for Redlock's independent masters, not for a lock on etcd")
 	assert.Contains(t, out, "locktest: nothing tested: no lesson asked for is one for a lock on etcd")
 	assert.NotContains(t, out, "--- FAIL: TestOnlyAnotherStoresLessonsTestNothing/failover")
 }

@@ -441,10 +441,10 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 // such pairs is nothing to run, and says why in one line.
 func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 	for _, c := range []struct{ scenario, lock, why string }{
-		{"failover", "etcd-mutex", "failover is a Redis lesson, not run for etcd-mutex"},
-		{"leader-failover", "redis-setnx", "leader-failover is an etcd lesson (its faults or its workload are etcd's), not run for redis-setnx"},
-		{"paused-holder", "redlock", "paused-holder is a lesson of one Redis primary"},
-		{"redlock-paused", "redis-watchdog", "redlock-paused is a Redlock lesson, not run for redis-watchdog"},
+		{"failover", "etcd-mutex", "failover is a lesson for one Redis primary, not for a lock on etcd, not run for etcd-mutex"},
+		{"leader-failover", "redis-setnx", "leader-failover is a lesson for etcd, not for a lock on one Redis primary, not run for redis-setnx"},
+		{"paused-holder", "redlock", "paused-holder is a lesson for etcd and one Redis primary, not for a lock on Redlock's independent masters"},
+		{"redlock-paused", "redis-watchdog", "redlock-paused is a lesson for Redlock's independent masters, not for a lock on one Redis primary, not run for redis-watchdog"},
 	} {
 		_, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{c.scenario}, Locks: []string{c.lock},
 			Resources: resource.Names(), Seed: 1})

@@ -95,10 +95,14 @@ func catalogHolds(t *testing.T, lessons []scenarios.Scenario, locks []string) {
 		for _, l := range locks {
 			d, err := redislock.Find(l)
 			redis, masters := err == nil, d.Masters > 0
+			kind := scenarios.EtcdLock
 			switch {
-			case !redis && (s.Stores == scenarios.EtcdOnly || s.Stores == scenarios.EtcdAndRedis),
-				redis && !masters && (s.Stores == scenarios.EtcdAndRedis || s.Stores == scenarios.RedisOnly),
-				masters && s.Stores == scenarios.RedlockOnly:
+			case masters:
+				kind = scenarios.RedlockLock
+			case redis:
+				kind = scenarios.RedisLock
+			}
+			if s.Stores.For(kind) {
 				pairs++
 			}
 		}

@@ -1,40 +1,78 @@
 package scenarios
 
-// Stores says which stores a scenario runs on.
-type Stores int
-
-// The stores a scenario can run on.
-const (
-	EtcdOnly     Stores = iota // its faults or its workload are etcd's
-	EtcdAndRedis               // its script runs on a Redis primary too
-	RedisOnly                  // a lesson of a Redis primary (its failover)
-	RedlockOnly                // a lesson of Redlock's independent masters
+import (
+	"slices"
+	"strings"
 )
 
-// LockKind is what kind of store a lock runs on, as far as the catalog's
-// lessons care: etcd, one Redis primary, or Redlock's independent masters.
-type LockKind int
+// LockKind is the store a lock runs on, in the shape the catalog's lessons
+// care about, named as the store is (Backend.Name): "etcd", "redis" (one
+// primary with replicas), "redlock" (independent masters). A new store's
+// locks are of a kind of its own; the lessons for them say so in Stores.
+type LockKind string
 
-// The kinds of lock a lesson can be for.
+// The kinds of lock of the stores the lab has.
 const (
-	EtcdLock    LockKind = iota // a lock on etcd (every lock.EtcdFactory)
-	RedisLock                   // a lock on one Redis primary
-	RedlockLock                 // a lock over independent Redis masters
+	EtcdLock    LockKind = "etcd"    // a lock on etcd (every lock.EtcdFactory)
+	RedisLock   LockKind = "redis"   // a lock on one Redis primary
+	RedlockLock LockKind = "redlock" // a lock over independent Redis masters
 )
+
+// kindLabels say what each kind runs on, in a reason's words; a kind not
+// here is said by its name.
+var kindLabels = map[LockKind]string{
+	EtcdLock:    "etcd",
+	RedisLock:   "one Redis primary",
+	RedlockLock: "Redlock's independent masters",
+}
+
+// Label says what locks of kind k run on, in words.
+func (k LockKind) Label() string {
+	if l, ok := kindLabels[k]; ok {
+		return l
+	}
+	return string(k)
+}
+
+// Stores are the kinds of lock a scenario is a lesson for.
+type Stores []LockKind
+
+// The stores the catalog's lessons are for.
+var (
+	EtcdOnly     = Stores{EtcdLock}            // its faults or its workload are etcd's
+	EtcdAndRedis = Stores{EtcdLock, RedisLock} // its script runs on a Redis primary too
+	RedisOnly    = Stores{RedisLock}           // a lesson of a Redis primary (its failover)
+	RedlockOnly  = Stores{RedlockLock}         // a lesson of Redlock's independent masters
+)
+
+// For reports whether the lessons are for a lock of kind k. No kinds at
+// all (a Scenario's zero value) means etcd's.
+func (st Stores) For(k LockKind) bool {
+	if len(st) == 0 {
+		return k == EtcdLock
+	}
+	return slices.Contains(st, k)
+}
+
+// String says what the lessons are for, in words: "etcd and one Redis
+// primary".
+func (st Stores) String() string {
+	if len(st) == 0 {
+		st = EtcdOnly
+	}
+	labels := make([]string, len(st))
+	for i, k := range st {
+		labels[i] = k.Label()
+	}
+	return strings.Join(labels, " and ")
+}
 
 // NotFor says why s is no lesson for a lock of kind k, "" when it is one.
 // A gate or a run leaves such a pair out — a lesson of another store says
 // nothing about the lock — and says so; it is never a failure.
 func (s Scenario) NotFor(k LockKind) string {
-	switch {
-	case k == EtcdLock && (s.Stores == RedisOnly || s.Stores == RedlockOnly):
-		return s.Name + " is a Redis lesson"
-	case k != EtcdLock && s.Stores == EtcdOnly:
-		return s.Name + " is an etcd lesson (its faults or its workload are etcd's)"
-	case k == RedlockLock && s.Stores != RedlockOnly:
-		return s.Name + " is a lesson of one Redis primary (Redlock gives no token and runs on independent masters)"
-	case k == RedisLock && s.Stores == RedlockOnly:
-		return s.Name + " is a Redlock lesson"
+	if s.Stores.For(k) {
+		return ""
 	}
-	return ""
+	return s.Name + " is a lesson for " + s.Stores.String() + ", not for a lock on " + k.Label()
 }

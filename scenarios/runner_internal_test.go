@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -160,8 +161,8 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 	jobs, leftOut, err := cfg.jobs()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		"failover is a Redis lesson, not run for etcd-mutex, queue",
-		"redlock-paused is a Redis lesson, not run for etcd-mutex, queue",
+		"failover is a lesson for one Redis primary, not for a lock on etcd, not run for etcd-mutex, queue",
+		"redlock-paused is a lesson for Redlock's independent masters, not for a lock on etcd, not run for etcd-mutex, queue",
 	}, leftOut)
 	for _, j := range jobs {
 		assert.Empty(t, j.s.NotFor(EtcdLock), "%s ran for %s", j.s.Name, j.lock)
@@ -180,7 +181,7 @@ func TestEveryLessonIsForSomeKindOfLock(t *testing.T) {
 			}
 		}
 		assert.Positive(t, n, "%s is a lesson for no lock", s.Name)
-		if s.Stores == EtcdAndRedis {
+		if slices.Equal(s.Stores, EtcdAndRedis) {
 			assert.Empty(t, s.NotFor(EtcdLock)+s.NotFor(RedisLock), s.Name)
 			assert.NotEmpty(t, s.NotFor(RedlockLock), s.Name)
 		}
@@ -200,8 +201,8 @@ func TestALessonLeftOutForTwoKindsSaysBoth(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, jobs, 1, "failover runs for the lock on one Redis primary")
 	assert.Equal(t, []string{
-		"failover is a Redis lesson, not run for queue",
-		"failover is a lesson of one Redis primary (Redlock gives no token and runs on independent masters), not run for test-redlock",
+		"failover is a lesson for one Redis primary, not for a lock on etcd, not run for queue",
+		"failover is a lesson for one Redis primary, not for a lock on Redlock's independent masters, not run for test-redlock",
 	}, leftOut)
 }
 

@@ -89,7 +89,7 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	s, err := scenarios.Lookup(name)
 	require.NoError(t, err, "every script is a catalog scenario's")
 	var env scriptEnv
-	if s.Stores == scenarios.RedisOnly || s.Stores == scenarios.RedlockOnly {
+	if !s.Stores.For(scenarios.EtcdLock) {
 		env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock
 	} else {
 		e, err := run.New(run.Config{
@@ -171,7 +171,7 @@ func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v: %s was not run (.ci/run installs it)", err, s.Name)
 	}
-	masters := s.Stores == scenarios.RedlockOnly
+	masters := s.Stores.For(scenarios.RedlockLock)
 	var (
 		set *redisd.Set
 		err error

@@ -177,10 +177,11 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		return exitOK, nil
 	}
 	shows := "the queue lock"
-	switch s.Stores {
-	case scenarios.RedisOnly:
+	switch {
+	case s.Stores.For(scenarios.EtcdLock):
+	case s.Stores.For(scenarios.RedisLock):
 		shows = "redis-setnx"
-	case scenarios.RedlockOnly:
+	case s.Stores.For(scenarios.RedlockLock):
 		shows = "redlock"
 	}
 	fmt.Fprintf(w, "\nStep by step (the scenario's script; each step's output is what %s shows):\n", shows)
