@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/internal/deathsig"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/internal/tailbuf"
 )
@@ -99,7 +100,7 @@ func (s *server) run(ctx context.Context, port int) error {
 		out = io.MultiWriter(s.out, s.log)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	setProcAttr(cmd)
+	deathsig.Set(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("redisd: starting %s: %w", s.name, err)
 	}

@@ -1,0 +1,192 @@
+package zkd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/locklab/locklab/internal/deathsig"
+	"github.com/locklab/locklab/internal/tailbuf"
+)
+
+// Jar is the ZooKeeper server's jar as Debian's zookeeperd installs it;
+// its manifest names the jars it needs beside it.
+const Jar = "/usr/share/java/zookeeper.jar"
+
+// ErrNotInstalled says that ZooKeeper is not installed, and how to get it.
+var ErrNotInstalled = errors.New("ZooKeeper is not installed (Debian: apt-get install zookeeperd)")
+
+// Find returns the java program and the server's jar, or ErrNotInstalled.
+func Find() (java, jar string, err error) {
+	if _, err := os.Stat(Jar); err != nil {
+		return "", "", ErrNotInstalled
+	}
+	java, err = exec.LookPath("java")
+	if err != nil {
+		return "", "", fmt.Errorf("%w: no java on PATH", ErrNotInstalled)
+	}
+	return java, Jar, nil
+}
+
+// TickTime is the servers' tick: sessions last between two ticks and the
+// maximum, so that the lab's leases of a second are sessions of a second.
+const TickTime = 100 * time.Millisecond
+
+// server is one ZooKeeper server process with its data directory and its
+// three ports: clients', the quorum's and leader election's.
+type server struct {
+	id                       int // its myid, from 1
+	name, dir                string
+	java, jar                string
+	client, quorum, election int
+	out                      *tailbuf.Buffer
+	log                      io.Writer
+	peersOf                  func(id int) string // the server.N lines of id's config
+	mu                       sync.Mutex
+	cmd                      *exec.Cmd
+	exited                   chan struct{}
+}
+
+// addr is where the server takes clients.
+func (s *server) addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.client)) }
+
+// config is the server's zoo.cfg.
+func (s *server) config() string {
+	tick := int(TickTime / time.Millisecond)
+	return fmt.Sprintf(`tickTime=%d
+initLimit=100
+syncLimit=20
+dataDir=%s
+clientPort=%d
+clientPortAddress=127.0.0.1
+minSessionTimeout=%d
+maxSessionTimeout=120000
+admin.enableServer=false
+4lw.commands.whitelist=*
+standaloneEnabled=true
+%s`, tick, s.dir, s.client, 2*tick, s.peersOf(s.id))
+}
+
+// run starts the process on its config; it serves once the ensemble has
+// a leader (see Ensemble.waitServing).
+func (s *server) run() error {
+	cfg := filepath.Join(s.dir, "zoo.cfg")
+	if err := os.WriteFile(cfg, []byte(s.config()), 0o644); err != nil {
+		return fmt.Errorf("zkd: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "myid"), []byte(strconv.Itoa(s.id)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("zkd: %w", err)
+	}
+	s.out.Reset()
+	cmd := exec.Command(s.java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+		"-Dzookeeper.admin.enableServer=false", "-cp", s.jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+	cmd.Dir = s.dir
+	var out io.Writer = s.out
+	if s.log != nil {
+		out = io.MultiWriter(s.out, s.log)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	deathsig.Set(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("zkd: starting %s: %w", s.name, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }() //nolint:errcheck // its end is seen on exited
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	return nil
+}
+
+// running reports whether the process runs.
+func (s *server) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill ends the process at once (SIGKILL, as a crash of its machine) and
+// waits for it to be gone; its data directory stays.
+func (s *server) kill() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Kill() //nolint:errcheck // it may have exited already
+	<-exited
+}
+
+// flw asks the server a four-letter word and returns its answer.
+func (s *server) flw(ctx context.Context, word string) (string, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", s.addr())
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl) //nolint:errcheck // a deadline not set only waits longer
+	}
+	if _, err := io.WriteString(c, word); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(bufio.NewReader(c))
+	return string(b), err
+}
+
+// mode is the server's role ("leader", "follower", "standalone"), or ""
+// when it does not serve.
+func (s *server) mode(ctx context.Context) string {
+	out, err := s.flw(ctx, "srvr")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if m, ok := strings.CutPrefix(line, "Mode: "); ok {
+			return strings.TrimSpace(m)
+		}
+	}
+	return ""
+}
+
+// freePorts asks the kernel for n free loopback ports, all held until the
+// last is found so that none is given twice.
+func freePorts(n int) ([]int, error) {
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}()
+	var out []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("zkd: finding a free port: %w", err)
+		}
+		lns = append(lns, ln)
+		out = append(out, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return out, nil
+}

@@ -1,0 +1,88 @@
+package zkd_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/internal/poll"
+)
+
+// start starts an ensemble of n, or skips where ZooKeeper is missing.
+func start(t *testing.T, n int) *zkd.Ensemble {
+	t.Helper()
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
+	}
+	e, err := zkd.Start(t.Context(), n, zkd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
+	return e
+}
+
+// A session the server ends when its client's link is cut for longer than
+// its timeout: the leader's view says so, as etcd says a lease is gone.
+func TestASessionCutOffEndsOnTheServer(t *testing.T) {
+	e := start(t, 3)
+	assert.Equal(t, []string{"z1", "z2", "z3"}, e.Names())
+	link, err := e.Link(0)
+	require.NoError(t, err)
+	c, _, err := zk.Connect([]string{link.Addr()}, time.Second, zk.WithLogger(zkd.Silent{}))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Create("/x", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	ctx := t.Context()
+	alive, err := e.SessionAlive(ctx, c.SessionID())
+	require.NoError(t, err)
+	assert.True(t, alive)
+	link.Cut()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	require.NoError(t, poll.Until(wctx, "the session to end", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		alive, err := e.SessionAlive(ctx, c.SessionID())
+		return !alive, err
+	}))
+	ok, _, err := e.Admin().Exists("/x")
+	require.NoError(t, err)
+	assert.False(t, ok, "its ephemeral node went with it")
+}
+
+// A killed leader is followed by another; started again, it serves.
+func TestAKilledLeaderIsReplaced(t *testing.T) {
+	e := start(t, 3)
+	ctx := t.Context()
+	l := e.Leader(ctx)
+	require.GreaterOrEqual(t, l, 0)
+	e.Kill(l)
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	require.NoError(t, poll.Until(wctx, "a new leader", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		n := e.Leader(ctx)
+		return n >= 0 && n != l, nil
+	}))
+	require.NoError(t, e.Restart(ctx, l))
+	e.Isolate(l)
+	e.HealPeers()
+}
+
+// Close leaves no directory behind.
+func TestCloseRemovesEverything(t *testing.T) {
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skip(err)
+	}
+	e, err := zkd.Start(t.Context(), 1, zkd.Options{})
+	require.NoError(t, err)
+	dirs := e.Addrs()
+	require.Len(t, dirs, 1)
+	require.NoError(t, e.Close())
+	require.NoError(t, e.Close(), "twice is once")
+	_, err = os.Stat(e.Root())
+	assert.True(t, os.IsNotExist(err), "its directory is gone")
+}
