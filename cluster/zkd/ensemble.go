@@ -248,25 +248,34 @@ func (e *Ensemble) HealPeers() {
 // SessionAlive reports whether the ensemble still has session id, as its
 // leader's session tracker says; an error when no leader answers.
 func (e *Ensemble) SessionAlive(ctx context.Context, id int64) (bool, error) {
+	sessions, err := e.Sessions(ctx)
+	return sessions[id], err
+}
+
+// Sessions are the sessions the ensemble has now, as its leader's session
+// tracker lists them; an error when no leader answers.
+func (e *Ensemble) Sessions(ctx context.Context) (map[int64]bool, error) {
 	l := e.Leader(ctx)
 	if l < 0 {
-		return false, errors.New("zkd: no server leads")
+		return nil, errors.New("zkd: no server leads")
 	}
 	out, err := e.servers[l].flw(ctx, "dump")
 	if err != nil {
-		return false, fmt.Errorf("zkd: asking %s for its sessions: %w", e.servers[l].name, err)
+		return nil, fmt.Errorf("zkd: asking %s for its sessions: %w", e.servers[l].name, err)
 	}
 	tracker, _, ok := strings.Cut(out, "ephemeral nodes dump:")
 	if !ok || !strings.Contains(tracker, "SessionTracker dump:") {
-		return false, fmt.Errorf("zkd: %s's dump has no session tracker", e.servers[l].name)
+		return nil, fmt.Errorf("zkd: %s's dump has no session tracker", e.servers[l].name)
 	}
-	want := fmt.Sprintf("0x%x", id)
+	sessions := map[int64]bool{}
 	for _, f := range strings.Fields(tracker) {
-		if f == want {
-			return true, nil
+		if h, ok := strings.CutPrefix(f, "0x"); ok {
+			if id, err := strconv.ParseUint(h, 16, 64); err == nil {
+				sessions[int64(id)] = true
+			}
 		}
 	}
-	return false, nil
+	return sessions, nil
 }
 
 // Close ends every server, link and connection of the ensemble and removes

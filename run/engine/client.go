@@ -237,3 +237,20 @@ func (e *Engine) Sever() {
 		}
 	}
 }
+
+// OpenLinks opens n links with open, closing those opened if one fails: a
+// Store's Links for a client that talks to n servers.
+func OpenLinks(n int, open func(i int) (*netproxy.Proxy, error)) ([]*netproxy.Proxy, error) {
+	var links []*netproxy.Proxy
+	for i := range n {
+		p, err := open(i)
+		if err != nil {
+			for _, l := range links {
+				l.Close()
+			}
+			return nil, err
+		}
+		links = append(links, p)
+	}
+	return links, nil
+}

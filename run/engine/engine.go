@@ -56,8 +56,9 @@ type Config struct {
 	// OpTimeout bounds one acquire, critical section or release; zero
 	// means run.DefaultOpTimeout.
 	OpTimeout time.Duration
-	// Monitor is the store's own watch over its grants, run until Finish.
-	Monitor func(ctx context.Context)
+	// Sweep is the store's own look at every grant it follows, taken every
+	// SweepEvery until Finish (and again by Finish's settle, if it asks).
+	Sweep func(ctx context.Context)
 	// StoreName names the store in what it cannot do ("Redis").
 	StoreName string
 }
@@ -84,8 +85,27 @@ type Engine struct {
 	done chan struct{}
 }
 
-// New prepares a run and starts its watchers: the store's monitor, and the
-// lab's own over its stalls and starvation.
+// SweepEvery is how often the store's Sweep looks at its grants.
+const SweepEvery = 20 * time.Millisecond
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		f(ctx)
+	}
+}
+
+// New prepares a run and starts its watchers: the store's sweep, and the
+// lab's own over its stalls and starvation. The sweep may start before New
+// returns: it must touch the Engine only through a grant it follows, which
+// only a client of the Engine makes.
 func New(cfg Config) (*Engine, error) {
 	if cfg.Store == nil || len(cfg.Resources) == 0 {
 		return nil, errors.New("engine: a run needs a store and a resource")
@@ -102,8 +122,8 @@ func New(cfg Config) (*Engine, error) {
 	go func() {
 		defer close(e.done)
 		var wg sync.WaitGroup
-		if cfg.Monitor != nil {
-			wg.Go(func() { cfg.Monitor(ctx) })
+		if cfg.Sweep != nil {
+			wg.Go(func() { every(ctx, SweepEvery, cfg.Sweep) })
 		}
 		// The lab standing still is the environment's, not the lock's: the
 		// servers' clocks run on while every client stands.

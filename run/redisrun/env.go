@@ -58,10 +58,10 @@ type Env struct {
 
 	mu      sync.Mutex
 	leases  int64    // grants so far: each grant's lease is its number
-	watched []*watch // every grant the monitor follows
+	watched []*watch // every grant the sweep follows
 }
 
-// New prepares a run and starts its monitor, which records on every
+// New prepares a run; the engine sweeps its grants, recording on every
 // history when a grant's key leaves the server.
 func New(cfg Config) (*Env, error) {
 	if cfg.Set == nil || cfg.Factory == nil {
@@ -83,7 +83,7 @@ func New(cfg Config) (*Env, error) {
 	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
 		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
-		OpTimeout: cfg.OpTimeout, Monitor: e.monitor, StoreName: "Redis"})
+		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "Redis"})
 	if err != nil {
 		return nil, err
 	}
@@ -111,18 +111,7 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 		p, err := s.e.set.PrimaryLink()
 		return []*netproxy.Proxy{p}, err
 	}
-	var links []*netproxy.Proxy
-	for i := range s.e.set.Names() {
-		p, err := s.e.set.Link(i)
-		if err != nil {
-			for _, l := range links {
-				l.Close()
-			}
-			return nil, err
-		}
-		links = append(links, p)
-	}
-	return links, nil
+	return engine.OpenLinks(len(s.e.set.Names()), s.e.set.Link)
 }
 
 // Locker makes a client's lock over Redis clients of its own, one behind
@@ -180,7 +169,7 @@ func (e *Env) member(name string) (int, error) {
 }
 
 // Close ends open faults, records each resource's final value, closes the
-// run's clients, stops the monitor and removes the run's keys.
+// run's clients, stops the sweep and removes the run's keys.
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

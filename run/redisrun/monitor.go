@@ -14,18 +14,19 @@ import (
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/engine"
 )
 
-// pollEvery is how often the monitor reads each followed grant's key.
-const pollEvery = 20 * time.Millisecond
+// pollEvery is how often a wait looks again (the engine sweeps as often).
+const pollEvery = engine.SweepEvery
 
 // early is how much sooner than its expiry a key must vanish to count as
-// deleted rather than expired: the monitor's own read of the expiry is
+// deleted rather than expired: the sweep's own read of the expiry is
 // taken after the moment it dates it from, so a key that expired is never
 // early by more than a poll.
 const early = 2 * pollEvery
 
-// watch is one grant the monitor follows, from its grant until its key
+// watch is one grant the sweep follows, from its grant until its key
 // leaves the server (lost: it expired; gone: something deleted it) or its
 // client releases it.
 type watch struct {
@@ -92,22 +93,6 @@ func (e *Env) released(lease int64) bool {
 	defer w.mu.Unlock()
 	w.done = true
 	return w.lost
-}
-
-// monitor reads every followed grant's key until ctx ends. It starts
-// before New has set e.Engine, and touches it only through a followed
-// grant, which only a client of the engine's makes.
-func (e *Env) monitor(ctx context.Context) {
-	t := time.NewTicker(pollEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		e.sweep(ctx)
-	}
 }
 
 // sweep looks once at every grant still followed.

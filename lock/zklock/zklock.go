@@ -1,0 +1,158 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/lock"
+)
+
+// Factory makes a Locker for the lock called name on a client's own
+// ZooKeeper connection.
+type Factory = lock.Factory[*zk.Conn]
+
+// ErrUnknownLock: no ZooKeeper lock of that name.
+var ErrUnknownLock = errors.New("zklock: unknown lock")
+
+// Lock describes one ZooKeeper lock the lab runs by name.
+type Lock struct {
+	Name string
+	// About says in a line what it is.
+	About   string
+	Factory Factory
+	// Weak are the catalog lessons it fails by its design, each with the
+	// check that says so (documented FAILs).
+	Weak map[string]string
+}
+
+var locks = []Lock{
+	{Name: "zk-lock", Factory: NewRecipe,
+		About: "go-zookeeper's Lock recipe as it ships: protected ephemeral-sequential nodes, each waiter watching its predecessor; the node's zxid as its token"},
+}
+
+// Locks lists the ZooKeeper locks; a fresh slice each call.
+func Locks() []Lock { return slices.Clone(locks) }
+
+// Find returns the ZooKeeper lock called name.
+func Find(name string) (Lock, error) {
+	i := slices.IndexFunc(locks, func(l Lock) bool { return l.Name == name })
+	if i < 0 {
+		return Lock{}, fmt.Errorf("%w %q", ErrUnknownLock, name)
+	}
+	return locks[i], nil
+}
+
+// Path is where the lock called name keeps its nodes under opts' prefix.
+func Path(name string, opts lock.Options) string {
+	return "/" + strings.Trim(path.Join(opts.Prefix, name), "/")
+}
+
+// recipe is zk-lock: one zk.Lock per acquire, kept until its release.
+type recipe struct {
+	c    *zk.Conn
+	path string
+
+	mu   sync.Mutex
+	held map[int64]*zk.Lock // by grant token
+}
+
+// NewRecipe is zk-lock: go-zookeeper's Lock recipe as it ships, on c.
+func NewRecipe(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("%w, got %d", lock.ErrBadTTL, opts.TTL)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = lock.DefaultPrefix
+	}
+	return &recipe{c: c, path: Path(name, opts), held: map[int64]*zk.Lock{}}, nil
+}
+
+// Acquire takes the lock, or returns ctx's error once ctx ends. The recipe
+// itself takes no context: a wait given up on goes on in the background,
+// and what it is granted then is released at once.
+func (r *recipe) Acquire(ctx context.Context) (lock.Grant, error) {
+	l := zk.NewLock(r.c, r.path, zk.WorldACL(zk.PermAll))
+	done := make(chan error, 1)
+	go func() { done <- l.Lock() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return lock.Grant{}, err
+		}
+	case <-ctx.Done():
+		go func() {
+			if <-done == nil {
+				l.Unlock() //nolint:errcheck // nobody is left to hear it
+			}
+		}()
+		return lock.Grant{}, ctx.Err()
+	}
+	g, err := r.grantOf()
+	if err != nil {
+		l.Unlock() //nolint:errcheck // the grant could not be told: give it back
+		return lock.Grant{}, err
+	}
+	r.mu.Lock()
+	r.held[g.Token] = l
+	r.mu.Unlock()
+	return g, nil
+}
+
+// grantOf reads the node the lock was just granted on: the lowest of the
+// lock's children, its zxid and its session.
+func (r *recipe) grantOf() (lock.Grant, error) {
+	children, _, err := r.c.Children(r.path)
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	lowest, low := "", -1
+	for _, ch := range children {
+		_, n, ok := strings.Cut(ch, "lock-")
+		seq, err := strconv.Atoi(n)
+		if ok && err == nil && (low < 0 || seq < low) {
+			lowest, low = ch, seq
+		}
+	}
+	if lowest == "" {
+		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s has no lock node", r.path)
+	}
+	node := r.path + "/" + lowest
+	ok, st, err := r.c.Exists(node)
+	switch {
+	case err != nil:
+		return lock.Grant{}, err
+	case !ok:
+		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s is gone", node)
+	case st.EphemeralOwner != r.c.SessionID():
+		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s is another session's", node)
+	}
+	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner}, nil
+}
+
+// Release deletes g's node; a node already gone (its session ended) is
+// lock.ErrNotHeld.
+func (r *recipe) Release(_ context.Context, g lock.Grant) error {
+	r.mu.Lock()
+	l, ok := r.held[g.Token]
+	delete(r.held, g.Token)
+	r.mu.Unlock()
+	if !ok {
+		return lock.ErrNotHeld
+	}
+	err := l.Unlock()
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: %s is gone", lock.ErrNotHeld, g.Key)
+	}
+	return err
+}
+
+// Close does nothing: the connection is its maker's.
+func (r *recipe) Close() error { return nil }

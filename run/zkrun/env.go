@@ -1,0 +1,208 @@
+package zkrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/lock/zklock"
+	"github.com/locklab/locklab/run/engine"
+)
+
+// Resources are the resources a ZooKeeper run protects: the lab's own
+// counters (etcd-guarded is etcd's).
+func Resources() []string { return []string{"unfenced", "fenced"} }
+
+// Config describes a run.
+type Config struct {
+	Ensemble *zkd.Ensemble
+	Factory  zklock.Factory
+	TTL      int    // seconds: each client's session timeout
+	RunID    string // unique per run within the ensemble: nodes live under it
+	Sinks    []history.Sink
+	// Resource names the resources; empty means Resources().
+	Resource []string
+	Minimum  *history.Minimum
+	// OpTimeout bounds one acquire, critical section or release; zero
+	// means run.DefaultOpTimeout.
+	OpTimeout time.Duration
+}
+
+// Env is one run of a ZooKeeper lock: the engine's clients and histories
+// on an ensemble.
+type Env struct {
+	*engine.Engine
+	ens     *zkd.Ensemble
+	factory zklock.Factory
+
+	mu      sync.Mutex
+	watched []*watch
+}
+
+// New prepares a run; the engine sweeps its grants.
+func New(cfg Config) (*Env, error) {
+	if cfg.Ensemble == nil || cfg.Factory == nil {
+		return nil, errors.New("zkrun: a run needs an ensemble and a lock")
+	}
+	names := cfg.Resource
+	if len(names) == 0 {
+		names = Resources()
+	}
+	var res []resource.Resource
+	for _, name := range names {
+		if !slices.Contains(Resources(), name) {
+			return nil, fmt.Errorf("zkrun: resource %q is not one a ZooKeeper lock can protect here (resources: %s)",
+				name, strings.Join(Resources(), ", "))
+		}
+		r, err := resource.NewResource(name, "")
+		if err != nil {
+			return nil, err
+		}
+		res = append(res, r)
+	}
+	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory}
+	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
+		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
+		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
+	if err != nil {
+		return nil, err
+	}
+	e.Engine = eng
+	return e, nil
+}
+
+// store is the Env as the engine's Store.
+type store struct{ e *Env }
+
+// Links opens a client's links to every server, its member's first: the
+// client keeps to it while it serves, as a client given the ensemble does.
+func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
+	home, err := s.e.member(member)
+	if err != nil {
+		return nil, err
+	}
+	n := len(s.e.ens.Names())
+	return engine.OpenLinks(n, func(k int) (*netproxy.Proxy, error) { return s.e.ens.Link((home + k) % n) })
+}
+
+// Locker makes a client's lock on a session of its own over its links,
+// its timeout the run's TTL.
+func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+	addrs := make([]string, len(links))
+	for i, p := range links {
+		addrs[i] = p.Addr()
+	}
+	c, _, err := zk.Connect(addrs, s.e.TTLDuration(), zk.WithLogger(zkd.Silent{}), zk.WithHostProvider(&inOrder{}))
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() error { c.Close(); return nil }
+	l, err := s.e.factory(c, "lock", s.e.Options())
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return l, done, nil
+}
+
+func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
+	return s.e.follow(client, g), nil
+}
+func (s store) Released(lease int64) bool  { return s.e.released(lease) }
+func (s store) Settle(ctx context.Context) { s.e.sweep(ctx) }
+
+// Members names the servers as a script does, m1…mN.
+func (e *Env) Members() []string {
+	out := make([]string, len(e.ens.Names()))
+	for i := range out {
+		out[i] = fmt.Sprintf("m%d", i+1)
+	}
+	return out
+}
+
+// member is the index of member mN.
+func (e *Env) member(name string) (int, error) {
+	i := slices.Index(e.Members(), name)
+	if i < 0 {
+		return 0, fmt.Errorf("unknown member %q (members: %s)", name, strings.Join(e.Members(), ", "))
+	}
+	return i, nil
+}
+
+// lockPath is where the run's lock keeps its nodes.
+func (e *Env) lockPath() string { return zklock.Path("lock", e.Options()) }
+
+// Close ends open faults, records each resource's final value, closes the
+// run's clients and removes the run's nodes.
+func (e *Env) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(e.Finish(ctx, e.sweep), e.removeNodes())
+}
+
+// removeNodes deletes the run's lock nodes and their parent.
+func (e *Env) removeNodes() error {
+	admin := e.ens.Admin()
+	children, _, err := admin.Children(e.lockPath())
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("removing the run's nodes: %w", err)
+	}
+	for _, ch := range children {
+		if err := admin.Delete(e.lockPath()+"/"+ch, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("removing the run's nodes: %w", err)
+		}
+	}
+	return nil
+}
+
+// inOrder hands a client its servers in the order given, its member's
+// first (go-zookeeper's own provider shuffles them): after a failure, the
+// next.
+type inOrder struct {
+	mu         sync.Mutex
+	servers    []string
+	curr, last int
+}
+
+// Init takes the servers, in order.
+func (h *inOrder) Init(servers []string) error {
+	h.servers, h.curr, h.last = servers, -1, -1
+	return nil
+}
+
+// Len is how many servers there are.
+func (h *inOrder) Len() int { return len(h.servers) }
+
+// Next is the server after the last tried; retryStart says every server
+// was tried since the last connection.
+func (h *inOrder) Next() (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.curr = (h.curr + 1) % len(h.servers)
+	retry := h.curr == h.last
+	if h.last == -1 {
+		h.last = 0
+	}
+	return h.servers[h.curr], retry
+}
+
+// Connected notes that the last server tried took the connection.
+func (h *inOrder) Connected() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.last = h.curr
+}

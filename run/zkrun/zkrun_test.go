@@ -1,0 +1,72 @@
+package zkrun_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/lock/zklock"
+	"github.com/locklab/locklab/run/zkrun"
+	"github.com/locklab/locklab/script"
+)
+
+var _ script.Target = (*zkrun.Env)(nil)
+
+// newEnv starts an ensemble of three and a run of zk-lock on it, or skips
+// where ZooKeeper is missing.
+func newEnv(t *testing.T) *zkrun.Env {
+	t.Helper()
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
+	}
+	l, err := zklock.Find("zk-lock")
+	require.NoError(t, err)
+	ens, err := zkd.Start(t.Context(), 3, zkd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { ens.Close() })
+	e, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: l.Factory, TTL: 1, RunID: t.Name()})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, e.Close()) })
+	e.Bind(context.WithoutCancel(t.Context()))
+	return e
+}
+
+func do(t *testing.T, e script.Target, lines ...string) []string {
+	t.Helper()
+	var outs []string
+	for _, line := range lines {
+		out, err := script.DoLine(t.Context(), e, line)
+		require.NoError(t, err, line)
+		outs = append(outs, out.String())
+	}
+	return outs
+}
+
+func verdicts(t *testing.T, e *zkrun.Env) []string {
+	t.Helper()
+	reps, err := e.Reports()
+	require.NoError(t, err)
+	var out []string
+	for i, r := range reps {
+		out = append(out, fmt.Sprintf("%s %s", e.Resources()[i], r.Result()))
+	}
+	return out
+}
+
+// The paused holder on ZooKeeper: its session ends while it is frozen, the
+// next client is granted, and the frozen one writes after it. The zxid
+// fences it.
+func TestAPausedZooKeeperHolderIsFencedByItsZxid(t *testing.T) {
+	e := newEnv(t)
+	outs := do(t, e, "client c1 member=m1", "client c2 member=m2", "acquire c1", "pause c1 at=before-write",
+		"cs c1 async", "wait-paused c1", "wait-lease-gone c1", "acquire c2", "cs c2", "release c2", "resume c1", "await c1")
+	assert.Equal(t, []string{"c1: connected to m1", "c2: connected to m2", "c1: granted token=t1",
+		"c1: will pause at before-write", "c1: in critical section", "c1: paused at before-write, link cut",
+		"server: c1's lease is gone", "c2: granted token=t2", "c2: unfenced read 0 wrote 1; fenced read 0 wrote 1",
+		"c2: released", "c1: resumed", "c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token"}, outs)
+	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS"}, verdicts(t, e))
+}
