@@ -24,6 +24,8 @@ import (
 type Backend interface {
 	// Name is the store's name, as Config.Store names it ("redis").
 	Name() string
+	// Names are the locks it has by name, the known-bad ones too.
+	Names() []string
 	// Lock returns the backend's lock called name; false if it has none.
 	Lock(name string) (BackendLock, bool)
 	// Exec returns the lock run as a process by command on this store
@@ -222,13 +224,13 @@ func KindOf(name string) (LockKind, bool) {
 	return l.Kind, ok
 }
 
-// connectOwn connects the backend that takes servers of the user's own to
-// addrs (Config.Redis): the first registered backend, Redis's.
+// connectOwn connects the Redis backend, the one that takes servers of the
+// user's own (Config.Redis), to addrs.
 func connectOwn(ctx context.Context, addrs []string) (Servers, error) {
-	bs := Backends()
-	if len(bs) == 0 {
-		return nil, errors.New("no store but etcd is linked into this program: import " +
+	i := slices.IndexFunc(Backends(), func(b Backend) bool { return b.Name() == string(RedisLock) })
+	if i < 0 {
+		return nil, errors.New("no Redis is linked into this program: import " +
 			"github.com/locklab/locklab/scenarios/redisstore to run the Redis locks")
 	}
-	return bs[0].Connect(ctx, addrs)
+	return Backends()[i].Connect(ctx, addrs)
 }

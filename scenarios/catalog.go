@@ -139,7 +139,7 @@ var catalog = []Scenario{
 			"whole critical section, the read too: had the store only compared tokens between writes, c1's stale write " +
 			"could land after c2's read and before c2's write, both writes would pass, and an update would be lost under " +
 			"a correct lock. A lease is not a lock; a fencing token makes it one.",
-		Members: 3, TTL: 1, script: "paused-holder.txt", Stores: EtcdAndRedis, Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "paused-holder.txt", Stores: Shared, Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused"),
@@ -151,7 +151,7 @@ var catalog = []Scenario{
 		Lesson: "c1 holds the lock when the network between it and the cluster fails. Its keep-alives stop arriving; " +
 			"the lease lapses; c2 is granted the lock and writes. The partition heals and c1, which noticed nothing, " +
 			"writes with its old grant. An unfenced store takes the stale write; fenced and guarded stores refuse it.",
-		Members: 3, TTL: 1, script: "isolated-holder.txt", Stores: EtcdAndRedis, Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "isolated-holder.txt", Stores: Shared, Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.CutClient, "c1's link was cut"),
@@ -173,7 +173,7 @@ var catalog = []Scenario{
 			"behind c2. Then c1 wakes and sends its release. A release must end only the grant it names: one that " +
 			"deletes the lock's key by name, or whatever key holds the lock, frees c2's lock, and c3 is granted " +
 			"beside c2. A correct lock answers c1 \"not held\" (or deletes only c1's own, long-gone key).",
-		Members: 3, TTL: 1, script: "stale-release.txt", Stores: EtcdAndRedis, Expect: alwaysPass,
+		Members: 3, TTL: 1, script: "stale-release.txt", Stores: Shared, Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused before its release"),
@@ -292,7 +292,7 @@ var catalog = []Scenario{
 			"why a lock needs a lease at all (without one it would never be freed). The restarted c1 holds nothing and " +
 			"must acquire afresh. For a lock run as a process, the crash is a real SIGKILL of its process group; for a " +
 			"Go lock, the client's connection is closed under it and the lock is left, never released.",
-		Members: 3, TTL: 1, script: "crashed-holder.txt", Stores: EtcdAndRedis, Expect: alwaysPass, opTimeout: crashOpTimeout,
+		Members: 3, TTL: 1, script: "crashed-holder.txt", Stores: Shared, Expect: alwaysPass, opTimeout: crashOpTimeout,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{crashedHolding("c1"), waitedOutLease("c2", "c1")},
 	},
@@ -373,7 +373,7 @@ var catalog = []Scenario{
 		Name: "contention",
 		Lesson: "Five clients contend for the lock with no fault at all: the baseline. Every increment must be kept and " +
 			"every token must grow; the run also shows how fast each lock hands over.",
-		Members: 3, TTL: 1, Expect: alwaysPass, Stores: EtcdAndRedis,
+		Members: 3, TTL: 1, Expect: alwaysPass, Stores: Shared,
 		exec: func(ctx context.Context, t script.Target, p Plan) error { return run.ContendOn(ctx, t, 5, 50) },
 		// Every cycle releases, so the releases that returned ok are as
 		// many as the grants; and a lock that grants only one of five
@@ -394,7 +394,7 @@ var catalog = []Scenario{
 			"renews it (Redis' SET NX PX) loses the lock in the middle of the long section: the next client is " +
 			"granted while the first still works, only a fence keeps the resource safe, and the lock is broken " +
 			"whatever the resource does — the lease-kept check says so on every resource.",
-		Members: 3, TTL: 1, Expect: alwaysPass, Stores: EtcdAndRedis, opTimeout: slowOpTimeout,
+		Members: 3, TTL: 1, Expect: alwaysPass, Stores: Shared, opTimeout: slowOpTimeout,
 		exec: func(ctx context.Context, t script.Target, p Plan) error { return run.SlowHoldersOn(ctx, t, p.work()) },
 		draw: func(s Scenario, seed uint64, p *Plan) {
 			p.Work = slowWork(seed, time.Duration(s.TTL)*time.Second)

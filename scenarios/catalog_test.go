@@ -443,7 +443,7 @@ func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 	for _, c := range []struct{ scenario, lock, why string }{
 		{"failover", "etcd-mutex", "failover is a lesson for one Redis primary, not for a lock on etcd, not run for etcd-mutex"},
 		{"leader-failover", "redis-setnx", "leader-failover is a lesson for etcd, not for a lock on one Redis primary, not run for redis-setnx"},
-		{"paused-holder", "redlock", "paused-holder is a lesson for etcd and one Redis primary, not for a lock on Redlock's independent masters"},
+		{"paused-holder", "redlock", "paused-holder is a lesson for etcd, one Redis primary and a ZooKeeper ensemble, not for a lock on Redlock's independent masters"},
 		{"redlock-paused", "redis-watchdog", "redlock-paused is a lesson for Redlock's independent masters, not for a lock on one Redis primary, not run for redis-watchdog"},
 	} {
 		_, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{c.scenario}, Locks: []string{c.lock},

@@ -16,14 +16,17 @@ const (
 	EtcdLock    LockKind = "etcd"    // a lock on etcd (every lock.EtcdFactory)
 	RedisLock   LockKind = "redis"   // a lock on one Redis primary
 	RedlockLock LockKind = "redlock" // a lock over independent Redis masters
+	// ZooKeeperLock is a lock on a ZooKeeper ensemble.
+	ZooKeeperLock LockKind = "zookeeper"
 )
 
 // kindLabels say what each kind runs on, in a reason's words; a kind not
 // here is said by its name.
 var kindLabels = map[LockKind]string{
-	EtcdLock:    "etcd",
-	RedisLock:   "one Redis primary",
-	RedlockLock: "Redlock's independent masters",
+	EtcdLock:      "etcd",
+	RedisLock:     "one Redis primary",
+	RedlockLock:   "Redlock's independent masters",
+	ZooKeeperLock: "a ZooKeeper ensemble",
 }
 
 // Label says what locks of kind k run on, in words.
@@ -39,10 +42,10 @@ type Stores []LockKind
 
 // The stores the catalog's lessons are for.
 var (
-	EtcdOnly     = Stores{EtcdLock}            // its faults or its workload are etcd's
-	EtcdAndRedis = Stores{EtcdLock, RedisLock} // its script runs on a Redis primary too
-	RedisOnly    = Stores{RedisLock}           // a lesson of a Redis primary (its failover)
-	RedlockOnly  = Stores{RedlockLock}         // a lesson of Redlock's independent masters
+	EtcdOnly    = Stores{EtcdLock}                           // its faults or its workload are etcd's
+	Shared      = Stores{EtcdLock, RedisLock, ZooKeeperLock} // its script runs on etcd, a Redis primary and ZooKeeper alike
+	RedisOnly   = Stores{RedisLock}                          // a lesson of a Redis primary (its failover)
+	RedlockOnly = Stores{RedlockLock}                        // a lesson of Redlock's independent masters
 )
 
 // For reports whether the lessons are for a lock of kind k. No kinds at
@@ -54,8 +57,8 @@ func (st Stores) For(k LockKind) bool {
 	return slices.Contains(st, k)
 }
 
-// String says what the lessons are for, in words: "etcd and one Redis
-// primary".
+// String says what the lessons are for, in words: "etcd, one Redis
+// primary and a ZooKeeper ensemble".
 func (st Stores) String() string {
 	if len(st) == 0 {
 		st = EtcdOnly
@@ -64,7 +67,10 @@ func (st Stores) String() string {
 	for i, k := range st {
 		labels[i] = k.Label()
 	}
-	return strings.Join(labels, " and ")
+	if n := len(labels); n > 1 {
+		return strings.Join(labels[:n-1], ", ") + " and " + labels[n-1]
+	}
+	return labels[0]
 }
 
 // NotFor says why s is no lesson for a lock of kind k, "" when it is one.

@@ -171,7 +171,8 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 }
 
 // Which lessons are for which kind of lock: every lesson is one for some
-// kind, and a lesson of both stores for etcd and one Redis primary.
+// kind, and a lesson shared by the stores for etcd, one Redis primary and
+// ZooKeeper.
 func TestEveryLessonIsForSomeKindOfLock(t *testing.T) {
 	for _, s := range Catalog() {
 		n := 0
@@ -181,8 +182,8 @@ func TestEveryLessonIsForSomeKindOfLock(t *testing.T) {
 			}
 		}
 		assert.Positive(t, n, "%s is a lesson for no lock", s.Name)
-		if slices.Equal(s.Stores, EtcdAndRedis) {
-			assert.Empty(t, s.NotFor(EtcdLock)+s.NotFor(RedisLock), s.Name)
+		if slices.Equal(s.Stores, Shared) {
+			assert.Empty(t, s.NotFor(EtcdLock)+s.NotFor(RedisLock)+s.NotFor(ZooKeeperLock), s.Name)
 			assert.NotEmpty(t, s.NotFor(RedlockLock), s.Name)
 		}
 	}
@@ -221,6 +222,7 @@ func (testBackend) Lock(name string) (BackendLock, bool) {
 func (testBackend) Name() string                     { return "test" }
 func (testBackend) Exec(string) (BackendLock, error) { return BackendLock{Kind: RedisLock}, nil }
 func (testBackend) Regressions() []lock.Regression   { return nil }
+func (testBackend) Names() []string                  { return nil }
 func (testBackend) Adopt(any) (BackendLock, error)   { return BackendLock{}, errors.New("no") }
 func (testBackend) Connect(context.Context, []string) (Servers, error) {
 	return nil, errors.New("no servers")

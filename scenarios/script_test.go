@@ -205,7 +205,7 @@ func TestFromScript(t *testing.T) {
 	assert.Equal(t, scenarios.ExpectFail, s.Expect("unfenced"))
 	assert.Equal(t, scenarios.ExpectPass, s.Expect("fenced"))
 	assert.Equal(t, scenarios.ExpectPass, s.Expect("etcd-guarded"), "a resource the check does not name must pass")
-	assert.Equal(t, scenarios.EtcdAndRedis, s.Stores, "nothing of one store's alone: it runs on both")
+	assert.Equal(t, scenarios.Shared, s.Stores, "nothing of one store's alone: it runs on both")
 
 	// Where a script runs is read from its commands.
 	for body, want := range map[string]scenarios.Stores{
@@ -213,7 +213,7 @@ func TestFromScript(t *testing.T) {
 		"acquire c1 answer=lost\n----\nx\n":                        scenarios.EtcdOnly,
 		"isolate member=m1\n----\nx\n":                             scenarios.EtcdOnly,
 		"failover\n----\nx\n":                                      scenarios.RedisOnly,
-		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": scenarios.EtcdAndRedis,
+		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": scenarios.Shared,
 	} {
 		s, err := scenarios.FromScript("mine", "mine.txt", "client c1 member=m1\n----\nx\n\n"+body+"\ncheck\n----\nfenced: PASS\n")
 		require.NoError(t, err, body)

@@ -105,7 +105,7 @@ func storesOf(steps []script.Step) Stores {
 	if etcd {
 		return EtcdOnly
 	}
-	return EtcdAndRedis
+	return Shared
 }
 
 // memberIndex is N of a member name "mN", or 0.

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -101,6 +102,11 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	}
 	add("locks on real Redis (not in the default matrix; --lock names them; redis-server needed):", rows)
 	rows = nil
+	for _, l := range zklock.Locks() {
+		rows = append(rows, row{l.Name, l.About})
+	}
+	add("locks on real ZooKeeper (not in the default matrix; --lock names them; zookeeperd needed):", rows)
+	rows = nil
 	for _, r := range append(etcdlock.Regressions(), redislock.Regressions()...) {
 		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
@@ -152,6 +158,10 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		l, err := redislock.Find(fs.Arg(0))
 		line, ok = l.About, err == nil && l.Bad == nil
 		story, weak = redisLockStories[fs.Arg(0)], l.Weak
+	}
+	if !ok {
+		l, err := zklock.Find(fs.Arg(0))
+		line, ok, story, weak = l.About, err == nil, zkLockStories[fs.Arg(0)], l.Weak
 	}
 	if ok {
 		fmt.Fprintf(w, "%s: %s\n", fs.Arg(0), line)

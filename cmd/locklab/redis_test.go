@@ -81,7 +81,7 @@ func TestBenchARedisProcessLock(t *testing.T) {
 	script, err := filepath.Abs(filepath.Join("..", "..", "examples", "locks", "redis-py", "lock.py"))
 	require.NoError(t, err)
 	code, stdout, stderr := locklab(t, t.Context(), "bench", "--store", "redis", "--lock", "exec:/usr/bin/python3 "+script,
-		"--clients", "2", "--duration", "500ms")
+		"--clients", "2", "--duration", "3s")
 	require.Equal(t, exitOK, code, stdout+stderr)
 	assert.Contains(t, stdout, "hand-off floor on a Redis primary")
 	assert.Regexp(t, `lock.py +2 +\d+`, stdout)

@@ -25,3 +25,16 @@ var redisLockStories = map[string]string{
 		"fenced store every write of it would be refused, so the lab runs it on the unfenced one only.\n\n" +
 		"See it: locklab run --lock redlock --scenario redlock-paused --resource unfenced",
 }
+
+// zkLockStories are what `locklab explain` tells of the ZooKeeper locks.
+var zkLockStories = map[string]string{
+	"zk-lock": "ZooKeeper's lock recipe as github.com/go-zookeeper/zk v1.0.4 ships it: each client creates a " +
+		"protected ephemeral-sequential node under the lock's path, the lowest node holds the lock, and every " +
+		"other client watches the node just before its own. The node lives as long as the client's session: " +
+		"the session is the lease, its timeout the TTL, and ZooKeeper's servers end it when the client stops " +
+		"answering — a paused or cut-off holder loses the lock while it still believes it holds it.\n\n" +
+		"The node's creation zxid grows with every grant: it is the fencing token (Chubby's sequencer), and a " +
+		"fenced store refuses the late write of a holder whose session ended (paused-holder). The recipe takes " +
+		"no context: a caller that stops waiting leaves the recipe waiting, and whatever it is granted then is " +
+		"given back at once.",
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis locks in runs
+	_ "github.com/locklab/locklab/scenarios/zkstore"    // the ZooKeeper locks in runs
 )
 
 // clusterFlags choose the cluster: an embedded one, or the user's own.
@@ -254,8 +255,7 @@ func (f *runFlags) config() (scenarios.Config, error) {
 	} else if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names(), extra...); err != nil {
 		return cfg, err
 	}
-	redisLocks := append(redislock.Names(), redislock.KnownBad()...)
-	if cfg.Locks, err = pick("lock", f.lock, etcdlock.Names(), append(append(etcdlock.Adapters(), etcdlock.RegressionNames()...), redisLocks...)...); err != nil {
+	if cfg.Locks, err = pick("lock", f.lock, etcdlock.Names(), append(append(etcdlock.Adapters(), etcdlock.RegressionNames()...), backendLocks()...)...); err != nil {
 		return cfg, err
 	}
 	if cfg.Resources, err = pick("resource", f.resource, resource.Names()); err != nil {
@@ -311,7 +311,7 @@ func isExec(name string) bool { return strings.HasPrefix(name, process.ExecPrefi
 // --members asks for has the members every chosen scenario needs for a
 // lock on etcd (a Redis lock's servers are the lab's own).
 func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
-	onEtcd := func(l string) bool { return !isRedisLock(l) && (f.store == "etcd" || !isExec(l)) }
+	onEtcd := func(l string) bool { return !isBackendLock(l) && (f.store == "etcd" || !isExec(l)) }
 	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, onEtcd) {
 		return nil
 	}
@@ -327,10 +327,17 @@ func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
 	return nil
 }
 
-// isRedisLock says whether name is one of the Redis locks.
-func isRedisLock(name string) bool {
-	return slices.Contains(redislock.Names(), name) || slices.Contains(redislock.KnownBad(), name)
+// backendLocks are the locks of the stores beside etcd, by name.
+func backendLocks() []string {
+	var out []string
+	for _, b := range scenarios.Backends() {
+		out = append(out, b.Names()...)
+	}
+	return out
 }
+
+// isBackendLock says whether name is a lock of a store beside etcd.
+func isBackendLock(name string) bool { return slices.Contains(backendLocks(), name) }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	var f runFlags

@@ -78,8 +78,9 @@ func (e *Env) released(lease int64) bool {
 	return w.lost
 }
 
-// sweep looks once at every grant still followed: the sessions the leader
-// lists, then each grant's node.
+// sweep looks once at every grant still followed: its node first — while
+// it stands, its session lives (an ephemeral node goes with its session)
+// — and, for a node gone, whether its session is.
 func (e *Env) sweep(ctx context.Context) {
 	e.mu.Lock()
 	var ws []*watch
@@ -91,53 +92,54 @@ func (e *Env) sweep(ctx context.Context) {
 		w.mu.Unlock()
 	}
 	e.mu.Unlock()
-	if len(ws) == 0 {
-		return
-	}
-	sent := time.Now()
-	sctx, cancel := context.WithTimeout(ctx, time.Second)
-	sessions, err := e.ens.Sessions(sctx)
-	cancel()
-	if err != nil {
-		return // no leader to say: unknown, looked at again next time
-	}
 	for _, w := range ws {
-		e.look(w, sessions[w.lease], sent)
+		sent := time.Now()
+		ok, st, err := e.ens.Admin().Exists(w.node)
+		switch {
+		case err != nil:
+		case ok && st.Czxid == w.token:
+			w.mu.Lock()
+			w.lastAlive = sent
+			w.mu.Unlock()
+		default:
+			e.left(ctx, w)
+		}
 	}
 }
 
-// look records, the first time w's grant is seen to have left the
-// ensemble, how it left: its session ended (the lease it rests on), or
-// its node deleted while its session lived and its client held it and was
-// not releasing it (the grant gone from the server).
-func (e *Env) look(w *watch, sessionAlive bool, sent time.Time) {
-	if !sessionAlive {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.done {
-			return
+// left records how w's node left the ensemble, the first time it is seen
+// gone: its session ended (the lease the grant rests on), or it was
+// deleted while its session lived and its client held it and was not
+// releasing it (the grant gone from the server). The leader's list of
+// sessions is read twice: a session it is moving between expiry buckets
+// can be missing from one reading.
+func (e *Env) left(ctx context.Context, w *watch) {
+	alive := false
+	for range 2 {
+		sctx, cancel := context.WithTimeout(ctx, time.Second)
+		sessions, err := e.ens.Sessions(sctx)
+		cancel()
+		if err != nil {
+			return // no leader to say: looked at again next time
 		}
-		w.done, w.lost = true, true
-		e.Histories().LeaseLost(history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration()})
-		return
-	}
-	w.mu.Lock()
-	w.lastAlive = sent
-	w.mu.Unlock()
-	ok, st, err := e.ens.Admin().Exists(w.node)
-	if err != nil || (ok && st.Czxid == w.token) {
-		return
+		alive = alive || sessions[w.lease]
 	}
 	g, held, releasing := e.Holding(w.client)
 	holds := held && g.Token == w.token
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.done || (releasing && holds) {
-		return
-	}
-	w.done = true
-	if holds {
-		e.Histories().GrantGone(w.client, w.token)
+	switch {
+	case w.done:
+	case !alive:
+		w.done, w.lost = true, true
+		e.Histories().LeaseLost(history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration()})
+	case releasing && holds:
+		// the release's own hand; it says what happened
+	default:
+		w.done = true
+		if holds {
+			e.Histories().GrantGone(w.client, w.token)
+		}
 	}
 }
 

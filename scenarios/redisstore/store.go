@@ -39,6 +39,13 @@ func (b backend) Name() string {
 	return "redis"
 }
 
+func (b backend) Names() []string {
+	if b.masters > 0 {
+		return nil // the same locks as the other's
+	}
+	return append(redislock.Names(), redislock.KnownBad()...)
+}
+
 func (b backend) Lock(name string) (scenarios.BackendLock, bool) {
 	l, err := redislock.Find(name)
 	if err != nil || b.masters > 0 {

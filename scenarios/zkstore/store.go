@@ -1,0 +1,148 @@
+package zkstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/zklock"
+	"github.com/locklab/locklab/run/zkrun"
+	"github.com/locklab/locklab/scenarios"
+)
+
+func init() { scenarios.Register(backend{}) }
+
+// members is the size of the ensemble a run starts, as etcd's three.
+const members = 3
+
+// backend is ZooKeeper as a scenarios.Backend.
+type backend struct{}
+
+func (backend) Name() string { return string(scenarios.ZooKeeperLock) }
+
+func (backend) Names() []string {
+	var out []string
+	for _, l := range zklock.Locks() {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+func (backend) Lock(name string) (scenarios.BackendLock, bool) {
+	l, err := zklock.Find(name)
+	if err != nil {
+		return scenarios.BackendLock{}, false
+	}
+	return describe(l.Factory, l.Weak), true
+}
+
+// Exec is not yet: a lock run as a process on ZooKeeper.
+func (b backend) Exec(string) (scenarios.BackendLock, error) {
+	return scenarios.BackendLock{}, errors.New("a lock run as a process on ZooKeeper is not supported yet")
+}
+
+// Adopt is a user's Go lock on ZooKeeper (a zklock.Factory); it is
+// documented to fail nothing.
+func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
+	f, ok := factory.(zklock.Factory)
+	if !ok || f == nil {
+		return scenarios.BackendLock{}, fmt.Errorf("the %s store takes a lock.Factory[*zk.Conn], not a %T", b.Name(), factory)
+	}
+	l := describe(f, nil)
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) { return preflight(ctx, f) }
+	return l, nil
+}
+
+func (backend) Regressions() []lock.Regression { return nil }
+
+func (backend) Connect(context.Context, []string) (scenarios.Servers, error) {
+	return nil, errors.New("a ZooKeeper of your own is not supported yet: the lab starts its own")
+}
+
+// describe is the lock f makes as a scenarios.BackendLock, documented to
+// fail the lessons weak names.
+func describe(f zklock.Factory, weak map[string]string) scenarios.BackendLock {
+	var lessons []string
+	for s := range weak {
+		lessons = append(lessons, s)
+	}
+	sort.Strings(lessons)
+	return scenarios.BackendLock{Kind: scenarios.ZooKeeperLock, Weak: lessons,
+		Store: func(scenarios.Servers) scenarios.Store { return zkStore{factory: f} }}
+}
+
+// preflight has one Locker of f acquire and release once on an ensemble
+// of one started for it, and says whether its grant carried a token.
+func preflight(ctx context.Context, f zklock.Factory) (bool, error) {
+	ens, err := zkd.Start(ctx, 1, zkd.Options{})
+	if err != nil {
+		return false, fmt.Errorf("preflight: the scratch ZooKeeper: %w", err)
+	}
+	defer ens.Close()
+	c, _, err := zk.Connect(ens.Addrs(), 10*time.Second, zk.WithLogger(zkd.Silent{}))
+	if err != nil {
+		return false, fmt.Errorf("preflight: %w", err)
+	}
+	defer c.Close()
+	l, err := f(c, "preflight", lock.Options{Prefix: "locklab/preflight/"})
+	if err != nil {
+		return false, fmt.Errorf("preflight: %w", err)
+	}
+	defer l.Close()
+	actx, cancel := context.WithTimeout(ctx, scenarios.PreflightTimeout)
+	defer cancel()
+	g, err := l.Acquire(actx)
+	if err != nil {
+		return false, fmt.Errorf("preflight: acquire, alone on a ZooKeeper of its own: %w", err)
+	}
+	if err := l.Release(actx, g); actx.Err() != nil {
+		return false, fmt.Errorf("preflight: release, alone on a ZooKeeper of its own, did not return: %w", err)
+	}
+	return g.Token != 0, nil
+}
+
+// zkStore runs a configuration on an ensemble of three started for it.
+type zkStore struct{ factory zklock.Factory }
+
+func (zkStore) Skip(scenarios.Scenario) string {
+	if _, _, err := zkd.Find(); err != nil {
+		return fmt.Sprintf("%v: the ZooKeeper locks were not run", err)
+	}
+	return ""
+}
+
+func (zkStore) Members() int { return members }
+
+func (zkStore) Resources(asked []string) ([]string, map[string]string) {
+	var ran []string
+	skipped := map[string]string{}
+	for _, r := range asked {
+		if slices.Contains(zkrun.Resources(), r) {
+			ran = append(ran, r)
+			continue
+		}
+		skipped[r] = r + " guards a write with the lock's key in etcd: a ZooKeeper lock keeps none there"
+	}
+	return ran, skipped
+}
+
+func (st zkStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenarios.Engine, func() error, error) {
+	ens, err := zkd.Start(ctx, members, zkd.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	env, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: st.factory, TTL: cfg.TTL, RunID: cfg.RunID,
+		Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
+	if err != nil {
+		ens.Close()
+		return nil, nil, err
+	}
+	return env, func() error { return errors.Join(env.Close(), ens.Close()) }, nil
+}
