@@ -13,8 +13,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock/resource"
-	"github.com/locklab/locklab/run"
-	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 )
 
@@ -120,19 +118,6 @@ func opener(tg target) func(context.Context, string, int) (explore.Engine, error
 		resources = slices.DeleteFunc(resources, func(r string) bool { return r == "fenced" })
 	}
 	return func(ctx context.Context, runID string, ttl int) (explore.Engine, error) {
-		eng, closeAll, err := st.Open(ctx, scenarios.EngineConfig{TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl),
-			Resources: resources, RunID: runID})
-		if err != nil {
-			return nil, err
-		}
-		return storeCase{eng, closeAll}, nil
+		return tg.other.OpenCase(ctx, runID, ttl, resources)
 	}
 }
-
-// storeCase is one case's run on a store's servers, closed with them.
-type storeCase struct {
-	scenarios.Engine
-	closeAll func() error
-}
-
-func (c storeCase) Close() error { return c.closeAll() }

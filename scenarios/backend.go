@@ -121,7 +121,11 @@ func Backends() []Backend {
 }
 
 // backendLock is the registered lock called name, false if none is.
-func backendLock(name string) (BackendLock, bool) {
+func backendLock(name string) (BackendLock, bool) { return LookupBackendLock(name) }
+
+// LookupBackendLock is the lock called name of a registered backend;
+// false if no backend has it.
+func LookupBackendLock(name string) (BackendLock, bool) {
 	for _, b := range Backends() {
 		if l, ok := b.Lock(name); ok {
 			return l, true
@@ -234,3 +238,29 @@ func connectOwn(ctx context.Context, addrs []string) (Servers, error) {
 	}
 	return Backends()[i].Connect(ctx, addrs)
 }
+
+// A Case is one run of a lock of another store on servers its store
+// started for it alone: closing it closes them.
+type Case interface {
+	Engine
+	Close() error
+}
+
+// OpenCase opens one run of l on servers its store starts for it,
+// protecting resources (an exploration's case).
+func (l BackendLock) OpenCase(ctx context.Context, runID string, ttl int, resources []string) (Case, error) {
+	eng, closeAll, err := l.Store(nil).Open(ctx, EngineConfig{TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl),
+		Resources: resources, RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	return storeCase{eng, closeAll}, nil
+}
+
+// storeCase is one run on a store's servers, closed with them.
+type storeCase struct {
+	Engine
+	closeAll func() error
+}
+
+func (c storeCase) Close() error { return c.closeAll() }

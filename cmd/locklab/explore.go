@@ -67,20 +67,23 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return exitUsage, err
 	}
-	if camp.Faults, err = drawable(camp.Faults, f.faults == "all", external != nil, factory.redis != nil, f.ttl); err != nil {
+	if camp.Faults, err = drawable(camp.Faults, f.faults == "all", external != nil, factory.etcd == nil, f.ttl); err != nil {
 		return exitUsage, err
 	}
 	cfg := explore.Config{Lock: f.lock, Factory: factory.etcd, Property: explore.Safe(camp.Resources...), Cases: f.cases,
 		Seed: f.seed, MaxSteps: f.steps, ShrinkTime: f.shrink, Walk: script.WalkOptions{Faults: camp.Faults, TTL: f.ttl},
 		Progress: stdout, Shard: camp.Shard, Shards: camp.Shards}
-	if factory.redis != nil {
+	switch {
+	case factory.other != nil:
+		cfg.Open = factory.otherOpener(camp.Resources)
+	case factory.redis != nil:
 		set, err := factory.startRedis(ctx)
 		if err != nil {
 			return exitUsage, err
 		}
 		defer set.Close()
 		cfg.Open = factory.opener(set)
-	} else {
+	default:
 		c, err := openCluster(ctx, external, f.cf.members, logger)
 		if err != nil {
 			return exitUsage, err
@@ -112,9 +115,9 @@ func (f *exploreFlags) campaign() (explore.Campaign, exploreLock, error) {
 	if camp.Resources, err = pick("resource", f.resource, factory.resources()); err != nil {
 		return camp, factory, err
 	}
-	if factory.redis != nil {
+	if factory.etcd == nil {
 		if f.cf.members != redisMembers || f.cf.endpoints != "" {
-			return camp, factory, usagef("--lock %s: a Redis lock is explored on the lab's Redis (%d servers), not on etcd (--members, --endpoints)",
+			return camp, factory, usagef("--lock %s: a lock of another store is explored on servers the lab starts for it (%d), not on etcd (--members, --endpoints)",
 				f.lock, redisMembers)
 		}
 		camp.Members = redisMembers
@@ -176,7 +179,8 @@ func (f *exploreFlags) finish(args []string, camp explore.Campaign, res explore.
 	fmt.Fprintf(stdout, "\nFAIL at case %d: %s\nshrunk to %d actions, %d steps (%d scripts run, %.1f per minute, %s):\n  %s\n",
 		res.FailedCase, strings.ReplaceAll(res.Message, "\n", "\n  "), len(res.Failed.Actions), res.Failed.Steps(), res.Runs, perMinute,
 		res.Elapsed.Round(time.Second), strings.Join(res.Failed.Actions, "; "))
-	fmt.Fprintf(stdout, "script: %s\nrun it again: locklab run --script %s --lock %s\n", f.out, f.out, f.lock)
+	fmt.Fprintf(stdout, "script: %s\nrun it again: locklab run --script %s --lock %s --resource %s\n", f.out, f.out, f.lock,
+		strings.Join(camp.Resources, ","))
 	return exitMismatch, nil
 }
 
@@ -222,8 +226,11 @@ func lookupAnyLock(lk string) (exploreLock, error) {
 	if l, err := redislock.Find(lk); err == nil {
 		return exploreLock{redis: l.Factory, masters: l.Masters}, nil
 	}
+	if l, ok := scenarios.LookupBackendLock(lk); ok {
+		return exploreLock{other: &l}, nil
+	}
 	names := append(append(etcdlock.Names(), etcdlock.Adapters()...), etcdlock.RegressionNames()...)
-	names = append(append(names, redislock.Names()...), redislock.KnownBad()...)
+	names = append(names, backendLocks()...)
 	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(names, ", "))
 }
 
@@ -267,11 +274,11 @@ func checkExploreCounts(cases, steps, ttl, members int) error {
 // a user's own cluster (not the lab's to partition), a slow link on leases
 // shorter than 3 s (see script.WalkSlow). Asked for by name, either is a
 // usage error; left out of "all", it is dropped.
-func drawable(kinds []string, all, external, redis bool, ttl int) ([]string, error) {
+func drawable(kinds []string, all, external, other bool, ttl int) ([]string, error) {
 	cannot := func(k string) string {
 		switch {
-		case redis && (k == script.WalkExpire || k == script.WalkLostAcquire || k == script.WalkIsolate):
-			return "an etcd fault: a Redis lock's scripts draw pause, cut, blip, crash and slow"
+		case other && (k == script.WalkExpire || k == script.WalkLostAcquire || k == script.WalkIsolate):
+			return "an etcd fault: the scripts of a lock on another store draw pause, cut, blip, crash and slow"
 		case k == script.WalkIsolate && external:
 			return "the lab cannot cut the members of your own cluster off from each other"
 		case k == script.WalkSlow && ttl < 3:

@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/lock/resource"
 	labrun "github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/redisrun"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // redisMembers is how many servers an exploration of a Redis lock runs
@@ -25,10 +26,17 @@ type exploreLock struct {
 	etcd    lock.EtcdFactory
 	redis   redislock.Factory
 	masters int
+	// other is a lock of another store (ZooKeeper's): each case runs on
+	// servers its store starts for it.
+	other *scenarios.BackendLock
 }
 
 // resources are the resources the lock's runs can protect.
 func (l exploreLock) resources() []string {
+	if l.other != nil {
+		ran, _ := l.other.Store(nil).Resources(resource.Names())
+		return ran
+	}
 	switch {
 	case l.redis == nil:
 		return resource.Names()
@@ -67,5 +75,13 @@ func (l exploreLock) opener(set *redisd.Set) func(context.Context, string, int) 
 			return nil, err
 		}
 		return env, nil
+	}
+}
+
+// otherOpener opens each case of a lock of another store on servers its
+// store starts for the case.
+func (l exploreLock) otherOpener(resources []string) func(context.Context, string, int) (explore.Engine, error) {
+	return func(ctx context.Context, runID string, ttl int) (explore.Engine, error) {
+		return l.other.OpenCase(ctx, runID, ttl, resources)
 	}
 }

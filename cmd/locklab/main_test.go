@@ -507,7 +507,7 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 		"--faults", "pause", "--cases", "60", "--shrink-time", "3s", "--out", script)
 	require.Equal(t, exitMismatch, code, stdout+stderr)
 	assert.Contains(t, stdout, "FAIL at case")
-	assert.Contains(t, stdout, "run it again: locklab run --script "+script+" --lock queue")
+	assert.Contains(t, stdout, "run it again: locklab run --script "+script+" --lock queue --resource unfenced")
 	code, stdout, stderr = locklab(t, t.Context(), "run", "--script", script, "--lock", "queue", "--out", t.TempDir())
 	require.Equal(t, exitOK, code, stdout+stderr)
 	assert.Regexp(t, `\s+FAIL\*?\s+PASS\*?\s+PASS\*?\s+queue\n`, stdout, "the found script's row: documented outcomes, no !")
@@ -538,7 +538,7 @@ func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 	kinds, err = drawable(all, true, false, true, 3)
 	require.NoError(t, err)
 	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkBlip, script.WalkSlow}, kinds,
-		"a Redis lock's scripts draw no etcd fault")
+		"a lock of another store draws no etcd fault")
 	_, err = drawable([]string{script.WalkExpire}, false, false, true, 1)
 	assert.ErrorContains(t, err, "--faults expire: an etcd fault")
 }
