@@ -1,5 +1,5 @@
 // Package locks holds adapters that put real lock libraries, written by
-// others (Debian's and npm's; etcd's and one of Redis), through locklab's
+// others (Debian's and npm's; etcd's, Redis' and ZooKeeper's), through locklab's
 // process protocol (README, "Locks people run"); it has no Go API. Its
 // files:
 //
@@ -17,6 +17,8 @@
 //   - node-redlock/lock.js: npm's redlock (Redlock over independent
 //     masters) under Node.js (locklab run --store redlock), its modules
 //     pinned by package-lock.json;
+//   - kazoo/lock.py: kazoo's Lock (Debian's python3-kazoo) on ZooKeeper
+//     (locklab run --store zookeeper), its node's zxid as the token;
 //   - locks_test.go: runs each adapter (the Python ones as the library is
 //     and with --refresh) through the lessons that tell them apart and holds each
 //     to the README's table; it skips with one line where the libraries

@@ -19,10 +19,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 	_ "github.com/locklab/locklab/scenarios/redisstore" // redis-py's lock on Redis
+	_ "github.com/locklab/locklab/scenarios/zkstore"    // kazoo's lock on ZooKeeper
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -103,6 +105,31 @@ func TestRedisPyKeepsItsDocumentedOutcomes(t *testing.T) {
 		if w, ok := want[r.Lock+"/"+r.Scenario]; ok {
 			holdResult(t, r, w)
 		}
+	}
+}
+
+// kazoo's Lock on ZooKeeper (--store zookeeper): the node's zxid is its
+// token, so the paused holder's late write is fenced, and unfenced it
+// loses an update (paused-holder, as every lock); a crashed holder's node
+// goes with its session.
+func TestKazooKeepsItsDocumentedOutcomes(t *testing.T) {
+	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
+		t.Skipf("examples/locks: Debian's python3-kazoo is not installed (apt-get install python3-kazoo; .ci/run does): %v", err)
+	}
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("examples/locks: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("kazoo", "lock.py"))
+	require.NoError(t, err)
+	lk := process.ExecPrefix + python + " " + script
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder", "crashed-holder"},
+		Locks: []string{lk}, Resources: []string{"unfenced", "fenced"}, Seed: 1, Store: "zookeeper"})
+	require.NoError(t, err)
+	want := map[string]string{"paused-holder/unfenced": "FAIL counter", "paused-holder/fenced": "PASS",
+		"crashed-holder/unfenced": "PASS", "crashed-holder/fenced": "PASS"}
+	require.Len(t, sum.Results, len(want))
+	for _, r := range sum.Results {
+		holdResult(t, r, want[r.Scenario+"/"+r.Resource])
 	}
 }
 

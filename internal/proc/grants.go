@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -71,4 +72,50 @@ func (l *Latest) Release(ctx context.Context, g lock.Grant, release func(context
 	}
 	l.mu.Unlock()
 	return nil
+}
+
+// Lock is a lock run as a program on a store whose unavailable answer is
+// an error of the lab's own words: its program, its latest grant and its
+// release. A store's exec lock embeds it and adds Acquire, reading its
+// grant from the program's answer (Expect with AnswerErr).
+type Lock struct {
+	*Program
+	// Who names the package in its errors ("redislock").
+	Who   string
+	Grant Latest
+}
+
+// AnswerErr is the error an "error [CLASS] MESSAGE" answer stands for.
+func (l *Lock) AnswerErr(msg string) error {
+	return AnswerError(msg, l.Who, func(rest string) error { return fmt.Errorf("%s: unavailable: %s", l.Who, rest) })
+}
+
+// Release releases the latest grant; an older one is refused as not held
+// and never reaches the program, whose release means "the lock I hold now".
+func (l *Lock) Release(ctx context.Context, g lock.Grant) error {
+	return l.Grant.Release(ctx, g, func(ctx context.Context) error {
+		_, err := l.Program.Expect(ctx, "release", "released", l.AnswerErr)
+		return err
+	})
+}
+
+// Acquire asks the program for the lock and reads its grant: read says
+// what is wrong with the answer's fields for this store (nil: nothing);
+// token=N, if given, must be a positive number.
+func (l *Lock) Acquire(ctx context.Context, read func(Answer) (lock.Grant, error)) (lock.Grant, error) {
+	a, err := l.Program.Expect(ctx, "acquire", "granted", l.AnswerErr)
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	g, err := read(a)
+	if err != nil {
+		return lock.Grant{}, fmt.Errorf("%s: %s %w: %q", l.Who, l.Program.Argv[0], err, a.Line)
+	}
+	if s := a.Fields["token"]; s != "" {
+		if g.Token, err = strconv.ParseInt(s, 10, 64); err != nil || g.Token <= 0 {
+			return lock.Grant{}, fmt.Errorf("%s: %s: token in %q is no positive number", l.Who, l.Program.Argv[0], a.Line)
+		}
+	}
+	l.Grant.Set(g)
+	return g, nil
 }

@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -54,51 +55,25 @@ func Exec(command string) (Factory, error) {
 		for i, s := range servers {
 			addrs[i] = s.Options().Addr
 		}
-		return &execLock{Program: &proc.Program{Argv: argv, DirVar: process.EnvDir, Env: []string{
+		return &execLock{proc.Lock{Who: "redislock", Program: &proc.Program{Argv: argv, DirVar: process.EnvDir, Env: []string{
 			process.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), process.EnvLock + "=" + set.prefix + name,
-			process.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}, nil
+			process.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}}, nil
 	}, nil
 }
 
-// execLock drives one program on Redis. Its Program is its process.Program:
-// Stop, Continue, Kill, Starting and Close.
-type execLock struct {
-	*proc.Program
+// execLock drives one program on Redis: its proc.Lock is its
+// process.Program (Stop, Continue, Kill, Starting, Close) and its Release.
+type execLock struct{ proc.Lock }
 
-	grant proc.Latest
-}
-
+// Acquire reads the grant's key and value from the program's answer.
 func (l *execLock) Acquire(ctx context.Context) (lock.Grant, error) {
-	a, err := l.Program.Expect(ctx, "acquire", "granted", answerErr)
-	if err != nil {
-		return lock.Grant{}, err
-	}
-	g := lock.Grant{Key: a.Fields["key"], Value: a.Fields["value"]}
-	if g.Key == "" || g.Value == "" {
-		return lock.Grant{}, fmt.Errorf("redislock: %s granted without key= and value= (the lab follows a Redis grant by "+
-			"the value its key holds): %q", l.Program.Argv[0], a.Line)
-	}
-	if s := a.Fields["token"]; s != "" {
-		if g.Token, err = strconv.ParseInt(s, 10, 64); err != nil || g.Token <= 0 {
-			return lock.Grant{}, fmt.Errorf("redislock: %s: token in %q is no positive number", l.Program.Argv[0], a.Line)
+	return l.Lock.Acquire(ctx, func(a proc.Answer) (lock.Grant, error) {
+		g := lock.Grant{Key: a.Fields["key"], Value: a.Fields["value"]}
+		if g.Key == "" || g.Value == "" {
+			return g, errors.New("granted without key= and value= (the lab follows a Redis grant by the value its key holds)")
 		}
-	}
-	l.grant.Set(g)
-	return g, nil
-}
-
-// Release releases the latest grant; an older one is refused as not held
-// and never reaches the program, whose release means "the lock I hold now".
-func (l *execLock) Release(ctx context.Context, g lock.Grant) error {
-	return l.grant.Release(ctx, g, func(ctx context.Context) error {
-		_, err := l.Program.Expect(ctx, "release", "released", answerErr)
-		return err
+		return g, nil
 	})
-}
-
-// answerErr is the error an "error [CLASS] MESSAGE" answer stands for.
-func answerErr(msg string) error {
-	return proc.AnswerError(msg, "redislock", func(rest string) error { return fmt.Errorf("redislock: unavailable: %s", rest) })
 }
 
 var _ process.Program = (*execLock)(nil)

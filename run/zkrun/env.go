@@ -27,10 +27,13 @@ func Resources() []string { return []string{"unfenced", "fenced"} }
 // Config describes a run.
 type Config struct {
 	Ensemble *zkd.Ensemble
-	Factory  zklock.Factory
-	TTL      int    // seconds: each client's session timeout
-	RunID    string // unique per run within the ensemble: nodes live under it
-	Sinks    []history.Sink
+	// Factory is a Go lock's, on a session the lab makes for each client;
+	// Exec, instead, a lock run as a process, which makes its own.
+	Factory zklock.Factory
+	Exec    zklock.ExecFactory
+	TTL     int    // seconds: each client's session timeout
+	RunID   string // unique per run within the ensemble: nodes live under it
+	Sinks   []history.Sink
 	// Resource names the resources; empty means Resources().
 	Resource []string
 	Minimum  *history.Minimum
@@ -45,6 +48,7 @@ type Env struct {
 	*engine.Engine
 	ens     *zkd.Ensemble
 	factory zklock.Factory
+	exec    zklock.ExecFactory
 
 	mu      sync.Mutex
 	watched []*watch
@@ -52,7 +56,7 @@ type Env struct {
 
 // New prepares a run; the engine sweeps its grants.
 func New(cfg Config) (*Env, error) {
-	if cfg.Ensemble == nil || cfg.Factory == nil {
+	if cfg.Ensemble == nil || (cfg.Factory == nil) == (cfg.Exec == nil) {
 		return nil, errors.New("zkrun: a run needs an ensemble and a lock")
 	}
 	names := cfg.Resource
@@ -71,7 +75,7 @@ func New(cfg Config) (*Env, error) {
 		}
 		res = append(res, r)
 	}
-	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory}
+	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
 		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
@@ -102,6 +106,10 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 	addrs := make([]string, len(links))
 	for i, p := range links {
 		addrs[i] = p.Addr()
+	}
+	if s.e.exec != nil {
+		l, err := s.e.exec(addrs, "lock", s.e.Options())
+		return l, nil, err
 	}
 	c, _, err := zk.Connect(addrs, s.e.TTLDuration(), zk.WithLogger(zkd.Silent{}), zk.WithHostProvider(&inOrder{}))
 	if err != nil {

@@ -27,7 +27,8 @@ const pollEvery = engine.SweepEvery
 type watch struct {
 	client string
 	node   string
-	token  int64
+	token  int64 // the grant's token
+	czxid  int64 // the node's creation zxid: a node of its path made later is another
 	lease  int64 // the session owning the node
 
 	mu        sync.Mutex
@@ -39,13 +40,13 @@ type watch struct {
 // follow starts following g, client's new grant, alive when the lock
 // returned it; its lease is the session owning its node.
 func (e *Env) follow(client string, g lock.Grant) int64 {
-	lease := g.Lease
-	if lease == 0 && g.Key != "" {
+	lease, czxid := g.Lease, g.Token
+	if g.Key != "" {
 		if ok, st, err := e.ens.Admin().Exists(g.Key); err == nil && ok {
-			lease = st.EphemeralOwner
+			lease, czxid = st.EphemeralOwner, st.Czxid
 		}
 	}
-	w := &watch{client: client, node: g.Key, token: g.Token, lease: lease, lastAlive: time.Now()}
+	w := &watch{client: client, node: g.Key, token: g.Token, czxid: czxid, lease: lease, lastAlive: time.Now()}
 	e.mu.Lock()
 	e.watched = append(e.watched, w)
 	e.mu.Unlock()
@@ -97,7 +98,7 @@ func (e *Env) sweep(ctx context.Context) {
 		ok, st, err := e.ens.Admin().Exists(w.node)
 		switch {
 		case err != nil:
-		case ok && st.Czxid == w.token:
+		case ok && st.Czxid == w.czxid:
 			w.mu.Lock()
 			w.lastAlive = sent
 			w.mu.Unlock()

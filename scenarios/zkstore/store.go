@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/run/zkrun"
 	"github.com/locklab/locklab/scenarios"
@@ -43,9 +44,23 @@ func (backend) Lock(name string) (scenarios.BackendLock, bool) {
 	return describe(l.Factory, l.Weak), true
 }
 
-// Exec is not yet: a lock run as a process on ZooKeeper.
-func (b backend) Exec(string) (scenarios.BackendLock, error) {
-	return scenarios.BackendLock{}, errors.New("a lock run as a process on ZooKeeper is not supported yet")
+// Exec is a user's ZooKeeper lock run as a process (see zklock.EnvZooKeeper),
+// on an ensemble started for each configuration; it is documented to fail
+// nothing.
+func (b backend) Exec(command string) (scenarios.BackendLock, error) {
+	f, err := zklock.Exec(command)
+	if err != nil {
+		return scenarios.BackendLock{}, err
+	}
+	l := scenarios.BackendLock{Kind: scenarios.ZooKeeperLock,
+		Store: func(scenarios.Servers) scenarios.Store { return zkStore{exec: f} }}
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) {
+		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
+			l, err := f(ens.Addrs(), "preflight", lock.Options{Prefix: "locklab/preflight/"})
+			return l, func() {}, err
+		})
+	}
+	return l, nil
 }
 
 // Adopt is a user's Go lock on ZooKeeper (a zklock.Factory); it is
@@ -56,7 +71,16 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 		return scenarios.BackendLock{}, fmt.Errorf("the %s store takes a lock.Factory[*zk.Conn], not a %T", b.Name(), factory)
 	}
 	l := describe(f, nil)
-	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) { return preflight(ctx, f) }
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) {
+		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
+			c, _, err := zk.Connect(ens.Addrs(), 10*time.Second, zk.WithLogger(zkd.Silent{}))
+			if err != nil {
+				return nil, nil, err
+			}
+			l, err := f(c, "preflight", lock.Options{Prefix: "locklab/preflight/"})
+			return l, c.Close, err
+		})
+	}
 	return l, nil
 }
 
@@ -78,25 +102,22 @@ func describe(f zklock.Factory, weak map[string]string) scenarios.BackendLock {
 		Store: func(scenarios.Servers) scenarios.Store { return zkStore{factory: f} }}
 }
 
-// preflight has one Locker of f acquire and release once on an ensemble
-// of one started for it, and says whether its grant carried a token.
-func preflight(ctx context.Context, f zklock.Factory) (bool, error) {
+// preflight has one Locker that open makes acquire and release once on an
+// ensemble of one started for it, and says whether its grant carried a
+// token.
+func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(), error)) (bool, error) {
 	ens, err := zkd.Start(ctx, 1, zkd.Options{})
 	if err != nil {
 		return false, fmt.Errorf("preflight: the scratch ZooKeeper: %w", err)
 	}
 	defer ens.Close()
-	c, _, err := zk.Connect(ens.Addrs(), 10*time.Second, zk.WithLogger(zkd.Silent{}))
+	l, done, err := open(ens)
 	if err != nil {
 		return false, fmt.Errorf("preflight: %w", err)
 	}
-	defer c.Close()
-	l, err := f(c, "preflight", lock.Options{Prefix: "locklab/preflight/"})
-	if err != nil {
-		return false, fmt.Errorf("preflight: %w", err)
-	}
+	defer done()
 	defer l.Close()
-	actx, cancel := context.WithTimeout(ctx, scenarios.PreflightTimeout)
+	actx, cancel := process.WithStartup(ctx, scenarios.PreflightTimeout-process.StartupAllowance)
 	defer cancel()
 	g, err := l.Acquire(actx)
 	if err != nil {
@@ -108,8 +129,12 @@ func preflight(ctx context.Context, f zklock.Factory) (bool, error) {
 	return g.Token != 0, nil
 }
 
-// zkStore runs a configuration on an ensemble of three started for it.
-type zkStore struct{ factory zklock.Factory }
+// zkStore runs a configuration on an ensemble of three started for it: of
+// a Go lock (factory) or of a lock run as a process (exec).
+type zkStore struct {
+	factory zklock.Factory
+	exec    zklock.ExecFactory
+}
 
 func (zkStore) Skip(scenarios.Scenario) string {
 	if _, _, err := zkd.Find(); err != nil {
@@ -138,7 +163,7 @@ func (st zkStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenari
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: st.factory, TTL: cfg.TTL, RunID: cfg.RunID,
+	env, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: st.factory, Exec: st.exec, TTL: cfg.TTL, RunID: cfg.RunID,
 		Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
 	if err != nil {
 		ens.Close()
