@@ -74,6 +74,7 @@ maxSessionTimeout=120000
 admin.enableServer=false
 4lw.commands.whitelist=*
 standaloneEnabled=true
+cnxTimeout=500
 %s`, tick, s.dir, s.client, 2*tick, s.peersOf(s.id))
 }
 

@@ -39,19 +39,22 @@ func TestASessionCutOffEndsOnTheServer(t *testing.T) {
 	_, err = c.Create("/x", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
 	require.NoError(t, err)
 	ctx := t.Context()
-	alive, err := e.SessionAlive(ctx, c.SessionID())
-	require.NoError(t, err)
-	assert.True(t, alive)
-	link.Cut()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	require.NoError(t, poll.Until(wctx, "the session to end", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+	// One reading can miss a session the leader is moving between expiry
+	// buckets: it is listed within a few.
+	require.NoError(t, poll.Until(wctx, "the leader to list the session", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		return e.SessionAlive(ctx, c.SessionID())
+	}))
+	link.Cut()
+	require.NoError(t, poll.Until(wctx, "the session and its node to end", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		ok, _, err := e.Admin().Exists("/x")
+		if err != nil || ok {
+			return false, err
+		}
 		alive, err := e.SessionAlive(ctx, c.SessionID())
 		return !alive, err
 	}))
-	ok, _, err := e.Admin().Exists("/x")
-	require.NoError(t, err)
-	assert.False(t, ok, "its ephemeral node went with it")
 }
 
 // A killed leader is followed by another; started again, it serves.
@@ -61,7 +64,9 @@ func TestAKilledLeaderIsReplaced(t *testing.T) {
 	l := e.Leader(ctx)
 	require.GreaterOrEqual(t, l, 0)
 	e.Kill(l)
-	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	// Typically 12 s (the followers' sync limit, then election rounds that
+	// back off), at times twice that: a bound, not a timing.
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	require.NoError(t, poll.Until(wctx, "a new leader", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
 		n := e.Leader(ctx)

@@ -110,8 +110,8 @@ func TestRedisPyKeepsItsDocumentedOutcomes(t *testing.T) {
 
 // kazoo's Lock on ZooKeeper (--store zookeeper): the node's zxid is its
 // token, so the paused holder's late write is fenced, and unfenced it
-// loses an update (paused-holder, as every lock); a crashed holder's node
-// goes with its session.
+// loses an update (paused-holder, as every lock). The whole catalog is
+// the README's command (--runs 3); go test keeps to one ensemble.
 func TestKazooKeepsItsDocumentedOutcomes(t *testing.T) {
 	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
 		t.Skipf("examples/locks: Debian's python3-kazoo is not installed (apt-get install python3-kazoo; .ci/run does): %v", err)
@@ -122,11 +122,10 @@ func TestKazooKeepsItsDocumentedOutcomes(t *testing.T) {
 	script, err := filepath.Abs(filepath.Join("kazoo", "lock.py"))
 	require.NoError(t, err)
 	lk := process.ExecPrefix + python + " " + script
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder", "crashed-holder"},
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder"},
 		Locks: []string{lk}, Resources: []string{"unfenced", "fenced"}, Seed: 1, Store: "zookeeper"})
 	require.NoError(t, err)
-	want := map[string]string{"paused-holder/unfenced": "FAIL counter", "paused-holder/fenced": "PASS",
-		"crashed-holder/unfenced": "PASS", "crashed-holder/fenced": "PASS"}
+	want := map[string]string{"paused-holder/unfenced": "FAIL counter", "paused-holder/fenced": "PASS"}
 	require.Len(t, sum.Results, len(want))
 	for _, r := range sum.Results {
 		holdResult(t, r, want[r.Scenario+"/"+r.Resource])

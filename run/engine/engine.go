@@ -218,7 +218,7 @@ func (e *Engine) NotHere(what, why string) error {
 
 // Expire is not available where the lab cannot end a lease by itself.
 func (e *Engine) Expire(context.Context, string, string) (run.Outcome, error) {
-	return run.Outcome{}, e.NotHere("expire", "an etcd fault: the lock sets its own expiry")
+	return run.Outcome{}, e.NotHere("expire", "an etcd fault")
 }
 
 // AcquireAnswerLost is not available on this store.
