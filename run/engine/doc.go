@@ -13,11 +13,12 @@
 //   - a Store: Links (a client's proxies), Locker (its lock over them),
 //     Follow and Released (does this grant still stand: a watch over the
 //     grant's key and lease that records history.LeaseEnd or a grant gone
-//     through Engine.Histories), Settle;
+//     through Engine.Histories), Settle, Gone and Left (what wait-lease-gone
+//     and wait-free wait for);
 //   - an Env embedding *Engine that adds what a script.Target needs and
-//     only the store knows: Members, WaitLeaseGone, WaitFree, Close and its
-//     own faults (Isolate, Kill…), each applied through Engine.Apply so its
-//     window is on the timeline;
+//     only the store knows: Members, Close and its own faults (Isolate,
+//     Kill…), each applied through Engine.Apply so its window is on the
+//     timeline;
 //   - its locks, written against package lock's contract, and a
 //     scenarios.Backend that registers them with the catalog.
 package engine

@@ -40,6 +40,13 @@ type Store interface {
 	// a grant the release removed that was not its own is seen gone before
 	// anyone else can be granted in its place.
 	Settle(ctx context.Context)
+	// Gone looks again at the grant resting on lease and reports whether
+	// the store no longer has it (its lease ended, or it was removed); an
+	// error if the store follows no grant on lease.
+	Gone(ctx context.Context, lease int64) (bool, error)
+	// Left names what of the run's lock is left on the store (keys,
+	// nodes, where they are): none when it is free.
+	Left(ctx context.Context) ([]string, error)
 }
 
 // Config describes a run.

@@ -47,6 +47,21 @@ func (s *memStore) Follow(_ string, g lock.Grant) (int64, func(time.Time)) { ret
 func (s *memStore) Released(int64) bool                                    { return false }
 func (s *memStore) Settle(context.Context)                                 {}
 
+func (s *memStore) Gone(_ context.Context, lease int64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.holder != lease, nil
+}
+
+func (s *memStore) Left(context.Context) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.holder != 0 {
+		return []string{"the key"}, nil
+	}
+	return nil, nil
+}
+
 // free ends the holder's grant, as an expiry does.
 func (s *memStore) free() {
 	s.mu.Lock()
@@ -191,6 +206,13 @@ func TestACrashedClientStartsAgainHoldingNothing(t *testing.T) {
 	assert.Equal(t, run.FailNoGrant, out.Failure)
 	_, err = e.WaitQueued(ctx, "c1")
 	assert.ErrorContains(t, err, "c1 is not acquiring")
+	s.free() // the store ends what the crash left behind
+	out, err = e.WaitLeaseGone(ctx, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, run.LeaseGone, out.Kind)
+	out, err = e.WaitFree(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, run.Free, out.Kind)
 	_, err = e.Expire(ctx, "c1", "revoke")
 	assert.ErrorContains(t, err, "expire: not available on memory")
 }

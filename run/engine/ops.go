@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
@@ -201,4 +203,44 @@ func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, erro
 	}
 	e.hs.Observe(history.ObservedQueued, name, "")
 	return run.Outcome{Kind: run.Waiting, Client: name}, nil
+}
+
+// WaitLeaseGone waits until the store no longer has client's latest grant
+// (held, or left behind by a crash): its lease ended or it was removed.
+func (e *Engine) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, error) {
+	lease, err := e.LeaseOf(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	if _, err := e.store.Gone(ctx, lease); err != nil {
+		return run.Outcome{}, fmt.Errorf("%s: %w", name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait+e.TTLDuration())
+	defer cancel()
+	err = poll.Until(ctx, "the store to end "+name+"'s grant", pollEvery, func(ctx context.Context) (bool, error) {
+		return e.store.Gone(ctx, lease)
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return run.Outcome{Kind: run.LeaseGone, Client: name}, nil
+}
+
+// WaitFree waits until nothing of the run's lock is left on the store.
+func (e *Engine) WaitFree(ctx context.Context) (run.Outcome, error) {
+	within := run.RegrantWithin(e.TTL())
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var left []string
+	err := poll.Until(ctx, "the lock to be free", pollEvery, func(ctx context.Context) (bool, error) {
+		l, err := e.store.Left(ctx)
+		if err == nil {
+			left = l
+		}
+		return err == nil && len(l) == 0, err
+	})
+	if err != nil {
+		return run.Outcome{}, fmt.Errorf("the lock was not free within %v: %s left: %w", within, strings.Join(left, ", "), err)
+	}
+	return run.Outcome{Kind: run.Free}, nil
 }

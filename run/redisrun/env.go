@@ -16,7 +16,6 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
-	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run/engine"
 )
 
@@ -26,7 +25,7 @@ const scriptMembers = 3
 // Resources are the resources a Redis run protects: the lab's own
 // counters. etcd-guarded is etcd's: a write guarded by a Redis lock's key
 // would need the resource to live in the same Redis.
-func Resources() []string { return []string{"unfenced", "fenced"} }
+func Resources() []string { return engine.Counters() }
 
 // Config describes a run.
 type Config struct {
@@ -67,18 +66,9 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Set == nil || cfg.Factory == nil {
 		return nil, errors.New("redisrun: a run needs a Redis set and a lock")
 	}
-	names := cmpOr(cfg.Resource, Resources())
-	var res []resource.Resource
-	for _, name := range names {
-		if !slices.Contains(Resources(), name) {
-			return nil, fmt.Errorf("redisrun: resource %q is not one a Redis lock can protect here (resources: %s)",
-				name, strings.Join(Resources(), ", "))
-		}
-		r, err := resource.NewResource(name, "")
-		if err != nil {
-			return nil, err
-		}
-		res = append(res, r)
+	res, err := engine.NewCounters("Redis", cfg.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("redisrun: %w", err)
 	}
 	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
@@ -89,13 +79,6 @@ func New(cfg Config) (*Env, error) {
 	}
 	e.Engine = eng
 	return e, nil
-}
-
-func cmpOr(a, b []string) []string {
-	if len(a) > 0 {
-		return a
-	}
-	return b
 }
 
 // store is the Env as the engine's Store.
@@ -144,8 +127,10 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
 	return s.e.follow(client, g)
 }
-func (s store) Released(lease int64) bool  { return s.e.released(lease) }
-func (s store) Settle(ctx context.Context) { s.e.sweep(ctx) }
+func (s store) Released(lease int64) bool                           { return s.e.released(lease) }
+func (s store) Settle(ctx context.Context)                          { s.e.sweep(ctx) }
+func (s store) Gone(ctx context.Context, lease int64) (bool, error) { return s.e.gone(ctx, lease) }
+func (s store) Left(ctx context.Context) ([]string, error)          { return s.e.left(ctx) }
 
 // Members names the servers as a script does, m1…mN (the set's r1…rN),
 // and at least m1…m3: a client's member is only where a script says it

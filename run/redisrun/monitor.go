@@ -2,29 +2,23 @@ package redisrun
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/engine"
 )
-
-// pollEvery is how often a wait looks again (the engine sweeps as often).
-const pollEvery = engine.SweepEvery
 
 // early is how much sooner than its expiry a key must vanish to count as
 // deleted rather than expired: the sweep's own read of the expiry is
 // taken after the moment it dates it from, so a key that expired is never
 // early by more than a poll.
-const early = 2 * pollEvery
+const early = 2 * engine.SweepEvery
 
 // watch is one grant the sweep follows, from its grant until its key
 // leaves the server (lost: it expired; gone: something deleted it) or its
@@ -192,55 +186,34 @@ func (e *Env) read(ctx context.Context, w *watch) (alive bool, left time.Duratio
 	return false, 0, len(lefts)+len(servers)-answered < quorum
 }
 
-// WaitLeaseGone waits until the server no longer has client's latest
-// grant (held, or left behind by a crash): its key expired or was deleted.
-func (e *Env) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, error) {
-	lease, err := e.LeaseOf(name)
-	if err != nil {
-		return run.Outcome{}, err
-	}
+// gone looks again at the grant resting on lease and reports whether its
+// key left the servers (expired, or deleted).
+func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
 	w := e.watchOf(lease)
 	if w == nil {
-		return run.Outcome{}, fmt.Errorf("%s holds no grant whose key the lab follows", name)
+		return false, errors.New("no grant whose key the lab follows")
 	}
-	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
-	defer cancel()
-	err = poll.Until(ctx, "the server to drop "+name+"'s lock key", pollEvery, func(ctx context.Context) (bool, error) {
-		e.look(ctx, w)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.done, nil
-	})
-	if err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.LeaseGone, Client: name}, nil
+	e.look(ctx, w)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done, nil
 }
 
-// WaitFree waits until no lock key of the run is left on the servers.
-func (e *Env) WaitFree(ctx context.Context) (run.Outcome, error) {
-	ctx, cancel := context.WithTimeout(ctx, run.RegrantWithin(e.TTL()))
-	defer cancel()
+// left names the servers the run's lock key is left on.
+func (e *Env) left(ctx context.Context) ([]string, error) {
 	var left []string
-	err := poll.Until(ctx, "the lock to be free", pollEvery, func(ctx context.Context) (bool, error) {
-		left = left[:0]
-		for _, i := range e.servers() {
-			admin := e.set.Admin(i)
-			if admin == nil {
-				continue
-			}
-			n, err := admin.Exists(ctx, e.Options().Prefix+"lock").Result()
-			if err != nil {
-				return false, err
-			}
-			if n > 0 {
-				left = append(left, e.Members()[i])
-			}
+	for _, i := range e.servers() {
+		admin := e.set.Admin(i)
+		if admin == nil {
+			continue
 		}
-		return len(left) == 0, nil
-	})
-	if err != nil {
-		return run.Outcome{}, fmt.Errorf("the lock was not free within %v: its key is left on %v: %w", run.RegrantWithin(e.TTL()), left, err)
+		n, err := admin.Exists(ctx, e.Options().Prefix+"lock").Result()
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			left = append(left, "its key on "+e.Members()[i])
+		}
 	}
-	return run.Outcome{Kind: run.Free}, nil
+	return left, nil
 }

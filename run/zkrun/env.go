@@ -15,14 +15,13 @@ import (
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/run/engine"
 )
 
 // Resources are the resources a ZooKeeper run protects: the lab's own
 // counters (etcd-guarded is etcd's).
-func Resources() []string { return []string{"unfenced", "fenced"} }
+func Resources() []string { return engine.Counters() }
 
 // Config describes a run.
 type Config struct {
@@ -59,21 +58,9 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Ensemble == nil || (cfg.Factory == nil) == (cfg.Exec == nil) {
 		return nil, errors.New("zkrun: a run needs an ensemble and a lock")
 	}
-	names := cfg.Resource
-	if len(names) == 0 {
-		names = Resources()
-	}
-	var res []resource.Resource
-	for _, name := range names {
-		if !slices.Contains(Resources(), name) {
-			return nil, fmt.Errorf("zkrun: resource %q is not one a ZooKeeper lock can protect here (resources: %s)",
-				name, strings.Join(Resources(), ", "))
-		}
-		r, err := resource.NewResource(name, "")
-		if err != nil {
-			return nil, err
-		}
-		res = append(res, r)
+	res, err := engine.NewCounters("ZooKeeper", cfg.Resource)
+	if err != nil {
+		return nil, fmt.Errorf("zkrun: %w", err)
 	}
 	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
@@ -127,8 +114,10 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
 	return s.e.follow(client, g), nil
 }
-func (s store) Released(lease int64) bool  { return s.e.released(lease) }
-func (s store) Settle(ctx context.Context) { s.e.sweep(ctx) }
+func (s store) Released(lease int64) bool                           { return s.e.released(lease) }
+func (s store) Settle(ctx context.Context)                          { s.e.sweep(ctx) }
+func (s store) Gone(ctx context.Context, lease int64) (bool, error) { return s.e.gone(ctx, lease) }
+func (s store) Left(ctx context.Context) ([]string, error)          { return s.e.nodesLeft(ctx) }
 
 // Members names the servers as a script does, m1…mN.
 func (e *Env) Members() []string {

@@ -3,23 +3,15 @@ package zkrun
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/run"
-	"github.com/locklab/locklab/run/engine"
 )
-
-// pollEvery is how often a wait looks again (the engine sweeps as often).
-const pollEvery = engine.SweepEvery
 
 // watch is one grant the sweep follows, from its grant until its node
 // leaves the ensemble (lost: its session ended; gone: something deleted
@@ -115,8 +107,10 @@ func (e *Env) sweep(ctx context.Context) {
 // sessions is read twice: a session it is moving between expiry buckets
 // can be missing from one reading.
 func (e *Env) left(ctx context.Context, w *watch) {
-	alive := false
-	for range 2 {
+	// A node no session owns (a lock of persistent nodes) ends with no
+	// session: it left by someone's delete.
+	alive := w.lease == 0
+	for i := 0; !alive && i < 2; i++ {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
 		sessions, err := e.ens.Sessions(sctx)
 		cancel()
@@ -144,47 +138,24 @@ func (e *Env) left(ctx context.Context, w *watch) {
 	}
 }
 
-// WaitLeaseGone waits until the ensemble no longer has client's latest
-// grant (held, or left behind by a crash): its session ended or its node
-// was deleted.
-func (e *Env) WaitLeaseGone(ctx context.Context, name string) (run.Outcome, error) {
-	lease, err := e.LeaseOf(name)
-	if err != nil {
-		return run.Outcome{}, err
-	}
+// gone looks again at the grant resting on lease and reports whether it
+// left the ensemble (its session ended, or its node was deleted).
+func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
 	w := e.watchOf(lease)
 	if w == nil {
-		return run.Outcome{}, fmt.Errorf("%s holds no grant whose node the lab follows", name)
+		return false, errors.New("no grant whose node the lab follows")
 	}
-	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait+e.TTLDuration())
-	defer cancel()
-	err = poll.Until(ctx, "the ensemble to end "+name+"'s session", pollEvery, func(ctx context.Context) (bool, error) {
-		e.sweep(ctx)
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		return w.done, nil
-	})
-	if err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.LeaseGone, Client: name}, nil
+	e.sweep(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done, nil
 }
 
-// WaitFree waits until no node of the run's lock is left.
-func (e *Env) WaitFree(ctx context.Context) (run.Outcome, error) {
-	ctx, cancel := context.WithTimeout(ctx, run.RegrantWithin(e.TTL()))
-	defer cancel()
-	var left []string
-	err := poll.Until(ctx, "the lock to be free", pollEvery, func(context.Context) (bool, error) {
-		children, _, err := e.ens.Admin().Children(e.lockPath())
-		if errors.Is(err, zk.ErrNoNode) {
-			return true, nil
-		}
-		left = children
-		return err == nil && len(children) == 0, err
-	})
-	if err != nil {
-		return run.Outcome{}, fmt.Errorf("the lock was not free within %v: its nodes %v are left: %w", run.RegrantWithin(e.TTL()), left, err)
+// nodesLeft names the run's lock nodes left on the ensemble.
+func (e *Env) nodesLeft(context.Context) ([]string, error) {
+	children, _, err := e.ens.Admin().Children(e.lockPath())
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
 	}
-	return run.Outcome{Kind: run.Free}, nil
+	return children, err
 }
