@@ -17,6 +17,7 @@
 // Where things are:
 //   - env.go: the Env — New, its members and links, Close
 //   - monitor.go: each grant followed on the server: expiry, deletion,
-//     keep-alives read off the client's link; wait-lease-gone, wait-free
+//     keep-alives read off the client's link; what wait-lease-gone and
+//     wait-free ask of the store (gone, left)
 //   - faults.go: the Redis servers' faults: isolate, failover
 package redisrun

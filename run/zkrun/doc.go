@@ -13,7 +13,7 @@
 //
 // Where things are:
 //   - env.go: the Env — New, its members and links, each client's session
-//   - monitor.go: each grant followed on the ensemble; wait-lease-gone,
-//     wait-free
+//   - monitor.go: each grant followed on the ensemble; what wait-lease-gone
+//     and wait-free ask of the store (gone, nodesLeft)
 //   - faults.go: the ensemble's faults: isolate, kill
 package zkrun
