@@ -93,15 +93,19 @@ func TestAWaiterLeftWaitingFailsTheGate(t *testing.T) {
 	for _, seed := range []string{"1", "2", "3"} {
 		assert.Contains(t, out, "--- FAIL: TestAWaiterLeftWaitingFailsTheGate/gave-up/lock-under-test/fenced/"+seed)
 	}
-	if strings.Contains(out, "too busy to count") {
-		// A machine too busy to count (go test runs packages side by
-		// side) decides nothing: the gate fails and says why, and blames
-		// neither the lock nor the lab.
+	if strings.Contains(out, "hand-off UNKNOWN") {
+		// The lab's own process standing still (go test runs packages
+		// side by side) decides nothing: the gate fails and says why, and
+		// blames neither the lock nor the lab. CPUs merely oversubscribed
+		// do not excuse the waiter's wait.
 		t.Log("the machine was too busy to judge a hand-off; the gate said so")
 		return
 	}
 	assert.Contains(t, out, "hand-off FAIL")
-	assert.NotContains(t, out, "ERROR")
+	// The verdict is the lock's FAIL, never the run's ERROR (a busy
+	// machine's environment check may say ERROR beside it, of the run's
+	// pace only).
+	assert.NotRegexp(t, `seed \d+: ERROR`, out)
 }
 
 // A gate where every configuration was skipped tested nothing: it fails.

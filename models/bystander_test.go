@@ -80,3 +80,37 @@ func TestAnIdleClientsRenewedLapseIsTheMachines(t *testing.T) {
 	r = mustCheck(t, build(ops, stopped, nil), time.Second)
 	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
 }
+
+// A waiter gave up at its deadline, and its lease lapsed while the lab's
+// own process stood still: the key a gave-up waiter leaves behind (the
+// bug gave-up looks for) went with the lease, and c3 was granted as if
+// the lock had left nothing. No check catches anything, yet the run is no
+// PASS: the machine, not the lock, freed the lock for c3 — ERROR, judged
+// again. Without the stall the lapse is the lock's to explain (it stopped
+// renewing), and the PASS stands.
+func TestALapseThatMayHideTheBugIsNoPass(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c2", op: A, call: 20, ret: 2020, typ: history.Fail},
+		{client: "c3", op: A, call: 2100, ret: 3600, token: 14, lease: 0xc},
+		{client: "c1", op: C, call: 2200, ret: 2210, token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: 2300, ret: 2310},
+		{client: "c3", op: C, call: 3610, ret: 3620, token: 14, value: val(1), accepted: yes},
+		{client: "c3", op: R, call: 3630, ret: 3640},
+	}
+	lapse := []lost{{client: "c2", t: 3500, aliveUntil: 3300, lease: 0xb, ttl: 1000, renewals: []int64{1900}, renewedAt: 1900}}
+	stalled := func(evs []history.Event) []history.Event {
+		at := slices.IndexFunc(evs, func(e history.Event) bool { return e.Time > 3000 })
+		return slices.Insert(evs, at, history.Event{Time: 3000, Type: history.Observed, What: history.ObservedStalled, StalledFrom: 2400})
+	}
+	r := mustCheck(t, stalled(build(ops, lapse, nil)), time.Second)
+	assert.Equal(t, models.Error, r.Environment.Result, r.Environment.Explanation)
+	assert.Contains(t, r.Environment.Explanation, "c2's lease ended while c2 held nothing and asked for nothing, while the lab's own process stood still")
+	j := models.Judge(r, nil, "", models.ExpectPass)
+	assert.Equal(t, models.Error, j.Verdict, j.Error)
+	assert.False(t, j.Matches)
+
+	r = mustCheck(t, build(ops, lapse, nil), time.Second)
+	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
+	assert.Equal(t, models.Pass, models.Judge(r, nil, "", models.ExpectPass).Verdict)
+}

@@ -86,10 +86,19 @@ func checkEnvironment(ops []history.Operation, events []history.Event, min *hist
 		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
 	}
 	for _, l := range idleLosses(ops, events) {
-		why = append(why, fmt.Sprintf("%s's lease ended while %s held nothing and asked for nothing, although its "+
-			"client had sent it a keep-alive %v before it was last seen alive (TTL %v)", l.Client, l.Client,
-			time.Duration(l.AliveUntil-l.RenewedAt), time.Duration(l.TTL)))
-		v.Evidence = append(v.Evidence, describeLoss(l))
+		what := fmt.Sprintf("although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
+			time.Duration(l.loss.AliveUntil-l.loss.RenewedAt), time.Duration(l.loss.TTL))
+		switch l.environmental() {
+		case byStall:
+			what = "while the lab's own process stood still"
+		case byOutlived:
+			what = outlivedWhy(events, l)
+		case byUnanswered:
+			what = unansweredWhy(events, l)
+		}
+		why = append(why, fmt.Sprintf("%s's lease ended while %s held nothing and asked for nothing, %s",
+			l.loss.Client, l.loss.Client, what))
+		v.Evidence = append(v.Evidence, describeLoss(l.loss))
 	}
 	v.Evidence = append(v.Evidence, stood...)
 	if len(why) == 0 && len(short) == 0 {
@@ -98,7 +107,7 @@ func checkEnvironment(ops []history.Operation, events []history.Event, min *hist
 			"explains it."
 		return v
 	}
-	v.Result, v.paceOnly = Error, starved && len(why) == 0
+	v.Result, v.paceOnly, v.lapsed = Error, starved && len(why) == 0, len(why) > 0
 	var said []string
 	if len(why) > 0 {
 		said = append(said, "let a renewed lease lapse: "+strings.Join(why, "; "))
@@ -208,28 +217,34 @@ func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
 }
 
 // idleLosses lists the leases the server ended while their client held no
-// grant and had no operation under way, which its client had renewed in
-// time (byRenewal, once the faults that cannot reach it are set aside): a
-// lease that lapsed under an idle client sends its next step astray (it
-// asks on a session that has ended) through no fault of the lock.
-func idleLosses(ops []history.Operation, events []history.Event) []history.Loss {
+// grant and had no operation under way, which the machine let lapse (see
+// heldLoss.environmental, once the faults that cannot reach the client are
+// set aside): its client renewed it in time, or the lab's own process
+// stood still meanwhile, or the server's own time did. A lease that lapsed
+// under an idle client sends its next step astray (it asks on a session
+// that has ended), and takes with it whatever its client had left on the
+// server — a waiter's key that gave up, which the lesson means to stay —
+// through no doing of the lock. Each comes as a heldLoss whose grant is
+// the stretch the lapse is judged from: the client, and the last TTL
+// before the lease was last seen alive.
+func idleLosses(ops []history.Operation, events []history.Event) []heldLoss {
 	losses := history.LeaseLosses(events)
 	if len(losses) == 0 {
 		return nil
 	}
 	excused, members := excuses(events), connections(events)
-	var out []history.Loss
+	var out []heldLoss
 	for _, l := range losses {
 		if busyAt(ops, l.Client, l.AliveUntil, l.Gone) {
 			continue
 		}
 		from := max(l.AliveUntil-l.TTL, 0)
-		e := excuseOf(excused, l.Client, from, l)
-		if e == byFault {
-			e = aside(excused, members, l.Client, from, l)
+		h := heldLoss{grant: history.Operation{Client: l.Client, Call: from}, loss: l, excuse: excuseOf(excused, l.Client, from, l)}
+		if h.excuse == byFault {
+			h.aside = aside(excused, members, l.Client, from, l)
 		}
-		if e == byRenewal || e == byUnanswered {
-			out = append(out, l)
+		if h.environmental() != unexcused {
+			out = append(out, h)
 		}
 	}
 	return out

@@ -51,7 +51,11 @@ type Judgement struct {
 //     matches, and is never a PASS either;
 //   - too little progress in a run whose environment cut it short (the
 //     lab's own process stood still: see CheckEnvironment) is ERROR too,
-//     not the lock's FAIL.
+//     not the lock's FAIL;
+//   - a run that caught nothing while its environment let a lease lapse
+//     is ERROR, not PASS: the lapse may have done what the lesson waits
+//     for the lock to do (a waiter's key that gave up, gone with its
+//     lease, frees the lock for the next), so the lock was not judged.
 func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Judgement {
 	// others: a check other than hand-off caught the lock (see matches).
 	others := rep.Liveness.Result == Fail || slices.ContainsFunc(rep.Safety, func(v Verdict) bool { return v.Result == Fail })
@@ -66,7 +70,8 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 	case runErr != "":
 		j.Error = runErr
 	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error && !rep.Environment.paceOnly,
-		!j.Caught && rep.Progress.Result == Fail && rep.Environment.Result == Error:
+		!j.Caught && rep.Progress.Result == Fail && rep.Environment.Result == Error,
+		!j.Caught && rep.Environment.Result == Error && rep.Environment.lapsed:
 		j.Verdict, j.Error = Error, rep.Environment.Explanation
 	default:
 		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)

@@ -140,7 +140,7 @@ func starvedRun(events []history.Event) string {
 	for _, e := range events {
 		span = max(span, e.Time)
 	}
-	busy := busyWithin(busySpans(events), 0, span)
+	busy := busyWithin(busySpans(events, true), 0, span)
 	if span == 0 || float64(busy) < starvedShare*float64(span) {
 		return ""
 	}

@@ -64,6 +64,11 @@ type Verdict struct {
 	// pace (its CPUs oversubscribed through most of it, see shortfalls),
 	// never a check that caught the lock.
 	paceOnly bool
+	// lapsed marks an environment ERROR that names a lease the machine
+	// let lapse: what followed (the next client rightly granted, a key of
+	// the client's gone with its lease) may have hidden the lock's bug, so
+	// a run that caught nothing is not a PASS either.
+	lapsed bool
 }
 
 // verdicts sort by check name for stable output.

@@ -45,6 +45,13 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 		if !ok || w == models.Fail && busyHandOff(t, r) {
 			continue
 		}
+		if r.NotJudged() {
+			// The machine let a lease lapse on every attempt (a waiter's
+			// key that gave up goes with its lease): never a PASS.
+			assert.NotEqual(t, models.Pass, r.Verdict)
+			t.Logf("%s: not judged: %s", name, r.Environmental())
+			continue
+		}
 		assert.Equal(t, w, r.Verdict, "%s: %s", name, r.Error)
 		if w == models.Fail {
 			assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
