@@ -43,15 +43,46 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 	if err != nil {
 		return Outcome{}, err
 	}
+	out, err, uerr := LoseAnswer(ctx, e.background(ctx), func(ctx context.Context) (Outcome, error) {
+		return e.Acquire(ctx, client)
+	}, func(wctx context.Context) error {
+		err := poll.Until(wctx, client+"'s acquire to write its key on the server", leasePoll, func(ctx context.Context) (bool, error) {
+			return e.hasKey(ctx, w, client, clientv3.WithMinCreateRev(before.Header.Revision+1))
+		})
+		if err == nil {
+			e.runs.Observe(history.ObservedAcquireWritten, client, "")
+		}
+		return err
+	}, in.Undo)
+	switch {
+	case err != nil:
+		return Outcome{}, fmt.Errorf("acquire answer=lost: the server never showed a key of %s's leases under %s (a lock keeps "+
+			"its keys under its prefix: lock.Options.Prefix in Go, LOCKLAB_LOCK for a lock run as a process) while the acquire, "+
+			"which came to %q, went unanswered: %w",
+			client, e.opts.Prefix, out, err)
+	case uerr != nil:
+		return Outcome{}, uerr
+	}
+	out.Effected = true
+	return out, nil
+}
+
+// LoseAnswer runs step — an acquire whose answers a fault holds from its
+// write on — on bg in the background, and wait, which waits for the store
+// to show that the write took effect, with a context that ends when step
+// does (nothing more will be written) or faults.DefaultWait has passed.
+// Then it undoes the fault (undo severs the connections with the answers
+// unheard) and waits for step's end. It returns what step came to
+// (Settled), wait's error and undo's.
+func LoseAnswer(ctx, bg context.Context, step func(context.Context) (Outcome, error), wait, undo func(context.Context) error) (Outcome, error, error) {
 	var r struct {
 		out Outcome
 		err error
 	}
 	ended := make(chan struct{})
-	bg := e.background(ctx)
 	go func() {
 		defer close(ended)
-		r.out, r.err = e.Acquire(bg, client)
+		r.out, r.err = step(bg)
 	}()
 	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	go func() {
@@ -61,27 +92,11 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (Outcome, er
 		case <-wctx.Done():
 		}
 	}()
-	err = poll.Until(wctx, client+"'s acquire to write its key on the server", leasePoll, func(ctx context.Context) (bool, error) {
-		return e.hasKey(ctx, w, client, clientv3.WithMinCreateRev(before.Header.Revision+1))
-	})
+	err := wait(wctx)
 	cancel()
-	if err == nil {
-		e.runs.Observe(history.ObservedAcquireWritten, client, "")
-	}
-	uerr := in.Undo(ctx)
+	uerr := undo(ctx)
 	<-ended
-	switch {
-	case err != nil:
-		return Outcome{}, fmt.Errorf("acquire answer=lost: the server never showed a key of %s's leases under %s (a lock keeps "+
-			"its keys under its prefix: lock.Options.Prefix in Go, LOCKLAB_LOCK for a lock run as a process) while the acquire, "+
-			"which came to %q, went unanswered: %w",
-			client, e.opts.Prefix, Settled(r.out, r.err), err)
-	case uerr != nil:
-		return Outcome{}, uerr
-	}
-	out := Settled(r.out, r.err)
-	out.Effected = true
-	return out, nil
+	return Settled(r.out, r.err), err, uerr
 }
 
 // hasKey reports whether a key of one of client's leases (w is its

@@ -196,10 +196,14 @@ var catalog = []Scenario{
 		Lesson: "c2 asks for the free lock over a link that fails one way: its request reaches the server and writes " +
 			"its key, but the answer is lost and c2 hears only that its connection broke; c2 gives up. c1's acquire " +
 			"is lost the same way, and c1 asks again on the same session. A lock must clean such a key up, or take " +
-			"it up when asked again (etcd's Mutex names the key after the session for that): a key left behind " +
+			"it up when asked again (etcd's Mutex names the key after the session for that; ZooKeeper's recipe " +
+			"puts a GUID in its node's name, and looks for it after a broken connection): a key left behind " +
 			"under a session that lives on holds the lock, or a place in its queue, for nobody, and every acquire " +
-			"after it waits for as long as that session lives — the liveness check catches the wedge.",
+			"after it waits for as long as that session lives — the liveness check catches the wedge. A lock " +
+			"whose client rides out the lost answer (it asks again and learns the outcome) is granted all the " +
+			"same: the lesson is not its to learn, and the run is skipped.",
 		Members: 3, TTL: lostAcquireTTL, script: "lost-acquire.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
+		Stores:  EtcdAndZooKeeper,
 		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1, RegrantWithin: int64(run.RegrantWithin(lostAcquireTTL))},
 		Effects: []Effect{acquireTookEffectUnanswered("c2"), acquireTookEffectUnanswered("c1")},
 	},

@@ -46,6 +46,9 @@ var (
 	Shared      = Stores{EtcdLock, RedisLock, ZooKeeperLock} // its script runs on etcd, a Redis primary and ZooKeeper alike
 	RedisOnly   = Stores{RedisLock}                          // a lesson of a Redis primary (its failover)
 	RedlockOnly = Stores{RedlockLock}                        // a lesson of Redlock's independent masters
+	// EtcdAndZooKeeper: its faults are etcd's and ZooKeeper's (an answer
+	// lost off the wire).
+	EtcdAndZooKeeper = Stores{EtcdLock, ZooKeeperLock}
 )
 
 // For reports whether the lessons are for a lock of kind k. No kinds at

@@ -210,7 +210,8 @@ func TestFromScript(t *testing.T) {
 	// Where a script runs is read from its commands.
 	for body, want := range map[string]scenarios.Stores{
 		"expire c1\n----\nx\n":                                     scenarios.EtcdOnly,
-		"acquire c1 answer=lost\n----\nx\n":                        scenarios.EtcdOnly,
+		"acquire c1 answer=lost\n----\nx\n":                        scenarios.EtcdAndZooKeeper,
+		"release c1 answer=lost\n----\nx\n":                        scenarios.EtcdOnly,
 		"isolate member=m1\n----\nx\n":                             scenarios.EtcdOnly,
 		"failover\n----\nx\n":                                      scenarios.RedisOnly,
 		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": scenarios.Shared,

@@ -88,22 +88,28 @@ func FromScript(name, file, text string) (Scenario, error) {
 }
 
 // storesOf is where a script of one's own runs, read from its commands: a
-// failover is Redis's; a lease revoked, a member killed or isolated, an
-// answer lost or held back, a holder told are etcd's; a script of neither
-// (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs on
-// both.
+// failover is Redis's; a lease revoked, a member killed or isolated, a
+// release's answer lost, answers held back, a holder told are etcd's; an
+// acquire's answer lost is etcd's and ZooKeeper's; a script of none of
+// these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
+// on every store.
 func storesOf(steps []script.Step) Stores {
-	etcd := false
+	etcd, lostAcquire := false, false
 	for _, st := range steps {
 		switch c := st.Cmd; {
 		case c.Name == "failover":
 			return RedisOnly
+		case c.Name == "acquire" && c.Answer != "":
+			lostAcquire = true
 		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers", "wait-told"}, c.Name), c.Answer != "":
 			etcd = true
 		}
 	}
-	if etcd {
+	switch {
+	case etcd:
 		return EtcdOnly
+	case lostAcquire:
+		return EtcdAndZooKeeper
 	}
 	return Shared
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -171,8 +172,13 @@ func (s *server) mode(ctx context.Context) string {
 	return ""
 }
 
-// freePorts asks the kernel for n free loopback ports, all held until the
-// last is found so that none is given twice.
+// freePorts finds n free loopback ports, all held until the last is found
+// so that none is given twice. They are drawn at random below the
+// kernel's ephemeral range (see belowEphemeral), where possible: a JVM
+// binds its ports a second or more after they are found, and a port of
+// that range freed meanwhile is the kernel's to hand out again — to the
+// lab's own proxies listening on port 0, or to any outgoing connection —
+// which a server of another ensemble starting beside it met, and exited.
 func freePorts(n int) ([]int, error) {
 	var lns []net.Listener
 	defer func() {
@@ -180,14 +186,42 @@ func freePorts(n int) ([]int, error) {
 			ln.Close()
 		}
 	}()
+	lo, hi := belowEphemeral()
 	var out []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(out) < n; tries++ {
+		addr := "127.0.0.1:0"
+		if hi > lo && tries < 50*n {
+			addr = fmt.Sprintf("127.0.0.1:%d", lo+rand.IntN(hi-lo))
+		}
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
+			if addr != "127.0.0.1:0" {
+				continue // taken: draw another
+			}
 			return nil, fmt.Errorf("zkd: finding a free port: %w", err)
 		}
 		lns = append(lns, ln)
 		out = append(out, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return out, nil
+}
+
+// belowEphemeral is the range of ports [lo, hi) the lab draws a server's
+// ports from: from 10000 up to the first of the kernel's ephemeral ports
+// (Linux's ip_local_port_range). An empty range where the kernel does not
+// say: then the kernel picks.
+func belowEphemeral() (lo, hi int) {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0, 0
+	}
+	first, err := strconv.Atoi(f[0])
+	if err != nil || first <= 12000 {
+		return 0, 0
+	}
+	return 10000, first
 }

@@ -103,11 +103,13 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	add("locks on real Redis (not in the default matrix; --lock names them; redis-server needed):", rows)
 	rows = nil
 	for _, l := range zklock.Locks() {
-		rows = append(rows, row{l.Name, l.About})
+		if l.Bad == nil {
+			rows = append(rows, row{l.Name, l.About})
+		}
 	}
 	add("locks on real ZooKeeper (not in the default matrix; --lock names them; zookeeperd needed):", rows)
 	rows = nil
-	for _, r := range append(etcdlock.Regressions(), redislock.Regressions()...) {
+	for _, r := range slices.Concat(etcdlock.Regressions(), redislock.Regressions(), zklock.Regressions()) {
 		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
 	add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)
@@ -161,7 +163,7 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 	}
 	if !ok {
 		l, err := zklock.Find(fs.Arg(0))
-		line, ok, story, weak = l.About, err == nil, zkLockStories[fs.Arg(0)], l.Weak
+		line, ok, story, weak = l.About, err == nil && l.Bad == nil, zkLockStories[fs.Arg(0)], l.Weak
 	}
 	if ok {
 		fmt.Fprintf(w, "%s: %s\n", fs.Arg(0), line)

@@ -303,7 +303,8 @@ func printSkips(w io.Writer, results []scenarios.Result) {
 }
 
 // printRetried says how many configurations were run again because the
-// machine took a lease away, and where each attempt is told.
+// machine, not the lock, decided an attempt (it let a lease lapse, or the
+// store did not start), and where each attempt is told.
 func printRetried(w io.Writer, results []scenarios.Result) {
 	n, scaled := 0, 0
 	for _, r := range results {
@@ -317,7 +318,7 @@ func printRetried(w io.Writer, results []scenarios.Result) {
 	if n == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  ran again: %d result(s) after the machine took a lease away", n)
+	fmt.Fprintf(w, "  ran again: %d result(s) after the machine, not the lock, decided an attempt (a lease lapsed, or the store did not start)", n)
 	if scaled > 0 {
 		fmt.Fprintf(w, ", %d of them with longer leases on the last attempt", scaled)
 	}

@@ -31,15 +31,45 @@ type Lock struct {
 	// Weak are the catalog lessons it fails by its design, each with the
 	// check that says so (documented FAILs).
 	Weak map[string]string
+	// Bad describes a known-bad lock: its bug and the lessons that must
+	// catch it (nil for a lock people use).
+	Bad *lock.Regression
 }
 
+// locks are the ZooKeeper locks: the ones people use, then the known-bad.
 var locks = []Lock{
 	{Name: "zk-lock", Factory: NewRecipe,
 		About: "go-zookeeper's Lock recipe as it ships: protected ephemeral-sequential nodes, each waiter watching its predecessor; the node's zxid as its token"},
+	{Name: "zk-unprotected", Factory: NewUnprotected,
+		About: "the recipe with plain ephemeral-sequential nodes, a create whose answer was lost asked again as is: known-bad",
+		Bad: &lock.Regression{
+			Name: "zk-unprotected",
+			Bug: "creates its node with a plain ephemeral-sequential create and, when the connection breaks before " +
+				"the answer, creates again: the first node, made all the same, stays under a session that lives on " +
+				"and holds the lock for nobody — the client waits behind its own orphan, and so does everyone after " +
+				"it (why Curator and go-zookeeper protect their nodes with a GUID and look for it after a broken connection)",
+			Link:      "https://zookeeper.apache.org/doc/current/recipes.html#sc_recipes_GuidNote",
+			Scenarios: []string{"lost-acquire"},
+			Check:     "liveness",
+		}},
 }
 
-// Locks lists the ZooKeeper locks; a fresh slice each call.
+// Locks lists the ZooKeeper locks, the ones people use first, then the
+// known-bad; a fresh slice each call.
 func Locks() []Lock { return slices.Clone(locks) }
+
+// Regressions are the known-bad ZooKeeper locks, each with the catalog
+// lessons that must catch it and the check that does (Factory, etcd's, is
+// nil: Find makes them).
+func Regressions() []lock.Regression {
+	var out []lock.Regression
+	for _, l := range locks {
+		if l.Bad != nil {
+			out = append(out, *l.Bad)
+		}
+	}
+	return out
+}
 
 // Find returns the ZooKeeper lock called name.
 func Find(name string) (Lock, error) {

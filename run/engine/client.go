@@ -29,6 +29,11 @@ type client struct {
 	// answered counts the chunks of answers its links carried: a waiter
 	// that polls was answered since a moment if it grew.
 	answered atomic.Int64
+	// writes reads a connection's requests for writes (nil: the store
+	// cannot, see LostAnswers); atWrite arms the first one to hold every
+	// answer from then on (AcquireAnswerLost).
+	writes  func() func([]byte) bool
+	atWrite atomic.Bool
 
 	mu      sync.Mutex
 	locker  lock.Locker
@@ -67,6 +72,9 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 		leaseOf: map[string]int64{}, notes: map[string]func(time.Time){}}
 	c.gate.Name = name
 	c.gate.OnPark = c.park
+	if la, ok := e.store.(LostAnswers); ok {
+		c.writes = la.Writes
+	}
 	for _, p := range links {
 		p.SetTap(c.tap)
 	}
@@ -105,9 +113,10 @@ func (e *Engine) renew(c *client) error {
 }
 
 // tap reads one connection of c's: requests carrying a followed grant's
-// value are its keep-alives; answers are counted.
+// value are its keep-alives, and its writes are spotted where the store
+// can (see spots); answers are counted.
 func (c *client) tap() (requests, answers func([]byte)) {
-	return func(b []byte) {
+	return c.spots(func(b []byte) {
 			now := time.Now()
 			c.mu.Lock()
 			var hit []func(time.Time)
@@ -120,7 +129,7 @@ func (c *client) tap() (requests, answers func([]byte)) {
 			for _, note := range hit {
 				note(now)
 			}
-		}, func(b []byte) {
+		}), func(b []byte) {
 			if b != nil { // nil: the connection ended
 				c.answered.Add(1)
 			}

@@ -14,7 +14,8 @@
 //     Follow and Released (does this grant still stand: a watch over the
 //     grant's key and lease that records history.LeaseEnd or a grant gone
 //     through Engine.Histories), Settle, Gone and Left (what wait-lease-gone
-//     and wait-free wait for);
+//     and wait-free wait for); and, where it can tell a client's writes
+//     on the wire, LostAnswers (acquire answer=lost: answers.go);
 //   - an Env embedding *Engine that adds what a script.Target needs and
 //     only the store knows: Members, Close and its own faults (Isolate,
 //     Kill…), each applied through Engine.Apply so its window is on the

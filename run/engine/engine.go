@@ -228,11 +228,6 @@ func (e *Engine) Expire(context.Context, string, string) (run.Outcome, error) {
 	return run.Outcome{}, e.NotHere("expire", "an etcd fault")
 }
 
-// AcquireAnswerLost is not available on this store.
-func (e *Engine) AcquireAnswerLost(context.Context, string) (run.Outcome, error) {
-	return run.Outcome{}, e.NotHere("acquire answer=lost", "an etcd fault")
-}
-
 // ReleaseAnswerLost is not available on this store.
 func (e *Engine) ReleaseAnswerLost(context.Context, string) (run.Outcome, error) {
 	return run.Outcome{}, e.NotHere("release answer=lost", "an etcd fault")

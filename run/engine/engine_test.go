@@ -216,3 +216,13 @@ func TestACrashedClientStartsAgainHoldingNothing(t *testing.T) {
 	_, err = e.Expire(ctx, "c1", "revoke")
 	assert.ErrorContains(t, err, "expire: not available on memory")
 }
+
+// A store that cannot tell its clients' writes on the wire has no lost
+// answers: the step says so, naming the store, and nothing is recorded.
+func TestALostAnswerNeedsAStoreThatSeesWrites(t *testing.T) {
+	e, _ := newEngine(t)
+	require.NoError(t, e.AddClient(t.Context(), "c1", "m1"))
+	_, err := e.AcquireAnswerLost(t.Context(), "c1")
+	assert.ErrorContains(t, err, "acquire answer=lost: not available on memory")
+	assert.Empty(t, e.Events(0)[1:], "only c1's connection: %v", e.Events(0))
+}

@@ -16,4 +16,6 @@
 //   - monitor.go: each grant followed on the ensemble; what wait-lease-gone
 //     and wait-free ask of the store (gone, nodesLeft)
 //   - faults.go: the ensemble's faults: isolate, kill
+//   - answers.go: a create's answer lost (engine.LostAnswers): writes
+//     spotted off the wire, the node seen on the ensemble
 package zkrun

@@ -51,6 +51,7 @@ type Env struct {
 
 	mu      sync.Mutex
 	watched []*watch
+	conns   map[string]*zk.Conn // each client's session, where the lab made it
 }
 
 // New prepares a run; the engine sweeps its grants.
@@ -62,7 +63,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zkrun: %w", err)
 	}
-	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec}
+	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, conns: map[string]*zk.Conn{}}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
 		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
@@ -89,7 +90,7 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 
 // Locker makes a client's lock on a session of its own over its links,
 // its timeout the run's TTL.
-func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
 	addrs := make([]string, len(links))
 	for i, p := range links {
 		addrs[i] = p.Addr()
@@ -102,6 +103,9 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 	if err != nil {
 		return nil, nil, err
 	}
+	s.e.mu.Lock()
+	s.e.conns[client] = c
+	s.e.mu.Unlock()
 	done := func() error { c.Close(); return nil }
 	l, err := s.e.factory(c, "lock", s.e.Options())
 	if err != nil {
@@ -118,6 +122,17 @@ func (s store) Released(lease int64) bool                           { return s.e
 func (s store) Settle(ctx context.Context)                          { s.e.sweep(ctx) }
 func (s store) Gone(ctx context.Context, lease int64) (bool, error) { return s.e.gone(ctx, lease) }
 func (s store) Left(ctx context.Context) ([]string, error)          { return s.e.nodesLeft(ctx) }
+
+// sessionOf is client's session, where the lab made it; zero where a lock
+// run as a process made its own.
+func (e *Env) sessionOf(client string) int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c := e.conns[client]; c != nil {
+		return c.SessionID()
+	}
+	return 0
+}
 
 // Members names the servers as a script does, m1…mN.
 func (e *Env) Members() []string {

@@ -84,7 +84,7 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 	return l, nil
 }
 
-func (backend) Regressions() []lock.Regression { return nil }
+func (backend) Regressions() []lock.Regression { return zklock.Regressions() }
 
 func (backend) Connect(context.Context, []string) (scenarios.Servers, error) {
 	return nil, errors.New("a ZooKeeper of your own is not supported yet: the lab starts its own")

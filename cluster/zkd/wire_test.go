@@ -1,0 +1,47 @@
+package zkd_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/locklab/locklab/cluster/zkd"
+)
+
+// frame is one request as a client sends it: its length, then xid, opcode
+// and body; xid < 0 with no opcode is the connect request's shape.
+func frame(xid, op int32, body int) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(8+body))
+	b = binary.BigEndian.AppendUint32(b, uint32(xid))
+	b = binary.BigEndian.AppendUint32(b, uint32(op))
+	return append(b, make([]byte, body)...)
+}
+
+// The connect request is no write, however its bytes read; a ping, a
+// getChildren and an exists are none either; a create is one, whether it
+// comes whole, behind other requests, or split across reads — reported by
+// the read that completes its header.
+func TestWritesAreSpottedOffTheWire(t *testing.T) {
+	connect := binary.BigEndian.AppendUint32(nil, 12)
+	connect = append(connect, frame(0, 15, 4)[4:]...) // a body that looks like a create2: not a header
+	ping, children, exists := frame(-2, 11, 0), frame(1, 8, 20), frame(2, 3, 20)
+	create := frame(3, 1, 40)
+
+	spot := zkd.Writes()
+	assert.False(t, spot(connect), "the connect request")
+	assert.False(t, spot(append(append(ping, children...), exists...)))
+	assert.True(t, spot(append(ping, create...)))
+	assert.False(t, spot(ping))
+
+	spot = zkd.Writes()
+	assert.False(t, spot(connect[:3]))
+	assert.False(t, spot(connect[3:]))
+	assert.False(t, spot(create[:6]), "half a header")
+	assert.True(t, spot(create[6:12]), "the read that completes it")
+	assert.False(t, spot(create[12:]), "the rest of its body")
+	assert.False(t, spot(children))
+	for _, op := range []int32{2, 5, 14, 15, 19, 21} {
+		assert.True(t, spot(frame(9, op, 3)), "opcode %d", op)
+	}
+}

@@ -1,0 +1,156 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/lock"
+)
+
+// unprotected is zk-unprotected: the recipe without its protection. Its
+// create is a plain ephemeral-sequential one, and a create whose answer
+// never came (the connection broke) is asked again as it is, without
+// looking whether the first took effect: a node the first left holds the
+// lock, or a place in its queue, under a session that lives on — for
+// nobody. Curator and go-zookeeper name their nodes with a GUID for that
+// (CreateProtectedEphemeralSequential), and look for it after a broken
+// connection.
+type unprotected struct {
+	c    *zk.Conn
+	path string
+}
+
+// NewUnprotected is zk-unprotected on c: known-bad.
+func NewUnprotected(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
+	if opts.TTL < 0 {
+		return nil, fmt.Errorf("%w, got %d", lock.ErrBadTTL, opts.TTL)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = lock.DefaultPrefix
+	}
+	return &unprotected{c: c, path: Path(name, opts)}, nil
+}
+
+// Acquire creates its node and waits, by a watch on the node just before
+// its own, until its node is the lowest; or, once ctx ends, deletes its
+// node and returns ctx's error.
+func (u *unprotected) Acquire(ctx context.Context) (lock.Grant, error) {
+	node, err := u.create()
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	seq, err := sequence(node)
+	if err != nil {
+		return lock.Grant{}, err
+	}
+	for {
+		prev, err := u.predecessor(seq)
+		if err != nil {
+			return lock.Grant{}, err
+		}
+		if prev == "" {
+			break
+		}
+		ok, _, ch, err := u.c.ExistsW(u.path + "/" + prev)
+		if err != nil {
+			return lock.Grant{}, err
+		}
+		if !ok {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			u.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
+			return lock.Grant{}, ctx.Err()
+		}
+	}
+	ok, st, err := u.c.Exists(node)
+	switch {
+	case err != nil:
+		return lock.Grant{}, err
+	case !ok:
+		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s is gone", node)
+	}
+	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner}, nil
+}
+
+// create makes the client's node, its parents first where missing; a
+// create whose connection broke is asked again as it is — the bug.
+func (u *unprotected) create() (string, error) {
+	var err error
+	for range 3 {
+		var node string
+		node, err = u.c.Create(u.path+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		switch {
+		case err == nil:
+			return node, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := MakePath(u.c, u.path); err != nil {
+				return "", err
+			}
+		case !errors.Is(err, zk.ErrConnectionClosed):
+			return "", err
+		}
+	}
+	return "", err
+}
+
+// predecessor is the child just below seq ("" when seq is the lowest).
+func (u *unprotected) predecessor(seq int) (string, error) {
+	children, _, err := u.c.Children(u.path)
+	if err != nil {
+		return "", err
+	}
+	prev, below := "", -1
+	for _, ch := range children {
+		s, err := sequence(ch)
+		if err == nil && s < seq && s > below {
+			prev, below = ch, s
+		}
+	}
+	return prev, nil
+}
+
+// sequence is the sequence number ZooKeeper appended to a node's name.
+func sequence(node string) (int, error) {
+	i := strings.LastIndex(node, "-")
+	n, err := strconv.Atoi(node[i+1:])
+	if i < 0 || err != nil {
+		return 0, fmt.Errorf("zklock: %s has no sequence number", node)
+	}
+	return n, nil
+}
+
+// Release deletes g's node; one already gone is lock.ErrNotHeld.
+func (u *unprotected) Release(_ context.Context, g lock.Grant) error {
+	if g.Key == "" {
+		return lock.ErrNotHeld
+	}
+	err := u.c.Delete(g.Key, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: %s is gone", lock.ErrNotHeld, g.Key)
+	}
+	return err
+}
+
+// Close does nothing: the connection is its maker's.
+func (u *unprotected) Close() error { return nil }
+
+// MakePath creates path and its parents where missing, as persistent
+// nodes anyone may use.
+func MakePath(c *zk.Conn, path string) error {
+	at := ""
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		at += "/" + part
+		if _, err := c.Create(at, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}

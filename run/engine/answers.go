@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/run"
+)
+
+// LostAnswers is a Store that can lose the answer to a client's write, as
+// a script's "acquire cN answer=lost" asks: the write reaches the store
+// and takes effect, its answer never comes back, and the client hears only
+// that its connection broke.
+type LostAnswers interface {
+	// Writes returns, for one new connection of a client's, a reader fed
+	// each read of what the client sends, in order, that reports whether
+	// that read holds a write (a request that may change the store); it is
+	// called before the read is forwarded.
+	Writes() func([]byte) bool
+	// Mark notes where the store stands before a client writes.
+	Mark(ctx context.Context) (int64, error)
+	// Written reports whether a write of client's has taken effect on the
+	// store since mark, under the run's lock; where says where it looks,
+	// for an error.
+	Written(ctx context.Context, client string, mark int64) (ok bool, err error)
+	// Where says where Written looks, for an error ("under /locklab/…").
+	Where() string
+}
+
+// spots reads c's requests for its writes, where the store can (see
+// LostAnswers): the first one after armWrite holds every answer of c's
+// links from just before it is forwarded on.
+func (c *client) spots(requests func([]byte)) func([]byte) {
+	if c.writes == nil {
+		return requests
+	}
+	spot := c.writes()
+	return func(b []byte) {
+		if b != nil && spot(b) && c.atWrite.CompareAndSwap(true, false) {
+			for _, p := range c.links {
+				p.CutAnswers()
+			}
+		}
+		requests(b)
+	}
+}
+
+// AcquireAnswerLost has client acquire with its links failing one way
+// from its first write on: the write reaches the store and takes effect
+// (the lab waits to see it there), then its connections are severed with
+// the answer unheard and the links heal; the acquire's outcome, whatever
+// the lock makes of it, is the step's. A store that cannot spot writes on
+// the wire does not have it.
+func (e *Engine) AcquireAnswerLost(ctx context.Context, name string) (run.Outcome, error) {
+	la, ok := e.store.(LostAnswers)
+	if !ok {
+		return run.Outcome{}, e.NotHere("acquire answer=lost", "the lab cannot tell its writes on the wire")
+	}
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	c.mu.Lock()
+	held := c.held
+	c.mu.Unlock()
+	switch {
+	case held:
+		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %s already holds the lock", name)
+	case c.async.Pending():
+		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %s has a background step under way (await it first)", name)
+	}
+	mark, err := la.Mark(ctx)
+	if err != nil {
+		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %w", err)
+	}
+	in, err := e.windows.Apply(ctx, faults.Fault{Kind: faults.LoseAnswer, Client: name}, func(_ context.Context, in *faults.Injection) error {
+		c.atWrite.Store(true)
+		in.SetUndo(func(context.Context) error {
+			// The answers held are never delivered: the connections break
+			// with them, and the links heal for what comes next.
+			c.atWrite.Store(false)
+			for _, p := range c.links {
+				p.Sever()
+			}
+			c.heal()
+			return nil
+		})
+		return nil
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	out, err, uerr := run.LoseAnswer(ctx, e.background(ctx), func(ctx context.Context) (run.Outcome, error) {
+		return e.Acquire(ctx, name)
+	}, func(wctx context.Context) error {
+		err := poll.Until(wctx, name+"'s acquire to take effect on the store", pollEvery, func(ctx context.Context) (bool, error) {
+			return la.Written(ctx, name, mark)
+		})
+		if err == nil {
+			e.hs.Observe(history.ObservedAcquireWritten, name, "")
+		}
+		return err
+	}, in.Undo)
+	switch {
+	case err != nil:
+		return run.Outcome{}, fmt.Errorf("acquire answer=lost: the store never showed a write of %s's %s while the "+
+			"acquire, which came to %q, went unanswered: %w", name, la.Where(), out, err)
+	case uerr != nil:
+		return run.Outcome{}, uerr
+	}
+	out.Effected = true
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package zkrun
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/lock/zklock"
+)
+
+// Writes reads a client connection's requests for writes off the wire
+// (see zkd.Writes): what loses an acquire's answer holds the answers from
+// the client's first create on.
+func (s store) Writes() func([]byte) bool { return zkd.Writes() }
+
+// Mark makes sure the lock's parent node stands — so that a client's
+// first write is its lock node, not the parent a recipe makes on first
+// use — and returns the zxid of its children's last change: a node made
+// after has a later creation zxid.
+func (s store) Mark(context.Context) (int64, error) {
+	admin, path := s.e.ens.Admin(), s.e.lockPath()
+	if err := zklock.MakePath(admin, path); err != nil {
+		return 0, fmt.Errorf("making %s: %w", path, err)
+	}
+	_, st, err := admin.Exists(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return st.Pzxid, nil
+}
+
+// Written reports whether a node was made under the lock's parent since
+// mark — client's session's, where the lab made that session (a lock run
+// as a process makes its own, and a node of any session counts: the
+// lesson has no other client at work meanwhile).
+func (s store) Written(_ context.Context, client string, mark int64) (bool, error) {
+	admin, path := s.e.ens.Admin(), s.e.lockPath()
+	children, _, err := admin.Children(path)
+	if err != nil {
+		return false, err
+	}
+	session := s.e.sessionOf(client)
+	for _, ch := range children {
+		ok, st, err := admin.Exists(path + "/" + ch)
+		if err != nil {
+			return false, err
+		}
+		if ok && st.Czxid > mark && (session == 0 || st.EphemeralOwner == session) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// Where says where Written looks.
+func (s store) Where() string { return "node under " + s.e.lockPath() }
