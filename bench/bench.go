@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/zklock"
 )
 
 // Config is one measurement.
@@ -22,10 +23,14 @@ type Config struct {
 	// Lock is the name the lock is known by, used in results and errors.
 	Lock string
 	// Factory makes one Locker per client (Run); Redis makes a Redis lock's
-	// instead (RunRedis), over every server as a master if Masters.
-	Factory lock.EtcdFactory
-	Redis   redislock.Factory
-	Masters bool
+	// instead (RunRedis), over every server as a master if Masters, and
+	// ZooKeeper a ZooKeeper lock's (RunZooKeeper), or ZooKeeperExec one
+	// that makes its own session (a lock run as a process).
+	Factory       lock.EtcdFactory
+	Redis         redislock.Factory
+	Masters       bool
+	ZooKeeper     zklock.Factory
+	ZooKeeperExec zklock.ExecFactory
 	// Clients is how many clients contend (at least 1).
 	Clients int
 	// Duration ends the measurement once it has run that long, and Acquires
@@ -265,11 +270,16 @@ type worker struct {
 }
 
 func (w worker) acquire(ctx context.Context) (func(context.Context) error, error) {
-	g, err := w.locker.Acquire(ctx)
+	return acquire(ctx, w.locker)
+}
+
+// acquire has l acquire, and returns what releases its grant.
+func acquire(ctx context.Context, l lock.Locker) (func(context.Context) error, error) {
+	g, err := l.Acquire(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) error { return w.locker.Release(ctx, g) }, nil
+	return func(ctx context.Context) error { return l.Release(ctx, g) }, nil
 }
 
 func (w worker) wakeups() int64 {
@@ -431,7 +441,7 @@ func (c CPU) per1000(before CPU, n int) CPU {
 
 func (cfg Config) withDefaults() (Config, error) {
 	switch {
-	case cfg.Factory == nil && cfg.Redis == nil:
+	case cfg.Factory == nil && cfg.Redis == nil && cfg.ZooKeeper == nil && cfg.ZooKeeperExec == nil:
 		return cfg, errors.New("bench: no lock factory")
 	case cfg.Clients < 1:
 		return cfg, fmt.Errorf("bench: clients: want at least 1, got %d", cfg.Clients)

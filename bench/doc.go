@@ -9,4 +9,9 @@
 // A measurement also checks mutual exclusion the cheap way (two clients
 // inside at once is an error): a benchmark that silently measured a broken
 // lock would be worse than none.
+//
+// Run measures an etcd lock, RunRedis a Redis one (redis.go) and
+// RunZooKeeper a ZooKeeper one (zk.go), each against its store's floor
+// (Floor, RedisFloor, ZooKeeperFloor), its clients behind links of their
+// own.
 package bench

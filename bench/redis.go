@@ -24,15 +24,23 @@ func RunRedis(ctx context.Context, s *redisd.Set, cfg Config) (Result, error) {
 	if cfg.Redis == nil {
 		return Result{}, errors.New("bench: no Redis lock factory")
 	}
+	return runOn(ctx, cfg, func(cfg Config, name string, _ int) (*redisWorker, error) {
+		return newRedisWorker(s, cfg, name)
+	})
+}
+
+// runOn makes one measurement of workers made by newWorker, one per
+// client, on one lock name of the measurement's own, and closes them.
+func runOn[C contender](ctx context.Context, cfg Config, newWorker func(cfg Config, name string, i int) (C, error)) (Result, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return Result{}, err
 	}
 	run := runs.Add(1)
 	name := fmt.Sprintf("lock-%08x-%d", rand.Uint32(), run) // not cfg.Lock: an exec: lock's names a command
-	var workers []*redisWorker
-	for range cfg.Clients {
-		w, err := newRedisWorker(s, cfg, name)
+	var workers []C
+	for i := range cfg.Clients {
+		w, err := newWorker(cfg, name, i)
 		if err != nil {
 			closeAll(workers)
 			return Result{}, fmt.Errorf("bench: %s: %w", cfg.Lock, err)

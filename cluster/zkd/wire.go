@@ -7,6 +7,10 @@ import "encoding/binary"
 // reconfig, createContainer, deleteContainer, createTTL.
 var writeOps = map[int32]bool{1: true, 2: true, 5: true, 7: true, 14: true, 15: true, 16: true, 19: true, 20: true, 21: true}
 
+// notificationXid is the xid of a watch's notification, which the server
+// sends unasked.
+const notificationXid = -1
+
 // Writes returns a reader of one client connection's requests, fed each
 // read of what the client sends, in order: it reports whether that read
 // holds the header of a request that may change the tree (a create, a
@@ -16,37 +20,54 @@ var writeOps = map[int32]bool{1: true, 2: true, 5: true, 7: true, 14: true, 15: 
 // before that read is forwarded, so before the server can have the whole
 // request.
 func Writes() func([]byte) bool {
+	read := frames(12, func(head []byte) bool { return writeOps[int32(binary.BigEndian.Uint32(head[8:]))] })
+	return func(b []byte) bool { return read(b) > 0 }
+}
+
+// Notifications returns a reader of one client connection's answers, fed
+// each read of what the server sends, in order: it says how many watch
+// notifications (a node changed, or its children did) that read
+// completes. The first frame is the connect answer; every one after is
+// [length][xid][zxid][err][body].
+func Notifications() func([]byte) int {
+	return frames(8, func(head []byte) bool { return int32(binary.BigEndian.Uint32(head[4:])) == notificationXid })
+}
+
+// frames returns a reader of one direction of a connection, fed its reads
+// in order: every frame after the first has its first need bytes (its
+// length among them) handed to counts, and the reader returns how many of
+// the headers a read completed counts said yes to.
+func frames(need int, counts func(head []byte) bool) func([]byte) int {
 	var (
-		connected bool   // the connect request has been read
-		skip      int64  // bytes of the current frame's body still to pass
-		head      []byte // a frame's start read so far (at most 12 bytes)
+		connected bool   // the first frame, which has no header, has been read
+		skip      int64  // bytes of the current frame still to pass
+		head      []byte // a frame's start read so far
 	)
-	return func(b []byte) bool {
-		write := false
+	return func(b []byte) int {
+		n := 0
 		for len(b) > 0 {
 			if skip > 0 {
-				n := min(skip, int64(len(b)))
-				skip -= n
-				b = b[n:]
+				k := min(skip, int64(len(b)))
+				skip -= k
+				b = b[k:]
 				continue
 			}
-			need := 12 // length, xid, opcode
+			want := need
 			if !connected {
-				need = 4 // length alone
+				want = 4 // its length alone
 			}
-			take := min(need-len(head), len(b))
+			take := min(want-len(head), len(b))
 			head = append(head, b[:take]...)
 			b = b[take:]
-			if len(head) < need {
+			if len(head) < want {
 				break
 			}
-			length := int64(int32(binary.BigEndian.Uint32(head)))
-			if connected && writeOps[int32(binary.BigEndian.Uint32(head[8:]))] {
-				write = true
+			if connected && counts(head) {
+				n++
 			}
-			skip = max(length-int64(need-4), 0)
+			skip = max(int64(int32(binary.BigEndian.Uint32(head)))-int64(want-4), 0)
 			connected, head = true, head[:0]
 		}
-		return write
+		return n
 	}
 }

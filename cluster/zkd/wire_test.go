@@ -45,3 +45,28 @@ func TestWritesAreSpottedOffTheWire(t *testing.T) {
 		assert.True(t, spot(frame(9, op, 3)), "opcode %d", op)
 	}
 }
+
+// answer is one frame as the server sends it: length, xid, zxid, err and
+// a body.
+func answer(xid int32, body int) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(16+body))
+	b = binary.BigEndian.AppendUint32(b, uint32(xid))
+	b = binary.BigEndian.AppendUint64(b, 7)
+	b = binary.BigEndian.AppendUint32(b, 0)
+	return append(b, make([]byte, body)...)
+}
+
+// Notifications count the frames with the notification's xid, after the
+// connect answer, however the reads split them.
+func TestNotificationsAreCountedOffTheWire(t *testing.T) {
+	connect := binary.BigEndian.AppendUint32(nil, 8)
+	connect = append(connect, answer(-1, 0)[4:12]...) // looks like a notification: not a header
+	stream := append(append(append(connect, answer(1, 10)...), answer(-1, 30)...), answer(-2, 0)...)
+	stream = append(stream, answer(-1, 5)...)
+	count := zkd.Notifications()
+	n := 0
+	for i := 0; i < len(stream); i += 5 {
+		n += count(stream[i:min(i+5, len(stream))])
+	}
+	assert.Equal(t, 2, n)
+}

@@ -42,7 +42,10 @@ type benchReport struct {
 	// RedisFloor is the hand-off floor on the Redis primary the Redis
 	// locks were measured on (SET then GET), if any was.
 	RedisFloor *bench.Distribution `json:"redis_floor,omitempty"`
-	Results    []benchRow          `json:"results"`
+	// ZooKeeperFloor is the same on the ZooKeeper ensemble the ZooKeeper
+	// locks were measured on (setData then getData), if any was.
+	ZooKeeperFloor *bench.Distribution `json:"zookeeper_floor,omitempty"`
+	Results        []benchRow          `json:"results"`
 }
 
 // benchRow is one measurement, or why it failed.
@@ -144,7 +147,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	fs.BoolVar(&bf.fsync, "fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
 	fs.BoolVar(&bf.inProcess, "in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
 	fs.StringVar(&bf.out, "out", "", "directory to write bench.json and bench.html to (default: print only)")
-	fs.StringVar(&bf.store, "store", "etcd", "the store "+process.ExecPrefix+"COMMAND locks run on: etcd, redis (one primary) or redlock (independent masters)")
+	fs.StringVar(&bf.store, "store", "etcd", "the store "+process.ExecPrefix+"COMMAND locks run on: etcd, redis (one primary), redlock (independent masters) or zookeeper")
 	bf.cluster.register(fs)
 	if err := parse(fs, args); err != nil {
 		return bf, err
@@ -153,7 +156,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 		return bf, usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if bf.locks, err = pick("lock", *lockFlag, etcdlock.Names(), append(etcdlock.Adapters(), redislock.Names()...)...); err != nil {
+	if bf.locks, err = pick("lock", *lockFlag, etcdlock.Names(), slices.Concat(etcdlock.Adapters(), redislock.Names(), zkLockNames())...); err != nil {
 		return bf, err
 	}
 	if bf.store, err = (&runFlags{store: bf.store}).checkStore(bf.locks); err != nil {
@@ -204,8 +207,7 @@ func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterC
 		f, _ := etcdlock.Lookup(name)
 		measure := func(cfg bench.Config) (bench.Result, error) { return bench.Run(ctx, c, cfg) }
 		floor := report.Floor.P50
-		if rf, masters, ok := benchRedisLock(name, bf.store); ok {
-			r, err := openRedisBench(ctx, masters, rf, stdout, report)
+		if r, ok, err := openStoreBench(ctx, name, bf.store, stdout, report); ok {
 			if err != nil {
 				fmt.Fprintf(stdout, "%-17s %7s   not measured: %v\n", name, "-", err)
 				report.Results = append(report.Results, benchRow{Result: bench.Result{Lock: name}, Error: "not measured: " + err.Error()})
@@ -326,7 +328,7 @@ func benchCluster(ctx context.Context, cf clusterFlags, external *cluster.Extern
 const benchLegend = `
 acquire: Acquire's call to return; hand-off: a holder's Release call to the next grant; ×floor: hand-off p50 over the floor's p50;
 same: grants that went back to the client that just released; wake/rel: waiters woken per release (watch events, polls),
-futile: of those, the ones that did not get the lock (the herd); req: unary etcd requests (Redis: commands sent) per acquire+release;
+futile: of those, the ones that did not get the lock (the herd); req: unary etcd requests (Redis, ZooKeeper: requests sent) per acquire+release;
 CPU: per 1000 locks, of the clients (this process: clients, locks, their proxies) and of the cluster (its process);
 elect: leader changes during the measurement (nothing is faulted: a loaded machine)
 `

@@ -13,9 +13,10 @@ import (
 	"github.com/locklab/locklab/lock/redislock"
 )
 
-// redisBench is the Redis a Redis lock is measured on, started for it: a
-// primary and two replicas, or Redlock's five masters.
-type redisBench struct {
+// storeBench is the store a lock not etcd's is measured on, started for
+// it: Redis (a primary and two replicas, or Redlock's five masters) or a
+// ZooKeeper ensemble of three.
+type storeBench struct {
 	floor bench.Distribution
 	// measure measures the lock on it, the servers' CPU apart from the
 	// clients'.
@@ -31,7 +32,7 @@ func benchRedisLock(name, store string) (redislock.Factory, int, bool) {
 		return l.Factory, l.Masters, true
 	}
 	command, ok := strings.CutPrefix(name, process.ExecPrefix)
-	if !ok || store == "etcd" {
+	if !ok || store != "redis" && store != "redlock" {
 		return nil, 0, false
 	}
 	f, err := redislock.Exec(command)
@@ -47,7 +48,7 @@ func benchRedisLock(name, store string) (redislock.Factory, int, bool) {
 // openRedisBench starts Redis for a lock taking masters independent
 // masters (zero: a primary and two replicas) and measures its hand-off
 // floor, printing it (and recording it in report) the first time.
-func openRedisBench(ctx context.Context, masters int, f redislock.Factory, stdout io.Writer, report *benchReport) (*redisBench, error) {
+func openRedisBench(ctx context.Context, masters int, f redislock.Factory, stdout io.Writer, report *benchReport) (*storeBench, error) {
 	var (
 		s   *redisd.Set
 		err error
@@ -71,9 +72,24 @@ func openRedisBench(ctx context.Context, masters int, f redislock.Factory, stdou
 			floorSamples, ms(floor.P50), ms(floor.P90), ms(floor.P99))
 	}
 	cpu := func() (time.Duration, error) { return s.CPU(ctx) }
-	return &redisBench{floor: floor, close: func() { s.Close() },
+	return &storeBench{floor: floor, close: func() { s.Close() },
 		measure: func(cfg bench.Config) (bench.Result, error) {
 			cfg.Factory, cfg.Redis, cfg.Masters, cfg.ClusterCPU = nil, f, masters > 0, cpu
 			return bench.RunRedis(ctx, s, cfg)
 		}}, nil
+}
+
+// openStoreBench starts the store the lock called name runs on, if it is
+// not etcd — Redis or ZooKeeper (see benchRedisLock, benchZkLock) — and
+// measures its floor; false for an etcd lock.
+func openStoreBench(ctx context.Context, name, store string, stdout io.Writer, report *benchReport) (*storeBench, bool, error) {
+	if rf, masters, ok := benchRedisLock(name, store); ok {
+		sb, err := openRedisBench(ctx, masters, rf, stdout, report)
+		return sb, true, err
+	}
+	if zf, zexec, ok := benchZkLock(name, store); ok {
+		sb, err := openZkBench(ctx, zf, zexec, stdout, report)
+		return sb, true, err
+	}
+	return nil, false, nil
 }

@@ -20,20 +20,12 @@ import (
 // nobody. Curator and go-zookeeper name their nodes with a GUID for that
 // (CreateProtectedEphemeralSequential), and look for it after a broken
 // connection.
-type unprotected struct {
-	c    *zk.Conn
-	path string
-}
+type unprotected struct{ nodes }
 
 // NewUnprotected is zk-unprotected on c: known-bad.
 func NewUnprotected(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
-	if opts.TTL < 0 {
-		return nil, fmt.Errorf("%w, got %d", lock.ErrBadTTL, opts.TTL)
-	}
-	if opts.Prefix == "" {
-		opts.Prefix = lock.DefaultPrefix
-	}
-	return &unprotected{c: c, path: Path(name, opts)}, nil
+	n, err := newNodes(c, name, opts)
+	return &unprotected{n}, err
 }
 
 // Acquire creates its node and waits, by a watch on the node just before
@@ -63,21 +55,11 @@ func (u *unprotected) Acquire(ctx context.Context) (lock.Grant, error) {
 		if !ok {
 			continue
 		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			u.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
-			return lock.Grant{}, ctx.Err()
+		if err := u.wait(ctx, ch, node); err != nil {
+			return lock.Grant{}, err
 		}
 	}
-	ok, st, err := u.c.Exists(node)
-	switch {
-	case err != nil:
-		return lock.Grant{}, err
-	case !ok:
-		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s is gone", node)
-	}
-	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner}, nil
+	return u.grant(node)
 }
 
 // create makes the client's node, its parents first where missing; a
@@ -125,32 +107,4 @@ func sequence(node string) (int, error) {
 		return 0, fmt.Errorf("zklock: %s has no sequence number", node)
 	}
 	return n, nil
-}
-
-// Release deletes g's node; one already gone is lock.ErrNotHeld.
-func (u *unprotected) Release(_ context.Context, g lock.Grant) error {
-	if g.Key == "" {
-		return lock.ErrNotHeld
-	}
-	err := u.c.Delete(g.Key, -1)
-	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: %s is gone", lock.ErrNotHeld, g.Key)
-	}
-	return err
-}
-
-// Close does nothing: the connection is its maker's.
-func (u *unprotected) Close() error { return nil }
-
-// MakePath creates path and its parents where missing, as persistent
-// nodes anyone may use.
-func MakePath(c *zk.Conn, path string) error {
-	at := ""
-	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
-		at += "/" + part
-		if _, err := c.Create(at, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return err
-		}
-	}
-	return nil
 }

@@ -40,6 +40,8 @@ type Lock struct {
 var locks = []Lock{
 	{Name: "zk-lock", Factory: NewRecipe,
 		About: "go-zookeeper's Lock recipe as it ships: protected ephemeral-sequential nodes, each waiter watching its predecessor; the node's zxid as its token"},
+	{Name: "zk-herd", Factory: NewHerd,
+		About: "the naive recipe: each waiter watches the lock's children and looks again at every change — safe, but every release wakes every waiter (bench counts it)"},
 	{Name: "zk-unprotected", Factory: NewUnprotected,
 		About: "the recipe with plain ephemeral-sequential nodes, a create whose answer was lost asked again as is: known-bad",
 		Bad: &lock.Regression{

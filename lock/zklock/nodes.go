@@ -1,0 +1,82 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/locklab/locklab/lock"
+)
+
+// nodes is what the lab's own recipes (zk-herd, zk-unprotected) share:
+// their connection, the lock's path, waiting on a watch, reading a grant
+// and releasing it.
+type nodes struct {
+	c    *zk.Conn
+	path string
+}
+
+func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
+	if opts.TTL < 0 {
+		return nodes{}, fmt.Errorf("%w, got %d", lock.ErrBadTTL, opts.TTL)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = lock.DefaultPrefix
+	}
+	return nodes{c: c, path: Path(name, opts)}, nil
+}
+
+// wait waits for the watch ch to fire; once ctx ends instead, it deletes
+// node, the waiter's own, and returns ctx's error.
+func (n nodes) wait(ctx context.Context, ch <-chan zk.Event, node string) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		n.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
+		return ctx.Err()
+	}
+}
+
+// grant is the grant of node, now the lowest: its zxid and its session.
+func (n nodes) grant(node string) (lock.Grant, error) {
+	ok, st, err := n.c.Exists(node)
+	switch {
+	case err != nil:
+		return lock.Grant{}, err
+	case !ok:
+		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s is gone", node)
+	}
+	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner}, nil
+}
+
+// Release deletes g's node; one already gone is lock.ErrNotHeld.
+func (n nodes) Release(_ context.Context, g lock.Grant) error {
+	if g.Key == "" {
+		return lock.ErrNotHeld
+	}
+	err := n.c.Delete(g.Key, -1)
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: %s is gone", lock.ErrNotHeld, g.Key)
+	}
+	return err
+}
+
+// Close does nothing: the connection is its maker's.
+func (nodes) Close() error { return nil }
+
+// MakePath creates path and its parents where missing, as persistent
+// nodes anyone may use.
+func MakePath(c *zk.Conn, path string) error {
+	at := ""
+	for _, part := range strings.Split(strings.Trim(path, "/"), "/") {
+		at += "/" + part
+		if _, err := c.Create(at, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
