@@ -23,16 +23,15 @@ type LostAnswers interface {
 	// Mark notes where the store stands before a client writes.
 	Mark(ctx context.Context) (int64, error)
 	// Written reports whether a write of client's has taken effect on the
-	// store since mark, under the run's lock; where says where it looks,
-	// for an error.
+	// store since mark, under the run's lock.
 	Written(ctx context.Context, client string, mark int64) (ok bool, err error)
 	// Where says where Written looks, for an error ("under /locklab/…").
 	Where() string
 }
 
 // spots reads c's requests for its writes, where the store can (see
-// LostAnswers): the first one after armWrite holds every answer of c's
-// links from just before it is forwarded on.
+// LostAnswers): the first one after c.atWrite is armed holds every answer
+// of c's links from just before it is forwarded on.
 func (c *client) spots(requests func([]byte)) func([]byte) {
 	if c.writes == nil {
 		return requests
