@@ -24,7 +24,7 @@ func TestALabOnRedisServesTheFailoverLesson(t *testing.T) {
 		Lock: "redis-setnx"})
 	require.NoError(t, err)
 	t.Cleanup(func() { lab.Close() })
-	assert.ErrorContains(t, lab.Load("lost-acquire"), "lost-acquire is a lesson for etcd, not for a lock on one Redis primary")
+	assert.ErrorContains(t, lab.Load("lost-acquire"), "lost-acquire is a lesson for etcd and a ZooKeeper ensemble, not for a lock on one Redis primary")
 	require.NoError(t, lab.Load("failover"))
 	for {
 		if _, ok := lab.Next(t.Context()); !ok {
