@@ -114,3 +114,29 @@ func TestALapseThatMayHideTheBugIsNoPass(t *testing.T) {
 	assert.Equal(t, models.Pass, r.Environment.Result, r.Environment.Explanation)
 	assert.Equal(t, models.Pass, models.Judge(r, nil, "", models.ExpectPass).Verdict)
 }
+
+// expire-while-waiting's premise is a waiter whose lease ends while it
+// waits. A lock that gives its waiter up when its link breaks — an error
+// of the link's, before the lease ends — never had a grant to rest on the
+// ended lease: the effect did not happen, and the lesson is moot for it.
+// One told "session expired" after the lease ended is what the lesson
+// asks.
+func TestAWaiterGivenUpAtABrokenLinkMakesTheExpiryMoot(t *testing.T) {
+	queued := history.Event{Time: 100, Type: history.Observed, What: history.ObservedQueued, Client: "c2"}
+	effects := []history.Effect{{Kind: history.EffectQueuedThenExpired, Clients: []string{"c2"}}}
+	check := func(typ history.Type, answered int64) models.EffectResult {
+		ops := []op{
+			{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+			{client: "c2", op: A, call: 20, ret: answered, typ: typ},
+		}
+		evs := build(ops, []lost{{client: "c2", t: 2000, aliveUntil: 1800, lease: 0xb}}, nil)
+		at := slices.IndexFunc(evs, func(e history.Event) bool { return e.Time > 100 })
+		return models.CheckEffects(effects, slices.Insert(evs, at, queued))[0]
+	}
+	gaveUp := check(history.Info, 1500)
+	assert.False(t, gaveUp.Happened)
+	assert.Contains(t, gaveUp.Moot, "when its link broke")
+	told := check(history.Fail, 2100)
+	assert.True(t, told.Happened, told.Missing)
+	assert.Empty(t, told.Moot)
+}

@@ -51,14 +51,52 @@ func queuedThenExpired(client string) effect {
 			if !ok {
 				return fmt.Sprintf("%s was never seen queued", client)
 			}
-			for _, l := range tl.losses {
-				if l.Client == client && l.Gone >= queued {
-					return ""
-				}
+			gone, ok := tl.lostAfter(client, queued)
+			if !ok {
+				return fmt.Sprintf("no lease of %s ended after it was queued at %s", client, at(queued))
 			}
-			return fmt.Sprintf("no lease of %s ended after it was queued at %s", client, at(queued))
+			if op := tl.gaveUpBefore(client, queued, gone); op != nil {
+				return fmt.Sprintf("%s's acquire had ended at %s, before its lease did at %s", client, at(op.Answered), at(gone))
+			}
+			return ""
+		},
+		// A lock that gives its waiter up when its link breaks — it
+		// answers the acquire with an error of the link's before the lease
+		// ends — left nothing for a grant to rest on: the lesson is not its
+		// to learn.
+		moot: func(tl timeline) string {
+			queued, _ := tl.queuedAt(client)
+			gone, ok := tl.lostAfter(client, queued)
+			if op := tl.gaveUpBefore(client, queued, gone); ok && op != nil {
+				return fmt.Sprintf("%s's acquire gave up at %s, when its link broke (%s), before its lease ended at %s: "+
+					"nothing could be granted on the ended lease", client, at(op.Answered), op.Error, at(gone))
+			}
+			return ""
 		},
 	}
+}
+
+// lostAfter is when client's first lease to end after from was seen gone.
+func (tl timeline) lostAfter(client string, from int64) (int64, bool) {
+	for _, l := range tl.losses {
+		if l.Client == client && l.Gone >= from {
+			return l.Gone, true
+		}
+	}
+	return 0, false
+}
+
+// gaveUpBefore is client's acquire under way at queued that was answered
+// with an error of no definite outcome (a broken link's, not "session
+// expired") before gone; nil if none was.
+func (tl timeline) gaveUpBefore(client string, queued, gone int64) *history.Operation {
+	for i, op := range tl.all {
+		if op.Op == history.Acquire && op.Client == client && op.Call <= queued && op.Type == history.Info &&
+			op.Answered != 0 && op.Answered < gone {
+			return &tl.all[i]
+		}
+	}
+	return nil
 }
 
 // releasedWhileWaiting: holder released the lock after waiter was seen

@@ -259,8 +259,11 @@ var catalog = []Scenario{
 		Lesson: "The same lesson as expire-while-waiting, with the waiter's lease ending the way it does in " +
 			"production: c2's link fails while it waits in the queue, and the server lets its lease lapse. c1 " +
 			"releases; the link heals. c2 must be told its session expired — a grant now would rest on a lease the " +
-			"server ended before anyone released the lock to c2.",
+			"server ended before anyone released the lock to c2. On ZooKeeper the lease is the session, ended by the " +
+			"ensemble once its timeout passes unheard; a lock that gives its waiter up as soon as the link breaks " +
+			"has nothing granted on the ended session, and is skipped.",
 		Members: 3, TTL: 1, script: "expire-while-waiting-lapse.txt", Expect: alwaysPass, opTimeout: lapseOpTimeout,
+		Stores:  EtcdAndZooKeeper,
 		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1},
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},

@@ -47,7 +47,7 @@ var (
 	RedisOnly   = Stores{RedisLock}                          // a lesson of a Redis primary (its failover)
 	RedlockOnly = Stores{RedlockLock}                        // a lesson of Redlock's independent masters
 	// EtcdAndZooKeeper: its faults are etcd's and ZooKeeper's (an answer
-	// lost off the wire).
+	// lost off the wire, a session ended by its timeout).
 	EtcdAndZooKeeper = Stores{EtcdLock, ZooKeeperLock}
 )
 

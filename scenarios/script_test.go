@@ -210,6 +210,7 @@ func TestFromScript(t *testing.T) {
 	// Where a script runs is read from its commands.
 	for body, want := range map[string]scenarios.Stores{
 		"expire c1\n----\nx\n":                                     scenarios.EtcdOnly,
+		"expire c1 mode=lapse\n----\nx\n":                          scenarios.EtcdAndZooKeeper,
 		"acquire c1 answer=lost\n----\nx\n":                        scenarios.EtcdAndZooKeeper,
 		"release c1 answer=lost\n----\nx\n":                        scenarios.EtcdOnly,
 		"isolate member=m1\n----\nx\n":                             scenarios.EtcdOnly,

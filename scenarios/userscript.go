@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
@@ -90,17 +91,17 @@ func FromScript(name, file, text string) (Scenario, error) {
 // storesOf is where a script of one's own runs, read from its commands: a
 // failover is Redis's; a lease revoked, a member killed or isolated, a
 // release's answer lost, answers held back, a holder told are etcd's; an
-// acquire's answer lost is etcd's and ZooKeeper's; a script of none of
-// these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
+// acquire's answer lost and a lease let lapse are etcd's and ZooKeeper's;
+// a script of none of these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
 // on every store.
 func storesOf(steps []script.Step) Stores {
-	etcd, lostAcquire := false, false
+	etcd, zookeeper := false, false
 	for _, st := range steps {
 		switch c := st.Cmd; {
 		case c.Name == "failover":
 			return RedisOnly
-		case c.Name == "acquire" && c.Answer != "":
-			lostAcquire = true
+		case c.Name == "acquire" && c.Answer != "", c.Name == "expire" && c.Mode == faults.ModeLapse:
+			zookeeper = true
 		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers", "wait-told"}, c.Name), c.Answer != "":
 			etcd = true
 		}
@@ -108,7 +109,7 @@ func storesOf(steps []script.Step) Stores {
 	switch {
 	case etcd:
 		return EtcdOnly
-	case lostAcquire:
+	case zookeeper:
 		return EtcdAndZooKeeper
 	}
 	return Shared

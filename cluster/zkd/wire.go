@@ -71,3 +71,27 @@ func frames(need int, counts func(head []byte) bool) func([]byte) int {
 		return n
 	}
 }
+
+// Session returns a reader of one client connection's answers, fed each
+// read of what the server sends, in order: once the connect answer is
+// read — [length][protocolVersion][timeOut][sessionId][password] — it
+// calls found with the session the server gave the client (the one it
+// asked for again, or a new one). An answer of session 0 (the session it
+// asked for had expired) is not one.
+func Session(found func(id int64)) func([]byte) {
+	var head []byte
+	done := false
+	return func(b []byte) {
+		if done || b == nil {
+			return
+		}
+		head = append(head, b[:min(20-len(head), len(b))]...)
+		if len(head) < 20 {
+			return
+		}
+		done = true
+		if id := int64(binary.BigEndian.Uint64(head[12:20])); id != 0 {
+			found(id)
+		}
+	}
+}

@@ -70,3 +70,26 @@ func TestNotificationsAreCountedOffTheWire(t *testing.T) {
 	}
 	assert.Equal(t, 2, n)
 }
+
+// The session a connection was given is read from the connect answer,
+// however its bytes are split; an expired session's answer (0) names none.
+func TestTheSessionIsReadFromTheConnectAnswer(t *testing.T) {
+	connect := func(id int64) []byte {
+		b := binary.BigEndian.AppendUint32(nil, 36)
+		b = binary.BigEndian.AppendUint32(b, 0)    // protocol version
+		b = binary.BigEndian.AppendUint32(b, 1000) // timeout
+		b = binary.BigEndian.AppendUint64(b, uint64(id))
+		b = binary.BigEndian.AppendUint32(b, 16)
+		return append(b, make([]byte, 16)...)
+	}
+	var got []int64
+	read := zkd.Session(func(id int64) { got = append(got, id) })
+	stream := append(connect(0x1234), answer(-1, 8)...)
+	for i := 0; i < len(stream); i += 3 {
+		read(stream[i:min(i+3, len(stream))])
+	}
+	assert.Equal(t, []int64{0x1234}, got)
+	got = nil
+	zkd.Session(func(id int64) { got = append(got, id) })(connect(0))
+	assert.Empty(t, got)
+}

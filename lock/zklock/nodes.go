@@ -30,11 +30,12 @@ func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
 }
 
 // wait waits for the watch ch to fire; once ctx ends instead, it deletes
-// node, the waiter's own, and returns ctx's error.
+// node, the waiter's own, and returns ctx's error. A watch the session's
+// end took is that error (see expired).
 func (n nodes) wait(ctx context.Context, ch <-chan zk.Event, node string) error {
 	select {
-	case <-ch:
-		return nil
+	case ev := <-ch:
+		return expired(ev.Err)
 	case <-ctx.Done():
 		n.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
 		return ctx.Err()
@@ -79,4 +80,14 @@ func MakePath(c *zk.Conn, path string) error {
 		}
 	}
 	return nil
+}
+
+// expired is err, told as the contract's lock.ErrSessionExpired when it
+// is ZooKeeper's word that the session ended: the client's node went with
+// it, and whatever it waited for.
+func expired(err error) error {
+	if errors.Is(err, zk.ErrSessionExpired) {
+		return errors.Join(lock.ErrSessionExpired, err)
+	}
+	return err
 }

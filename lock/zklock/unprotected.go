@@ -77,7 +77,7 @@ func (u *unprotected) create() (string, error) {
 				return "", err
 			}
 		case !errors.Is(err, zk.ErrConnectionClosed):
-			return "", err
+			return "", expired(err)
 		}
 	}
 	return "", err

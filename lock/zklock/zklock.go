@@ -117,7 +117,7 @@ func (r *recipe) Acquire(ctx context.Context) (lock.Grant, error) {
 	select {
 	case err := <-done:
 		if err != nil {
-			return lock.Grant{}, err
+			return lock.Grant{}, expired(err)
 		}
 	case <-ctx.Done():
 		go func() {

@@ -34,6 +34,9 @@ type client struct {
 	// answer from then on (AcquireAnswerLost).
 	writes  func() func([]byte) bool
 	atWrite atomic.Bool
+	// reads reads a connection's answers for the store (nil: it does not,
+	// see AnswerReader).
+	reads func() func([]byte)
 
 	mu      sync.Mutex
 	locker  lock.Locker
@@ -47,9 +50,13 @@ type client struct {
 	releasing bool
 	// acquiring: an acquire is pending.
 	acquiring bool
-	crashes   int
-	paused    *faults.Injection // the pause on the timeline (nil: none)
-	pausing   chan pauseResult  // the pause being applied, until WaitPaused
+	// endedWaiting is the lease the store ended while the pending acquire
+	// waited (zero: none): a grant that follows on another lease is on a
+	// new one.
+	endedWaiting int64
+	crashes      int
+	paused       *faults.Injection // the pause on the timeline (nil: none)
+	pausing      chan pauseResult  // the pause being applied, until WaitPaused
 	// notes are the values of the grants the store follows for this
 	// client, each with its note: a request carrying one is a keep-alive.
 	notes map[string]func(time.Time)
@@ -74,6 +81,9 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 	c.gate.OnPark = c.park
 	if la, ok := e.store.(LostAnswers); ok {
 		c.writes = la.Writes
+	}
+	if ar, ok := e.store.(AnswerReader); ok {
+		c.reads = func() func([]byte) { return ar.Answers(name) }
 	}
 	for _, p := range links {
 		p.SetTap(c.tap)
@@ -116,6 +126,10 @@ func (e *Engine) renew(c *client) error {
 // value are its keep-alives, and its writes are spotted where the store
 // can (see spots); answers are counted.
 func (c *client) tap() (requests, answers func([]byte)) {
+	var read func([]byte)
+	if c.reads != nil {
+		read = c.reads()
+	}
 	return c.spots(func(b []byte) {
 			now := time.Now()
 			c.mu.Lock()
@@ -133,7 +147,44 @@ func (c *client) tap() (requests, answers func([]byte)) {
 			if b != nil { // nil: the connection ended
 				c.answered.Add(1)
 			}
+			if read != nil {
+				read(b)
+			}
 		}
+}
+
+// AnswerReader is a Store that reads what it answers each client, off the
+// wire (the session a lock run as a process makes for itself).
+type AnswerReader interface {
+	// Answers returns, for one new connection of client's, a reader fed
+	// each read of the store's answers, in order (nil: the connection
+	// ended).
+	Answers(client string) func([]byte)
+}
+
+// Links are client's links, for a fault of the store's own that holds or
+// heals them.
+func (e *Engine) Links(name string) ([]*netproxy.Proxy, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return nil, err
+	}
+	return c.links, nil
+}
+
+// EndedWaiting records that the store ended lease, client's, by a fault
+// of its own: if client is waiting in an acquire, a grant that follows on
+// another lease is on a new one (run.Outcome.NewLease).
+func (e *Engine) EndedWaiting(name string, lease int64) {
+	c, err := e.client(name)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.acquiring {
+		c.endedWaiting = lease
+	}
 }
 
 // cut holds every one of c's links.

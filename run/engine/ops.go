@@ -36,7 +36,7 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	}
 	c.mu.Lock()
 	l, crashes := c.locker, c.crashes
-	c.acquiring = true
+	c.acquiring, c.endedWaiting = true, 0
 	c.mu.Unlock()
 	actx, cancel := e.lockContext(ctx, l)
 	deadline, _ := actx.Deadline()
@@ -47,13 +47,20 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	g, err := l.Acquire(actx)
 	cancel()
 	c.mu.Lock()
-	c.acquiring = false
+	ended := c.endedWaiting
+	c.acquiring, c.endedWaiting = false, 0
 	crashed := c.crashes != crashes
 	c.mu.Unlock()
 	if crashed {
 		// Whatever the lock said, nobody was left to hear it.
 		e.hs.Complete(ids, cluster.ErrCrashed, history.Event{})
 		return run.FailedOutcome(run.Failed, name, cluster.ErrCrashed), cluster.ErrCrashed
+	}
+	if err != nil && ended != 0 && !errors.Is(err, lock.ErrSessionExpired) {
+		// The store ended the session the client waited on: whatever the
+		// lock says of it (a connection that broke on the way), the
+		// waiter was told it was not granted on a session that is gone.
+		err = errors.Join(lock.ErrSessionExpired, err)
 	}
 	if err != nil {
 		e.hs.Complete(ids, run.Classify(err), history.Event{})
@@ -70,7 +77,10 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 		c.notes[g.Value] = renewed
 	}
 	c.mu.Unlock()
-	return run.Outcome{Kind: run.Granted, Client: name, Token: label, Tokenless: g.Token == 0}, nil
+	// A lock that takes a new session after the store ended the one it
+	// waited on is granted on that: the grant rests on the new one.
+	renewedLease := ended != 0 && lease != 0 && lease != ended
+	return run.Outcome{Kind: run.Granted, Client: name, Token: label, Tokenless: g.Token == 0, NewLease: renewedLease}, nil
 }
 
 // lockContext bounds one call of l: the operation's timeout, and for a

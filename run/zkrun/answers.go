@@ -30,9 +30,9 @@ func (s store) Mark(context.Context) (int64, error) {
 }
 
 // Written reports whether a node was made under the lock's parent since
-// mark — client's session's, where the lab made that session (a lock run
-// as a process makes its own, and a node of any session counts: the
-// lesson has no other client at work meanwhile).
+// mark by client's session (read off its links; where none was read yet,
+// a node of any session counts: the lesson has no other client at work
+// meanwhile).
 func (s store) Written(_ context.Context, client string, mark int64) (bool, error) {
 	admin, path := s.e.ens.Admin(), s.e.lockPath()
 	children, _, err := admin.Children(path)

@@ -51,7 +51,9 @@ type Env struct {
 
 	mu      sync.Mutex
 	watched []*watch
-	conns   map[string]*zk.Conn // each client's session, where the lab made it
+	// sessions are each client's latest session, read off its links
+	// (Answers): a lock run as a process makes its own.
+	sessions map[string]int64
 }
 
 // New prepares a run; the engine sweeps its grants.
@@ -63,7 +65,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zkrun: %w", err)
 	}
-	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, conns: map[string]*zk.Conn{}}
+	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, sessions: map[string]int64{}}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
 		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
@@ -90,7 +92,7 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 
 // Locker makes a client's lock on a session of its own over its links,
 // its timeout the run's TTL.
-func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
 	addrs := make([]string, len(links))
 	for i, p := range links {
 		addrs[i] = p.Addr()
@@ -103,9 +105,6 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 	if err != nil {
 		return nil, nil, err
 	}
-	s.e.mu.Lock()
-	s.e.conns[client] = c
-	s.e.mu.Unlock()
 	done := func() error { c.Close(); return nil }
 	l, err := s.e.factory(c, "lock", s.e.Options())
 	if err != nil {
@@ -123,15 +122,22 @@ func (s store) Settle(ctx context.Context)                          { s.e.sweep(
 func (s store) Gone(ctx context.Context, lease int64) (bool, error) { return s.e.gone(ctx, lease) }
 func (s store) Left(ctx context.Context) ([]string, error)          { return s.e.nodesLeft(ctx) }
 
-// sessionOf is client's session, where the lab made it; zero where a lock
-// run as a process made its own.
+// Answers reads a client connection's answers for the session the
+// ensemble gave it (see zkd.Session).
+func (s store) Answers(client string) func([]byte) {
+	return zkd.Session(func(id int64) {
+		s.e.mu.Lock()
+		s.e.sessions[client] = id
+		s.e.mu.Unlock()
+	})
+}
+
+// sessionOf is client's latest session, as read off its links; zero
+// before its first connection was answered.
 func (e *Env) sessionOf(client string) int64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if c := e.conns[client]; c != nil {
-		return c.SessionID()
-	}
-	return 0
+	return e.sessions[client]
 }
 
 // Members names the servers as a script does, m1…mN.

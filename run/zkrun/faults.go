@@ -2,8 +2,12 @@ package zkrun
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/run"
 )
 
@@ -44,4 +48,74 @@ func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
 		return run.Outcome{}, err
 	}
 	return run.Outcome{Kind: run.Killed, Member: member}, nil
+}
+
+// Expire ends client's session the way a session ends in production (mode
+// lapse): its links are cut, the ensemble expires the session once its
+// timeout passes with nothing heard, and the links stay cut until heal.
+// ZooKeeper has no revoke of another client's session: mode revoke is not
+// available. The session is the client's latest, read off its links.
+func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, error) {
+	if mode != faults.ModeLapse {
+		return run.Outcome{}, e.NotHere("expire mode="+mode, "ZooKeeper ends a session only when its timeout passes: mode=lapse")
+	}
+	session := e.sessionOf(client)
+	if session == 0 {
+		return run.Outcome{}, fmt.Errorf("expire: no session of %s's was seen on its links yet", client)
+	}
+	links, err := e.Links(client)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	_, err = e.Apply(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode}, func(ctx context.Context, in *faults.Injection) error {
+		for _, p := range links {
+			p.Cut()
+		}
+		in.SetTarget(fmt.Sprintf("session %x", session))
+		in.SetUndo(func(context.Context) error {
+			for _, p := range links {
+				p.Heal()
+			}
+			return nil
+		})
+		return e.waitSessionGone(ctx, client, session)
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	e.EndedWaiting(client, session)
+	return run.Outcome{Kind: run.LeaseEnded, Client: client, Mode: mode}, nil
+}
+
+// waitSessionGone waits until the leader's session tracker no longer lists
+// session, client's, in two readings in a row (one reading can miss a
+// session moving between expiry buckets), and records that it ended: by
+// the sweep, for a session a followed grant rests on; here otherwise (a
+// waiter's).
+func (e *Env) waitSessionGone(ctx context.Context, client string, session int64) error {
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait+e.TTLDuration())
+	defer cancel()
+	alive, missed := time.Now(), 0
+	err := poll.Until(ctx, "the ensemble to expire "+client+"'s session", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		sent := time.Now()
+		sessions, err := e.ens.Sessions(ctx)
+		switch {
+		case err != nil:
+			return false, nil // no leader to say: asked again
+		case sessions[session]:
+			alive, missed = sent, 0
+			return false, nil
+		}
+		missed++
+		return missed >= 2, nil
+	})
+	if err != nil {
+		return err
+	}
+	if w := e.watchOf(session); w != nil {
+		e.sweep(ctx)
+		return nil
+	}
+	e.Histories().LeaseLost(history.LeaseEnd{Client: client, Lease: session, LastAlive: alive, TTL: e.TTLDuration()})
+	return nil
 }

@@ -51,7 +51,9 @@ def main():
                     answer("released")
             except NoNodeError as e:
                 answer("error not-held %s" % e)
-            except (ConnectionLoss, SessionExpiredError) as e:
+            except SessionExpiredError as e:
+                answer("error expired %s" % type(e).__name__)
+            except ConnectionLoss as e:
                 answer("error unavailable %s" % type(e).__name__)
             except Exception as e:
                 answer("error %s: %s" % (type(e).__name__, e))
