@@ -59,5 +59,5 @@ func (h *herd) Acquire(ctx context.Context) (lock.Grant, error) {
 			return lock.Grant{}, err
 		}
 	}
-	return h.grant(node)
+	return h.grant(ctx, node)
 }

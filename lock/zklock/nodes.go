@@ -42,8 +42,14 @@ func (n nodes) wait(ctx context.Context, ch <-chan zk.Event, node string) error 
 	}
 }
 
-// grant is the grant of node, now the lowest: its zxid and its session.
-func (n nodes) grant(node string) (lock.Grant, error) {
+// grant is the grant of node, now the lowest: its zxid and its session —
+// unless ctx ended meanwhile (a call of ZooKeeper's takes no context):
+// then the caller has moved on, and node is given back.
+func (n nodes) grant(ctx context.Context, node string) (lock.Grant, error) {
+	if err := ctx.Err(); err != nil {
+		n.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
+		return lock.Grant{}, err
+	}
 	ok, st, err := n.c.Exists(node)
 	switch {
 	case err != nil:

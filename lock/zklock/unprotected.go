@@ -59,7 +59,7 @@ func (u *unprotected) Acquire(ctx context.Context) (lock.Grant, error) {
 			return lock.Grant{}, err
 		}
 	}
-	return u.grant(node)
+	return u.grant(ctx, node)
 }
 
 // create makes the client's node, its parents first where missing; a

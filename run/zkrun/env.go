@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/run/engine"
@@ -54,6 +55,7 @@ type Env struct {
 	// sessions are each client's latest session, read off its links
 	// (Answers): a lock run as a process makes its own.
 	sessions map[string]int64
+	made     map[string]bool // clients whose lock was made
 }
 
 // New prepares a run; the engine sweeps its grants.
@@ -65,7 +67,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zkrun: %w", err)
 	}
-	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, sessions: map[string]int64{}}
+	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, sessions: map[string]int64{}, made: map[string]bool{}}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
 		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
@@ -91,8 +93,13 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 }
 
 // Locker makes a client's lock on a session of its own over its links,
-// its timeout the run's TTL.
-func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+// its timeout the run's TTL. A client's first is made once the ensemble
+// has given it its session, as "connected" says: a fresh ensemble's JVMs
+// take seconds over their first requests, and a waiter's first acquire
+// would otherwise pay for that against its deadline — not the lock's
+// doing. (One made again after a crash is made at once: its links may be
+// cut still.)
+func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
 	addrs := make([]string, len(links))
 	for i, p := range links {
 		addrs[i] = p.Addr()
@@ -106,6 +113,17 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 		return nil, nil, err
 	}
 	done := func() error { c.Close(); return nil }
+	if s.e.firstLocker(client) {
+		ctx, cancel := context.WithTimeout(context.Background(), sessionWait)
+		err := poll.Until(ctx, client+"'s session", 10*time.Millisecond, func(context.Context) (bool, error) {
+			return c.State() == zk.StateHasSession, nil
+		})
+		cancel()
+		if err != nil {
+			done()
+			return nil, nil, err
+		}
+	}
 	l, err := s.e.factory(c, "lock", s.e.Options())
 	if err != nil {
 		done()
@@ -130,6 +148,20 @@ func (s store) Answers(client string) func([]byte) {
 		s.e.sessions[client] = id
 		s.e.mu.Unlock()
 	})
+}
+
+// sessionWait bounds how long a client's first session may take.
+const sessionWait = 30 * time.Second
+
+// firstLocker reports whether client's lock is made for the first time.
+func (e *Env) firstLocker(client string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.made[client] {
+		return false
+	}
+	e.made[client] = true
+	return true
 }
 
 // sessionOf is client's latest session, as read off its links; zero
