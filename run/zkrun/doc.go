@@ -15,7 +15,8 @@
 //   - env.go: the Env — New, its members and links, each client's session
 //   - monitor.go: each grant followed on the ensemble; what wait-lease-gone
 //     and wait-free ask of the store (gone, nodesLeft)
-//   - faults.go: the ensemble's faults: isolate, kill
+//   - faults.go: the ensemble's faults: isolate, kill, expire (mode lapse:
+//     a client's links cut until its session is gone)
 //   - answers.go: a create's answer lost (engine.LostAnswers): writes
 //     spotted off the wire, the node seen on the ensemble
 package zkrun
