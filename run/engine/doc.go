@@ -15,7 +15,8 @@
 //     grant's key and lease that records history.LeaseEnd or a grant gone
 //     through Engine.Histories), Settle, Gone and Left (what wait-lease-gone
 //     and wait-free wait for); and, where it can tell a client's writes
-//     on the wire, LostAnswers (acquire answer=lost: answers.go);
+//     on the wire, LostAnswers (acquire answer=lost: answers.go), and
+//     where it reads what it answers a client (its session), AnswerReader;
 //   - an Env embedding *Engine that adds what a script.Target needs and
 //     only the store knows: Members, Close and its own faults (Isolate,
 //     Kill…), each applied through Engine.Apply so its window is on the
