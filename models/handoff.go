@@ -27,7 +27,7 @@ type stranding struct {
 
 // strandedWaiter finds the first acquire that was never granted although
 // the lock was free for bound or longer while it waited, counted from the
-// run's first grant on (see firstGrant) — not counting the
+// run's first grant on, if there was one (see firstGrant) — not counting the
 // time the lab's own process stood still (see busySpans): from its call to
 // the moment it stopped waiting (its answer, or the history's end), nobody
 // else was granted, no grant before it was still held — its release
@@ -48,10 +48,7 @@ func strandedWaiter(ops []history.Operation, events []history.Event, bound int64
 	windows := history.FaultWindows(events)
 	busy := busySpans(events, false)
 	conns := connections(events)
-	granted, ever := firstGrant(ops)
-	if !ever {
-		return nil, nil // the store never granted: the progress check's to judge
-	}
+	granted := firstGrant(ops)
 	for i := range ops {
 		op := &ops[i]
 		if op.Op != history.Acquire || op.Type == history.Ok || op.Synthetic {
@@ -87,19 +84,19 @@ func strandedWaiter(ops []history.Operation, events []history.Event, bound int64
 	return nil, unjudged
 }
 
-// firstGrant is when the run's first grant returned; false if none did.
+// firstGrant is when the run's first grant returned, zero if none did.
 // Until then the store has not shown that it grants at all — a store just
 // started (a JVM's first requests take seconds) is no lock's to answer
-// for — so no wait is counted before it.
-func firstGrant(ops []history.Operation) (int64, bool) {
+// for — so no wait is counted before it; in a run that never grants, a
+// lock that strands every waiter, every wait counts.
+func firstGrant(ops []history.Operation) int64 {
 	var first int64
-	ever := false
 	for _, op := range ops {
-		if op.Op == history.Acquire && op.Type == history.Ok && !op.Synthetic && (!ever || op.Return < first) {
-			first, ever = op.Return, true
+		if op.Op == history.Acquire && op.Type == history.Ok && !op.Synthetic && (first == 0 || op.Return < first) {
+			first = op.Return
 		}
 	}
-	return first, ever
+	return first
 }
 
 // settledBy is when the faults that reach client and began before until

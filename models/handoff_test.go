@@ -48,12 +48,13 @@ func TestHandOffCatchesAWaiterLeftWaitingForAFreeLock(t *testing.T) {
 
 	// Before the run's first grant the store has not shown it grants at
 	// all (a just-started server's first requests are slow): a wait then
-	// is not counted; from the first grant on, it is.
+	// is not counted; from the first grant on, it is — and in a run that
+	// never grants, all of it is.
 	cold := op{client: "c2", op: A, call: 0, ret: 2500, typ: history.Info}
 	late := op{client: "c1", op: A, call: 0, ret: 2100, token: 4, lease: 0xa}
 	freed := op{client: "c1", op: R, call: 2200, ret: 2210}
 	assert.NotEqual(t, models.Fail, check([]op{cold, late, freed}, nil, nil).Result, "counted from 2.1µs: 0.4µs")
-	assert.NotEqual(t, models.Fail, check([]op{cold}, nil, nil).Result, "never a grant: progress's to judge")
+	assert.Equal(t, models.Fail, check([]op{cold}, nil, nil).Result, "a lock that never grants strands every waiter")
 
 	// Too short a wait, or another client granted meanwhile: no finding.
 	short := op{client: "c2", op: A, call: 50, ret: 900, typ: history.Info}

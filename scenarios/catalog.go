@@ -209,9 +209,9 @@ var catalog = []Scenario{
 	},
 	{
 		Name:    "link-blip",
-		seconds: 12,
+		seconds: 15,
 		Lesson: "c1's link fails one way for 1.2 s — well under its lease's 3 s TTL — from its next keep-alive, while " +
-			"it holds the lock and works for two TTLs: the keep-alive renews the lease on the server, its answer comes " +
+			"it holds the lock and works for three TTLs: the keep-alive renews the lease on the server, its answer comes " +
 			"late. Later its link fails both ways for 1.2 s while it waits in the queue. The lease was alive when " +
 			"the link came back, so a correct lock goes on renewing it and rides through: c1 keeps the lock, and " +
 			"later its place in the queue. A lock that takes one unanswered renewal for a lost lock and stops " +

@@ -38,7 +38,9 @@ var lostAcquireOpTimeout = run.RegrantWithin(lostAcquireTTL) + lostAcquireTTL*ti
 const lapseOpTimeout = 5 * time.Second
 
 // blipOpTimeout bounds an operation of link-blip: a waiter waits out a
-// holder that works for two 3 s TTLs, and a blip.
+// holder that works for three 3 s TTLs (a lock that gives its renewing
+// up at the blip loses its lease within about two, with a busy runner's
+// margin), and a blip.
 const blipOpTimeout = 15 * time.Second
 
 // slowLinkOpTimeout bounds an operation of slow-link: a waiter waits out a
