@@ -32,7 +32,7 @@
 //   - progress.go: minimum progress, liveness after the last fault (a wedge),
 //     lost fraction; handoff.go: a waiter left waiting for a free lock
 //   - check.go: Check, which runs them all on a history and its header
-//   - effects.go, effectkinds.go, effectdeadline.go: what a scenario claims happens (the
+//   - effects.go, effectkinds.go, effectdeadline.go, effectwaiting.go: what a scenario claims happens (the
 //     header's history.Effect data), judged from the history alone
 //   - judge.go: Judge and JudgeHistory, the last word — verdict, and whether
 //     it is the documented one (the header's Expect) — for a run as for
