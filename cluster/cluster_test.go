@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -90,6 +91,15 @@ func TestMinorityPartition(t *testing.T) {
 	newLeader, err := c.WaitLeader(ctx, leader)
 	require.NoError(t, err)
 	assert.NotEqual(t, leader, newLeader)
+	assert.Eventually(t, func() bool {
+		var without []string
+		for _, v := range c.LeaderViews(ctx) {
+			if !v.Follows {
+				without = append(without, v.Member)
+			}
+		}
+		return slices.Equal(without, []string{leader})
+	}, 10*time.Second, 10*time.Millisecond, "the isolated member steps down and follows no leader")
 
 	writer, err := c.NewClient("c1", majority)
 	require.NoError(t, err)

@@ -151,3 +151,49 @@ func (c *Cluster) Term(ctx context.Context) (uint64, error) {
 	}
 	return term, nil
 }
+
+// LeaderView is what one member, up and answering, says of its cluster's
+// leadership.
+type LeaderView struct {
+	// Member names the member.
+	Member string
+	// Follows says the member follows a leader (or is one).
+	Follows bool
+	// Term is the member's Raft term: it grows with every election the
+	// member takes part in or hears of, however brief.
+	Term uint64
+}
+
+// LeaderViews is every member's view of its leader now, in order. A member
+// that is down or does not answer is left out: it said nothing. Nil once
+// the cluster is closed.
+func (c *Cluster) LeaderViews(ctx context.Context) []LeaderView {
+	if c.checkOpen() != nil {
+		return nil
+	}
+	var out []LeaderView
+	for _, m := range c.members {
+		if v, ok := c.leaderView(ctx, m); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// leaderView is member m's view of its leader, if it answers.
+func (c *Cluster) leaderView(ctx context.Context, m *member) (LeaderView, bool) {
+	if !c.IsExternal() {
+		e, err := m.server()
+		if err != nil {
+			return LeaderView{}, false
+		}
+		return LeaderView{Member: m.name, Follows: e.Server.Leader() != 0, Term: e.Server.Term()}, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusTimeout)
+	defer cancel()
+	st, err := m.admin.Status(ctx, m.extEndpoint)
+	if err != nil {
+		return LeaderView{}, false
+	}
+	return LeaderView{Member: m.name, Follows: st.Leader != 0, Term: st.RaftTerm}, true
+}

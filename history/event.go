@@ -128,6 +128,15 @@ const (
 	// pace: a hand-off's wait, and a progress shortfall through most of the
 	// run (see package models).
 	ObservedStarved = "cpu-starved"
+	// ObservedLeaderless: Member, up and answering, was without its
+	// leader from StalledFrom to the event's Time: it followed none, or an
+	// election came between two looks (its term grew). Without a fault of
+	// the schedule that reaches the cluster's members
+	// (FaultKind.ReachesMembers) that is the machine's doing — heartbeats
+	// held up past an election timeout — and a member without its leader
+	// refuses what needs one (a write in flight, a watch made to require
+	// one).
+	ObservedLeaderless = "leaderless"
 	// ObservedCrashed: Client's process was killed (SIGKILL) and started
 	// again: what it held or had under way died with it — it believes it
 	// holds nothing from then on — while the server keeps its keys until
@@ -199,7 +208,8 @@ type Event struct {
 	// WriteAt is when a critical section sent its write (run clock); zero
 	// when it sent none or the file predates it.
 	WriteAt int64 `json:"write_at,omitempty"`
-	// StalledFrom is when an observed stall began (run clock).
+	// StalledFrom is when an observed stall, starvation or leaderless
+	// span began (run clock).
 	StalledFrom int64 `json:"stalled_from,omitempty"`
 	// RenewedAt (lease-lost) is when the client last sent a keep-alive for
 	// the lease, at or before AliveUntil (run clock; zero: none seen), and

@@ -99,6 +99,20 @@ func (f FaultSpec) HoldsClientLink(client string) bool {
 	return false
 }
 
+// ReachesMembers reports whether a fault of the kind acts on the cluster's
+// members (partitions, isolates, kills, restarts or moves their leader),
+// so that a member left without a leader meanwhile or after is its doing.
+// A client's faults, and heal (which undoes faults recorded themselves),
+// do not.
+func (k FaultKind) ReachesMembers() bool {
+	switch k {
+	case FaultPartition, FaultIsolateMember, FaultIsolateLeader, FaultKillMember, FaultKillLeader,
+		FaultRestartMember, FaultMoveLeader:
+		return true
+	}
+	return false
+}
+
 // takesMember reports whether the kind takes one member away from the rest
 // (killed or isolated).
 func (k FaultKind) takesMember() bool {

@@ -263,6 +263,14 @@ func (r *Recorder) ObserveStarved(from time.Time) {
 	r.emit(Event{Type: Observed, What: ObservedStarved, StalledFrom: max(r.Since(from), 0)})
 }
 
+// ObserveLeaderless records, now, that member was without its leader since
+// from (see ObservedLeaderless).
+func (r *Recorder) ObserveLeaderless(member string, from time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedLeaderless, Member: member, StalledFrom: max(r.Since(from), 0)})
+}
+
 // Final records the resource's value at the end of the run.
 func (r *Recorder) Final(value int64) {
 	r.mu.Lock()

@@ -89,13 +89,13 @@ func (v *validator) check(e Event, line int) string {
 			return "observed without what"
 		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedAcquireWritten || e.What == ObservedGrantGone || e.What == ObservedCrashed || e.What == ObservedBadToken || e.What == ObservedToldLost || e.What == ObservedUnfollowed) && e.Client == "":
 			return fmt.Sprintf("observed %s without a client", e.What)
-		case (e.What == ObservedConnected || e.What == ObservedLeader) && e.Member == "":
+		case (e.What == ObservedConnected || e.What == ObservedLeader || e.What == ObservedLeaderless) && e.Member == "":
 			return fmt.Sprintf("observed %s without a member", e.What)
 		case e.What == ObservedBadToken && (e.Token == 0 || e.Key == "" || e.KeyRevision < 0 || e.KeyRevision == e.Token):
 			return fmt.Sprintf("observed bad-token: token %d, key %q and key_revision %d do not describe a mismatch", e.Token, e.Key, e.KeyRevision)
 		case e.What == ObservedRunError && e.Error == "":
 			return "observed run-error without an error"
-		case (e.What == ObservedStalled || e.What == ObservedStarved) && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):
+		case (e.What == ObservedStalled || e.What == ObservedStarved || e.What == ObservedLeaderless) && (e.StalledFrom < 0 || e.StalledFrom >= e.Time):
 			return fmt.Sprintf("observed %s: stalled_from %d is not before the event's time %d", e.What, e.StalledFrom, e.Time)
 		}
 		return ""

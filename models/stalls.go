@@ -79,7 +79,9 @@ func (s stalls) String() string {
 
 func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
 
-// shortfalls says how the run fell short while the lab stood still — of
+// shortfalls says how the run fell short while the lab stood still (or,
+// with no fault that reaches them, the cluster's members went without a
+// leader: see leaderless) — of
 // its progress (fewer grants, sections or writes than min asks), of its
 // script (history.RunError) or of what its scenario claims happens
 // (missing, see didNotHappen: a 400 ms cut the lab stood still in for a
@@ -102,7 +104,11 @@ func shortfalls(ops []history.Operation, events []history.Event, min *history.Mi
 	if min != nil && grants(ops) > 0 {
 		short, _ = shortBy(ops, min)
 	}
+	excuse, evidence := s.String(), s.evidence
 	if !s.explain() {
+		excuse, evidence = leaderless(events)
+	}
+	if excuse == "" {
 		if busy := starvedRun(events); len(short) > 0 && busy != "" {
 			return []string{fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), busy)},
 				s.evidence, true
@@ -110,20 +116,20 @@ func shortfalls(ops []history.Operation, events []history.Event, min *history.Mi
 		return nil, nil, false
 	}
 	if len(short) > 0 {
-		why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), s))
+		why = append(why, fmt.Sprintf("the run made too little progress (%s) while %s", strings.Join(short, "; "), excuse))
 	}
 	if runErr := history.RunError(events); runErr != "" {
 		first, _, _ := strings.Cut(runErr, "\n")
-		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, s))
+		why = append(why, fmt.Sprintf("a step went otherwise than its script (%s) while %s", first, excuse))
 	}
 	if missing != "" {
 		why = append(why, fmt.Sprintf("the schedule did not do what its scenario claims (%s) while %s — a fault the "+
-			"lab stood still in lasts longer than the lesson meant", missing, s))
+			"lab stood still in lasts longer than the lesson meant", missing, excuse))
 	}
 	if len(why) == 0 {
 		return nil, nil, false
 	}
-	return why, s.evidence, false
+	return why, evidence, false
 }
 
 // starvedShare is how much of a run the machine must have been too busy to

@@ -185,6 +185,7 @@ func New(cfg Config) (*Env, error) {
 	var bg sync.WaitGroup
 	bg.Go(func() { e.monitorLeases(ctx) })
 	bg.Go(func() { e.watchStalls(ctx) })
+	bg.Go(func() { e.watchLeaders(ctx) })
 	bg.Go(func() { WatchStarved(ctx, e.runs.Starved) })
 	go func() {
 		bg.Wait()

@@ -1,11 +1,14 @@
 package run
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
@@ -106,4 +109,50 @@ func TestQueueWaitAllowsForAStartingProgram(t *testing.T) {
 	assert.Equal(t, faults.DefaultWait, QueueWait(nil), "a Go lock")
 	assert.Equal(t, faults.DefaultWait, QueueWait(startingProcess{}), "a program that is up")
 	assert.Equal(t, faults.DefaultWait+process.StartupAllowance, QueueWait(startingProcess{starting: true}))
+}
+
+// A member cut off from the others by no fault of the schedule (here the
+// cluster is partitioned behind the nemesis's back, as a starved machine
+// holds heartbeats up) follows no leader for a while, and the run's
+// histories say so: the member and the span, for the environment check.
+// The partition holds until the member refuses a watch that requires a
+// leader, as it refused a lock's in CI: several election timeouts.
+func TestALeaderlessMemberIsOnTheHistory(t *testing.T) {
+	c, err := cluster.Start(t.Context(), cluster.Config{Members: 3})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, c.Close()) })
+	ctx := t.Context()
+	e, err := New(Config{Cluster: c, Factory: etcdlock.NewQueue, TTL: 2, RunID: "leaderless", Resource: []string{"unfenced"}})
+	require.NoError(t, err)
+	e.Bind(ctx)
+	cl, err := c.NewClient("watcher", "m2")
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+	defer cancel()
+	w := cl.Etcd().Watch(wctx, "k", clientv3.WithCreatedNotify())
+	require.True(t, (<-w).Created)
+	require.NoError(t, c.Partition([]string{"m2"}))
+	for wr := range w {
+		if wr.Err() != nil {
+			assert.ErrorIs(t, wr.Err(), rpctypes.ErrNoLeader)
+			break
+		}
+	}
+	require.NoError(t, c.Heal())
+	require.NoError(t, c.CloseClient("watcher"))
+	m2 := func() []history.Event {
+		var out []history.Event
+		for _, ev := range e.Events(0) {
+			if ev.Type == history.Observed && ev.What == history.ObservedLeaderless && ev.Member == "m2" {
+				out = append(out, ev)
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(m2()) > 0 }, 10*time.Second, 10*time.Millisecond,
+		"the span ends once m2 follows a leader again")
+	require.NoError(t, e.Close())
+	// (If m2 led, the others' election is on the history too.)
+	require.Len(t, m2(), 1, "%+v", m2())
+	assert.Greater(t, m2()[0].Time-m2()[0].StalledFrom, int64(100*time.Millisecond), "several election timeouts")
 }

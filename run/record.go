@@ -115,6 +115,13 @@ func (hs Histories) Starved(from time.Time) {
 	}
 }
 
+// Leaderless records that member was without its leader from from until now.
+func (hs Histories) Leaderless(member string, from time.Time) {
+	for _, h := range hs {
+		h.rec.ObserveLeaderless(member, from)
+	}
+}
+
 // Err is the first error a history's recorder met (a sink that failed): a
 // run with one has a truncated history and must not be judged.
 func (hs Histories) Err() error {

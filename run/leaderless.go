@@ -1,0 +1,65 @@
+package run
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/locklab/locklab/cluster"
+)
+
+// WatchLeaders notes, until ctx ends, every span in which a member was
+// without its leader, asking views (every member's word on its leader)
+// every interval. A span begins at the last look that found the member
+// following the leader of the term it knew, and ends, calling lost with
+// the member and the span's start, at the first look that finds it
+// following one again — at once when it follows a leader of a newer term
+// (an election between two looks, however brief), or when ctx ends.
+// Without a fault that reaches the members, such a span is the machine's
+// doing (see history.ObservedLeaderless).
+func WatchLeaders(ctx context.Context, interval time.Duration, views func(context.Context) []cluster.LeaderView,
+	lost func(member string, from time.Time)) {
+	term := map[string]uint64{}
+	since := map[string]time.Time{}
+	everyTick(ctx, interval, func(last, now time.Time) {
+		for _, v := range views(ctx) {
+			known, seen := term[v.Member]
+			term[v.Member] = max(known, v.Term)
+			from, open := since[v.Member]
+			switch {
+			case !seen && !v.Follows:
+				since[v.Member] = now
+			case !seen:
+			case open && v.Follows:
+				lost(v.Member, from)
+				delete(since, v.Member)
+			case !open && !v.Follows:
+				since[v.Member] = last
+			case !open && v.Term > known:
+				lost(v.Member, last)
+			}
+		}
+	})
+	for _, m := range slices.Sorted(maps.Keys(since)) {
+		lost(m, since[m])
+	}
+}
+
+// leaderTick is how often an embedded cluster's members are asked whether
+// they follow a leader (a look at each server's state); a cluster of the
+// user's own is asked by a status request to each member, less often.
+const (
+	leaderTick         = 50 * time.Millisecond
+	externalLeaderTick = 500 * time.Millisecond
+)
+
+// watchLeaders records, on every history, each span in which a member of
+// the run's cluster was without its leader (see WatchLeaders).
+func (e *Env) watchLeaders(ctx context.Context) {
+	tick := leaderTick
+	if e.c.IsExternal() {
+		tick = externalLeaderTick
+	}
+	WatchLeaders(ctx, tick, e.c.LeaderViews, e.runs.Leaderless)
+}
