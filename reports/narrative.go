@@ -114,6 +114,9 @@ func observed(e history.Event) string {
 		return fmt.Sprintf("the lab itself stood still since %s", at(e.StalledFrom))
 	case history.ObservedStarved:
 		return fmt.Sprintf("the machine's CPUs were oversubscribed since %s: the run was slowed", at(e.StalledFrom))
+	case history.ObservedLeaderless:
+		return fmt.Sprintf("%s was without its leader since %s (it followed none, or an election came between)",
+			e.Member, at(e.StalledFrom))
 	case history.ObservedBadToken:
 		return history.BadTokenOf(e).String()
 	case history.ObservedCrashed:
