@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/internal/poll"
-	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
 )
 
@@ -40,114 +37,37 @@ type Phases struct {
 // `before` sections have completed and held (see hold) until `during` more
 // complete — or progress stalls, so a fault that stops every client cannot
 // stop the run. After a member fault is undone, every client must do a
-// section again (everyone rejoins; bounded by recoverWait), the member's
+// section again (everyone rejoins; bounded by RegrantWithin), the member's
 // own clients first, alone. The clients then go on until `after` more
 // sections complete (or progress stalls: the
 // progress check then says what was missing), so every run shows whether
 // the lock recovered. Each client finishes the cycle it is in. Whether the
 // effects happened is the scenario's Effects' to judge, from the history.
+// ContendOnUnder runs the same on any store.
 func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) error {
-	names, err := addClients(ctx, e, n)
-	if err != nil {
-		return err
-	}
-	sections := newTally()
-	stop := loop(ctx, names, sections, func(name string) bool { return e.cycle(ctx, name, 0) })
-	defer stop()
-	var ferr error
-	if f.Kind != "" {
-		e.waitLeases(ctx, names)
-		sections.waitFor(ctx, ph.Before, e.stallWait())
-		in, err := e.Fault(ctx, f)
-		if err == nil {
-			e.hold(ctx, f, in, sections, ph)
-			err = in.Undo(ctx)
-		}
-		if err == nil && f.Kind.CutsOffMember() {
-			// The cut-off member's clients ask first: an unfair lock (one
-			// key raced for by every waiter, the rejoined member's answers
-			// a hop slower) could starve them for the rest of the run, and
-			// the lesson is that they rejoin, not who wins a race.
-			cut := e.clientsOn(in.Target())
-			open := sections.first(cut)
-			sections.waitEach(ctx, cut, e.recoverWait())
-			open()
-			sections.waitEach(ctx, names, e.recoverWait())
-		}
-		ferr = err
-	}
-	sections.waitFor(ctx, ph.After, e.recoverWait())
-	return ferr
+	return ContendOnUnder(ctx, e, n, f, ph)
 }
 
-// waitLeases waits until every client has a lease the server knows of —
-// for as long as a stall may last, and a process lock's start-up — before
-// a contention's faults are scheduled: they are about the clients'
-// leases, and a lock that takes its lease with its first acquire (a
-// process that starts slowly, many starting at once; a lease per attempt)
-// may have none yet when the first clients have done their sections. A
-// lock whose clients hold their leases from the start (a session) does
-// not wait.
-func (e *Env) waitLeases(ctx context.Context, clients []string) {
-	wctx, cancel := context.WithTimeout(ctx, e.stallWait()+process.StartupAllowance)
-	defer cancel()
-	_ = poll.Until(wctx, "every client to hold a lease", leasePoll, func(context.Context) (bool, error) {
-		for _, c := range clients {
-			if len(e.leasesOf(c)) == 0 {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+// Cycle is one client's acquire → critical section → release, with its
+// pause points; it reports whether the critical section ran.
+func (e *Env) Cycle(ctx context.Context, client string) bool { return e.cycle(ctx, client, 0) }
+
+// WaitLeader waits until the rest of the cluster follows a leader other
+// than member, and names it.
+func (e *Env) WaitLeader(ctx context.Context, member string) (string, error) {
+	return e.c.WaitLeader(ctx, member)
 }
 
-// hold keeps an applied fault in place: for a member fault, it records
-// which member leads the rest of the cluster (the observed election) and,
-// with untilLeasesGone, waits until the server has ended the leases of the
-// cut-off member's clients (bounded by faults.DefaultWait: if they never
-// end, the scenario's effects say so), and then, if there is a `during`
-// phase, until a client of another member has completed a section (bounded
-// the same way). Then it waits for `during` sections or a stall.
-func (e *Env) hold(ctx context.Context, f faults.Fault, in *faults.Injection, sections *tally, ph Phases) {
-	if f.Kind.CutsOffMember() {
-		member := in.Target()
-		wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
-		if leader, err := e.c.WaitLeader(wctx, member); err == nil {
-			e.runs.Observe(history.ObservedLeader, "", leader)
-		}
-		if ph.UntilLeasesGone {
-			cut := e.clientsOn(member)
-			_ = poll.Until(wctx, "the leases of "+member+"'s clients to end", leasePoll, func(context.Context) (bool, error) {
-				for _, c := range cut {
-					if len(e.leasesOf(c)) > 0 {
-						return false, nil
-					}
-				}
-				return true, nil
-			})
-		}
-		cancel()
-		// The lesson is that the rest of the cluster carries on: hold the
-		// fault until a client of another member has done a section, for
-		// as long as a lock may take to let go of a grant the fault caught
-		// half-released (a request in flight when the leader died waits
-		// out etcd's request timeout, about 5 s, before it fails). A
-		// schedule with no `during` phase heals at once.
-		if ph.During > 0 {
-			sections.waitAny(ctx, e.clientsOff(member), faults.DefaultWait)
-		}
-	}
-	sections.waitFor(ctx, ph.During, e.stallWait())
-}
+// CutOff lists the run's clients that talk to the cluster through member,
+// in creation order: a client of the lab's knows one member.
+func (e *Env) CutOff(member string) []string { return e.clientsOn(member) }
 
-// clientsOff lists the run's clients that do not go through member, in
-// creation order.
-func (e *Env) clientsOff(member string) []string {
-	on := e.clientsOn(member)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return slices.DeleteFunc(slices.Clone(e.order), func(c string) bool { return slices.Contains(on, c) })
-}
+// Leased reports whether the server has a lease of client's, as far as
+// the run has seen.
+func (e *Env) Leased(client string) bool { return len(e.leasesOf(client)) > 0 }
+
+// Histories are the run's histories.
+func (e *Env) Histories() Histories { return e.runs }
 
 // tally counts completed critical sections, in all and per client, and
 // lets the workload wait for more of them: a condition, bounded by how long
@@ -300,15 +220,6 @@ func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, 
 	}
 	return csErr == nil
 }
-
-// stallWait is how long a contention scenario waits for progress before it
-// moves on to its next fault step anyway: 2 s for each second of the
-// lease TTL.
-func (e *Env) stallWait() time.Duration { return 2 * time.Second * time.Duration(max(e.TTL(), 1)) }
-
-// recoverWait is how long, after the last fault, a contention scenario
-// waits for the lock to make progress again.
-func (e *Env) recoverWait() time.Duration { return RegrantWithin(e.TTL()) }
 
 // RegrantWithin bounds how long after the last fault heals a lock on
 // leases of ttl seconds must grant again: the old holder's lease must lapse

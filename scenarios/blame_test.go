@@ -52,7 +52,12 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 			t.Logf("%s: not judged: %s", name, r.Environmental())
 			continue
 		}
-		assert.Equal(t, w, r.Verdict, "%s: %s", name, r.Error)
+		if !assert.Equal(t, w, r.Verdict, "%s: %s", name, r.Error) {
+			for _, v := range r.Checks {
+				t.Logf("%s: %s %s: %s %v", name, v.Check, v.Result, v.Explanation, v.Evidence)
+			}
+			t.Logf("%s: effects %+v; earlier attempts %v; history %s", name, r.Effects, r.Retried, r.History)
+		}
 		if w == models.Fail {
 			assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
 				return v.Check == "hand-off" && v.Result == models.Fail

@@ -338,9 +338,7 @@ var catalog = []Scenario{
 			"timeout; clients of the dead member stall and lose their leases; the others go on. etcd's linearizable " +
 			"writes keep every fenced or guarded resource safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		exec: onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
-			return e.Contend(ctx, 3, faults.Fault{Kind: faults.KillLeader}, cutOffPhases)
-		}),
+		exec:    contendUnder(3, faults.KillLeader, cutOffPhases),
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
 			othersGranted(faults.KillLeader, "down", true),
@@ -354,9 +352,7 @@ var catalog = []Scenario{
 			"serve linearizable requests, so its client's lease lapses and the majority side carries on; after the heal " +
 			"everyone rejoins. A quorum system partitioned this way stays safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		exec: onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
-			return e.Contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, cutOffPhases)
-		}),
+		exec:    contendUnder(3, faults.IsolateMember, cutOffPhases),
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
 			cutOffLeasesEnded(faults.IsolateMember, "isolated"),
@@ -370,9 +366,7 @@ var catalog = []Scenario{
 		Lesson: "A member is killed mid-run and restarted on its own data directory. It comes back with every key it " +
 			"had and catches up; its clients reconnect." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
-		exec: onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
-			return e.Contend(ctx, 3, faults.Fault{Kind: faults.KillMember, Member: p.Member}, memberFaultPhases)
-		}),
+		exec:    contendUnder(3, faults.KillMember, memberFaultPhases),
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{othersGranted(faults.KillMember, "down", false), rejoined(faults.KillMember)},
 	},

@@ -150,6 +150,14 @@ func TestParallelRunGivesTheSequentialVerdicts(t *testing.T) {
 			} else if r.Error != "" && r.Expected != scenarios.ExpectAny {
 				t.Logf("parallel %d: %s × %s × %s: %s: %s %v", parallel, r.Scenario, r.Lock, r.Resource, r.Verdict, r.Error, r.Retried)
 			}
+			if !r.Matches && r.Expected != scenarios.ExpectAny {
+				for _, v := range r.Checks {
+					if v.Result != models.Pass && v.Result != models.NotApplicable {
+						t.Logf("parallel %d: %s × %s × %s: %s %s: %s %v", parallel, r.Scenario, r.Lock, r.Resource,
+							v.Check, v.Result, v.Explanation, v.Evidence)
+					}
+				}
+			}
 			name := fmt.Sprintf("%s × %s × %s", r.Scenario, r.Lock, r.Resource)
 			out[name] = verdict
 			order[min(parallel-1, 1)] = append(order[min(parallel-1, 1)], name)

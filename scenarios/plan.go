@@ -3,7 +3,6 @@ package scenarios
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -116,15 +115,20 @@ func (s Scenario) Execute(ctx context.Context, e script.Target, p Plan) error {
 	return script.Run(ctx, e, s.script, steps)
 }
 
-// onEtcd makes a workload of etcd's own (its faults are the cluster's) a
-// scenario's.
-func onEtcd(exec func(ctx context.Context, e *run.Env, p Plan) error) func(context.Context, script.Target, Plan) error {
+// contendUnder is the contention workload of n clients under a fault of
+// kind (of the plan's member, for a fault of one), shaped by ph, on any
+// store whose run can apply it (run.Faulter).
+func contendUnder(n int, kind faults.Kind, ph run.Phases) func(context.Context, script.Target, Plan) error {
 	return func(ctx context.Context, t script.Target, p Plan) error {
-		e, ok := t.(*run.Env)
+		r, ok := t.(run.Faulter)
 		if !ok {
-			return errors.New("an etcd workload runs on etcd only")
+			return fmt.Errorf("this store's run cannot apply %s", kind)
 		}
-		return exec(ctx, e, p)
+		f := faults.Fault{Kind: kind}
+		if kind == faults.IsolateMember || kind == faults.KillMember {
+			f.Member = p.Member
+		}
+		return run.ContendOnUnder(ctx, r, n, f, ph)
 	}
 }
 

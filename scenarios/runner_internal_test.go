@@ -89,9 +89,7 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	defer c.Close()
 	s, err := Lookup("minority-partition")
 	require.NoError(t, err)
-	s.exec = onEtcd(func(ctx context.Context, e *run.Env, p Plan) error {
-		return e.Contend(ctx, 3, faults.Fault{Kind: faults.IsolateMember, Member: p.Member}, run.Phases{Before: 4, After: 12})
-	})
+	s.exec = contendUnder(3, faults.IsolateMember, run.Phases{Before: 4, After: 12})
 	cfg := Config{Resources: []string{"fenced"}}
 	rs := runOne(ctx, cfg, c, job{s: s, lock: "etcd-mutex", factory: etcdlock.Builtin()["etcd-mutex"], seed: 1})
 	require.Len(t, rs, 1)

@@ -67,7 +67,12 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	verdict := func(k string, v models.Result) {
 		r := got[k]
 		assert.Empty(t, r.Skipped, k)
-		assert.Equal(t, v, r.Verdict, "%s: %s", k, r.Error)
+		if !assert.Equal(t, v, r.Verdict, "%s: %s", k, r.Error) {
+			for _, c := range r.Checks {
+				t.Logf("%s: %s %s: %s %v", k, c.Check, c.Result, c.Explanation, c.Evidence)
+			}
+			t.Logf("%s: effects %+v; earlier attempts %v", k, r.Effects, r.Retried)
+		}
 		assert.True(t, r.Matches, k)
 	}
 	skipped := func(k, why string) {

@@ -28,6 +28,8 @@ type Proxy struct {
 	conns   map[net.Conn]struct{}
 	closed  bool
 	tap     func() (requests, answers func([]byte))
+	// redial is how long a refused dial of upstream is tried again.
+	redial time.Duration
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -68,6 +70,46 @@ func (p *Proxy) SetTap(tap func() (requests, answers func([]byte))) {
 	defer p.mu.Unlock()
 	p.tap = tap
 }
+
+// SetRedial has a connection whose upstream refuses it (nothing listens
+// there yet) wait for up to d, dialling again, before it is dropped. A
+// connection accepted by the proxy looks established to its client, which
+// would not try again as it does on a refused connect: a ZooKeeper
+// follower that connects to its new leader a moment before the leader
+// listens, and then sees the connection end, gives up following and
+// leaves the leader without a quorum until the leader's own time-out.
+// Zero (the default) drops it at once.
+func (p *Proxy) SetRedial(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.redial = d
+}
+
+// dial dials upstream, again for as long as redial allows while it is
+// refused, until the proxy closes.
+func (p *Proxy) dial() (net.Conn, error) {
+	p.mu.Lock()
+	until := time.Now().Add(p.redial)
+	p.mu.Unlock()
+	for {
+		addr, err := p.upstream()
+		if err != nil {
+			return nil, err
+		}
+		out, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil || time.Now().After(until) {
+			return out, err
+		}
+		select {
+		case <-p.done:
+			return nil, net.ErrClosed
+		case <-time.After(redialEvery):
+		}
+	}
+}
+
+// redialEvery is how often a refused upstream is dialled again.
+const redialEvery = 10 * time.Millisecond
 
 // Addr is the proxy's listening address, host:port on 127.0.0.1.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
@@ -260,11 +302,7 @@ func (p *Proxy) serve(in net.Conn) {
 	case <-p.done:
 		return
 	}
-	addr, err := p.upstream()
-	if err != nil {
-		return
-	}
-	out, err := net.DialTimeout("tcp", addr, time.Second)
+	out, err := p.dial()
 	if err != nil {
 		return
 	}

@@ -211,3 +211,37 @@ func TestCutAnswersLetsRequestsThroughAndSeverDropsTheAnswer(t *testing.T) {
 	assert.Error(t, err, "the connection ends")
 	assert.Empty(t, line, "and the held answer is never delivered")
 }
+
+// With a redial, a connection whose upstream does not listen yet waits for
+// it, and then flows; without one, it ends at once.
+func TestARefusedUpstreamIsDialledAgainWithARedial(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+
+	refused := proxy(t, func() (string, error) { return addr, nil })
+	c, err := net.Dial("tcp", refused.Addr())
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = c.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "no redial: the connection ends at once")
+
+	p := proxy(t, func() (string, error) { return addr, nil })
+	p.SetRedial(time.Minute)
+	c2, err := net.Dial("tcp", p.Addr())
+	require.NoError(t, err)
+	defer c2.Close()
+	_, err = c2.Write([]byte("early\n"))
+	require.NoError(t, err)
+	ln, err = net.Listen("tcp", addr) // the upstream starts listening
+	require.NoError(t, err)
+	defer ln.Close()
+	up, err := ln.Accept()
+	require.NoError(t, err, "the proxy dialled again")
+	defer up.Close()
+	line, err := bufio.NewReader(up).ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, "early\n", line, "what the client sent meanwhile arrives")
+}

@@ -95,6 +95,10 @@ func Start(ctx context.Context, n int, opts Options) (_ *Ensemble, err error) {
 	return e, nil
 }
 
+// quorumRedial is how long a follower's connection to its leader's quorum
+// port waits for the leader to listen (see netproxy.Proxy.SetRedial).
+const quorumRedial = 2 * time.Second
+
 // linkPeers puts a proxy between every two servers, one for each port a
 // server reaches another on.
 func (e *Ensemble) linkPeers() error {
@@ -108,6 +112,12 @@ func (e *Ensemble) linkPeers() error {
 				p, err := netproxy.New(func() (string, error) { return addr, nil })
 				if err != nil {
 					return err
+				}
+				if port == to.quorum {
+					// A leader listens for its followers only once
+					// elected; one that connects a moment earlier waits,
+					// as it would retry on a refused connect.
+					p.SetRedial(quorumRedial)
 				}
 				e.peers[[2]int{i, j}] = append(e.peers[[2]int{i, j}], p)
 			}

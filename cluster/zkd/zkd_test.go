@@ -64,8 +64,10 @@ func TestAKilledLeaderIsReplaced(t *testing.T) {
 	l := e.Leader(ctx)
 	require.GreaterOrEqual(t, l, 0)
 	e.Kill(l)
-	// Typically 12 s (the followers' sync limit, then election rounds that
-	// back off), at times twice that: a bound, not a timing.
+	// Under a second (0.4–1 s here): the new leader's followers reach it
+	// through links that wait for it to listen (quorumRedial). Without
+	// that, 10–12 s: a follower that met a closed link gave up following,
+	// and the leader waited out its initLimit. A bound, not a timing.
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	require.NoError(t, poll.Until(wctx, "a new leader", 20*time.Millisecond, func(ctx context.Context) (bool, error) {

@@ -24,9 +24,9 @@ func NewHerd(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
 }
 
 // Acquire creates its node and waits, by a watch on the lock's children,
-// until its node is the lowest; or, once ctx ends, deletes its node and
-// returns ctx's error.
-func (h *herd) Acquire(ctx context.Context) (lock.Grant, error) {
+// until its node is the lowest; or, once ctx ends or a request fails,
+// deletes its node and returns the error.
+func (h *herd) Acquire(ctx context.Context) (g lock.Grant, err error) {
 	node, err := h.c.CreateProtectedEphemeralSequential(h.path+"/lock-", nil, zk.WorldACL(zk.PermAll))
 	if errors.Is(err, zk.ErrNoNode) {
 		if err := MakePath(h.c, h.path); err != nil {
@@ -37,6 +37,11 @@ func (h *herd) Acquire(ctx context.Context) (lock.Grant, error) {
 	if err != nil {
 		return lock.Grant{}, err
 	}
+	defer func() {
+		if err != nil {
+			h.drop(node)
+		}
+	}()
 	seq, err := sequence(node)
 	if err != nil {
 		return lock.Grant{}, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -60,17 +61,56 @@ func (n nodes) grant(ctx context.Context, node string) (lock.Grant, error) {
 	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner}, nil
 }
 
-// Release deletes g's node; one already gone is lock.ErrNotHeld.
-func (n nodes) Release(_ context.Context, g lock.Grant) error {
+// Release deletes g's node; one already gone is lock.ErrNotHeld (see
+// remove).
+func (n nodes) Release(ctx context.Context, g lock.Grant) error {
 	if g.Key == "" {
 		return lock.ErrNotHeld
 	}
-	err := n.c.Delete(g.Key, -1)
-	if errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("%w: %s is gone", lock.ErrNotHeld, g.Key)
-	}
-	return err
+	return n.remove(ctx, g.Key)
 }
+
+// drop gives back node, the client's own, after an acquire that made it
+// failed: no node of a client's may stay behind it (lock.Locker), and one
+// whose connection broke is asked again for dropWait at most.
+func (n nodes) drop(node string) {
+	ctx, cancel := context.WithTimeout(context.Background(), dropWait)
+	defer cancel()
+	n.remove(ctx, node) //nolint:errcheck // gone, or its session takes it
+}
+
+// dropWait bounds how long a failed acquire asks again to drop its node.
+const dropWait = 10 * time.Second
+
+// remove deletes node; one already gone is lock.ErrNotHeld. A delete
+// whose connection broke is asked again, until ctx ends: a server that
+// dies or loses the quorum closes its clients' connections, and a delete
+// that never reached the ensemble would leave the node under a session
+// that lives on, holding the lock for nobody (kazoo's release retries
+// alike; Curator's delete is "guaranteed").
+func (n nodes) remove(ctx context.Context, node string) error {
+	for again := false; ; again = true {
+		err := n.c.Delete(node, -1)
+		switch {
+		case errors.Is(err, zk.ErrNoNode) && again:
+			return nil // the delete whose answer the broken connection took
+		case errors.Is(err, zk.ErrNoNode):
+			return fmt.Errorf("%w: %s is gone", lock.ErrNotHeld, node)
+		case errors.Is(err, zk.ErrSessionExpired):
+			return fmt.Errorf("%w: %s went with its session", lock.ErrNotHeld, node)
+		case !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(err, ctx.Err())
+		case <-time.After(redeleteEvery):
+		}
+	}
+}
+
+// redeleteEvery is how often a release whose connection broke asks again.
+const redeleteEvery = 50 * time.Millisecond
 
 // Close does nothing: the connection is its maker's.
 func (nodes) Close() error { return nil }

@@ -29,13 +29,18 @@ func NewUnprotected(c *zk.Conn, name string, opts lock.Options) (lock.Locker, er
 }
 
 // Acquire creates its node and waits, by a watch on the node just before
-// its own, until its node is the lowest; or, once ctx ends, deletes its
-// node and returns ctx's error.
-func (u *unprotected) Acquire(ctx context.Context) (lock.Grant, error) {
+// its own, until its node is the lowest; or, once ctx ends or a request
+// fails, deletes the node it knows of and returns the error.
+func (u *unprotected) Acquire(ctx context.Context) (g lock.Grant, err error) {
 	node, err := u.create()
 	if err != nil {
 		return lock.Grant{}, err
 	}
+	defer func() {
+		if err != nil {
+			u.drop(node)
+		}
+	}()
 	seq, err := sequence(node)
 	if err != nil {
 		return lock.Grant{}, err

@@ -2,6 +2,7 @@ package zkrun
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,17 +16,7 @@ import (
 // still reach it, and it stops serving them once it sees the quorum gone
 // (they move to another server, within their session).
 func (e *Env) Isolate(ctx context.Context, member string) (run.Outcome, error) {
-	i, err := e.member(member)
-	if err != nil {
-		return run.Outcome{}, err
-	}
-	_, err = e.Apply(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}, func(_ context.Context, in *faults.Injection) error {
-		e.ens.Isolate(i)
-		in.SetTarget(member)
-		in.SetUndo(func(context.Context) error { e.ens.HealPeers(); return nil })
-		return nil
-	})
-	if err != nil {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
 		return run.Outcome{}, err
 	}
 	return run.Outcome{Kind: run.Isolated, Member: member}, nil
@@ -34,21 +25,71 @@ func (e *Env) Isolate(ctx context.Context, member string) (run.Outcome, error) {
 // Kill kills member as a crash of its machine does until heal, which
 // starts it again on its data.
 func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
-	i, err := e.member(member)
-	if err != nil {
-		return run.Outcome{}, err
-	}
-	_, err = e.Apply(ctx, faults.Fault{Kind: faults.KillMember, Member: member}, func(_ context.Context, in *faults.Injection) error {
-		e.ens.Kill(i)
-		in.SetTarget(member)
-		in.SetUndo(func(ctx context.Context) error { return e.ens.Restart(ctx, i) })
-		return nil
-	})
-	if err != nil {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
 		return run.Outcome{}, err
 	}
 	return run.Outcome{Kind: run.Killed, Member: member}, nil
 }
+
+// Fault applies a fault of a server until its Injection's Undo (or heal):
+// kill-member and isolate-member of f.Member, kill-leader and
+// isolate-leader of the server that leads when it is applied. A killed
+// server is started again on its data; an isolated one reaches the others
+// again. Its Target names the server.
+func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, error) {
+	var kill bool
+	switch f.Kind {
+	case faults.KillMember, faults.KillLeader:
+		kill = true
+	case faults.IsolateMember, faults.IsolateLeader:
+	default:
+		return nil, e.NotHere(string(f.Kind), "ZooKeeper's faults of a server are kill and isolate, of it or of the leader")
+	}
+	return e.Apply(ctx, f, func(ctx context.Context, in *faults.Injection) error {
+		i := -1
+		if f.Kind == faults.KillLeader || f.Kind == faults.IsolateLeader {
+			if i = e.ens.Leader(ctx); i < 0 {
+				return errors.New("no server leads the ensemble")
+			}
+		} else {
+			var err error
+			if i, err = e.member(f.Member); err != nil {
+				return err
+			}
+		}
+		in.SetTarget(e.Members()[i])
+		if kill {
+			e.ens.Kill(i)
+			in.SetUndo(func(ctx context.Context) error { return e.ens.Restart(ctx, i) })
+			return nil
+		}
+		e.ens.Isolate(i)
+		in.SetUndo(func(context.Context) error { e.ens.HealPeers(); return nil })
+		return nil
+	})
+}
+
+// WaitLeader waits until a server other than member leads the ensemble,
+// and names it.
+func (e *Env) WaitLeader(ctx context.Context, member string) (string, error) {
+	var leader string
+	err := poll.Until(ctx, "a leader other than "+member, 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		i := e.ens.Leader(ctx)
+		if i < 0 || e.Members()[i] == member {
+			return false, nil
+		}
+		leader = e.Members()[i]
+		return true, nil
+	})
+	return leader, err
+}
+
+// CutOff lists no client: every client has a link to every server, and
+// moves to another when its own stops serving it, within its session.
+func (e *Env) CutOff(string) []string { return nil }
+
+// Leased reports whether client has had a session, read off its links.
+func (e *Env) Leased(client string) bool { return e.sessionOf(client) != 0 }
 
 // Expire ends client's session the way a session ends in production (mode
 // lapse): its links are cut, the ensemble expires the session once its

@@ -9,12 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock/zklock"
+	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/zkrun"
 	"github.com/locklab/locklab/script"
 )
 
-var _ script.Target = (*zkrun.Env)(nil)
+var (
+	_ script.Target = (*zkrun.Env)(nil)
+	_ run.Faulter   = (*zkrun.Env)(nil)
+)
 
 // newEnv starts an ensemble of three and a run of zk-lock on it, or skips
 // where ZooKeeper is missing.
@@ -69,4 +74,26 @@ func TestAPausedZooKeeperHolderIsFencedByItsZxid(t *testing.T) {
 		"server: c1's lease is gone", "c2: granted token=t2", "c2: unfenced read 0 wrote 1; fenced read 0 wrote 1",
 		"c2: released", "c1: resumed", "c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token"}, outs)
 	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS"}, verdicts(t, e))
+}
+
+// The leader killed: the fault names the server that led, another leads
+// the rest, and a client homed on the dead one is granted through another
+// server within its session; heal starts the dead server again.
+func TestAKilledLeaderIsFollowedByAnother(t *testing.T) {
+	e := newEnv(t)
+	ctx := t.Context()
+	do(t, e, "client c1 member=m1", "client c2 member=m2", "client c3 member=m3")
+	in, err := e.Fault(ctx, faults.Fault{Kind: faults.KillLeader})
+	require.NoError(t, err)
+	dead := in.Target()
+	require.Contains(t, e.Members(), dead)
+	leader, err := e.WaitLeader(ctx, dead)
+	require.NoError(t, err)
+	assert.NotEqual(t, dead, leader)
+	client := map[string]string{"m1": "c1", "m2": "c2", "m3": "c3"}[dead]
+	assert.Equal(t, []string{client + ": granted token=t1"}, do(t, e, "acquire "+client), "through another server")
+	assert.Empty(t, e.CutOff(dead), "a client of ZooKeeper's has every server")
+	require.NoError(t, in.Undo(ctx))
+	_, err = e.Fault(ctx, faults.Fault{Kind: faults.PauseClient, Client: "c1"})
+	assert.ErrorContains(t, err, "pause-client", "a client's fault is not a server's")
 }
