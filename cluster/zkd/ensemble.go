@@ -146,26 +146,35 @@ func proxyPort(p *netproxy.Proxy) int {
 	return n
 }
 
-// waitServing waits until each of servers serves as leader or follower.
+// waitServing waits until each of servers serves as leader or follower;
+// a server whose process exits meanwhile is errExited at once.
 func (e *Ensemble) waitServing(ctx context.Context, servers ...*server) error {
 	ctx, cancel := context.WithTimeout(ctx, startWait)
 	defer cancel()
 	for _, s := range servers {
+		exited := false
 		err := poll.Until(ctx, s.name+" to serve", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
 			if !s.running() {
-				return false, errors.New("its process exited")
+				exited = true
+				return true, nil
 			}
 			fctx, fcancel := context.WithTimeout(ctx, time.Second)
 			defer fcancel()
 			m := s.mode(fctx)
 			return m == "leader" || m == "follower" || m == "standalone", nil
 		})
+		if exited {
+			err = fmt.Errorf("waiting for %s to serve: %w", s.name, errExited)
+		}
 		if err != nil {
-			return fmt.Errorf("zkd: %w; its output: %s", err, s.out.Last(3))
+			return fmt.Errorf("zkd: %w; its output: %s", err, s.out.Last(5))
 		}
 	}
 	return nil
 }
+
+// errExited is a server's process that exited while it was waited for.
+var errExited = errors.New("its process exited")
 
 // Names are the servers' names, z1…zN, in order.
 func (e *Ensemble) Names() []string {
@@ -221,17 +230,29 @@ func (e *Ensemble) Leader(ctx context.Context) int {
 // Kill kills server i as a crash of its machine does; its data stays.
 func (e *Ensemble) Kill(i int) { e.servers[i].kill() }
 
-// Restart starts server i again on its data and waits until it serves.
+// Restart starts server i again on its data and waits until it serves;
+// one whose process exits first is started again (restartTries in all),
+// its exit's last lines in the error if it never serves.
 func (e *Ensemble) Restart(ctx context.Context, i int) error {
 	s := e.servers[i]
 	if s.running() {
 		return nil
 	}
-	if err := s.run(); err != nil {
-		return err
+	var err error
+	for range restartTries {
+		if err = s.run(); err != nil {
+			return err
+		}
+		if err = e.waitServing(ctx, s); !errors.Is(err, errExited) {
+			return err
+		}
 	}
-	return e.waitServing(ctx, s)
+	return err
 }
+
+// restartTries is how many times Restart starts a server whose process
+// exits before it serves, as a supervisor starts a crashed service again.
+const restartTries = 3
 
 // Isolate cuts server i off from every other server, both ways, until
 // HealPeers: its clients still reach it, and it stops serving them once it

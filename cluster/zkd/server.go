@@ -24,6 +24,10 @@ import (
 // its manifest names the jars it needs beside it.
 const Jar = "/usr/share/java/zookeeper.jar"
 
+// SimpleLogger is SLF4J's simple binding (Debian's libslf4j-java, which
+// ZooKeeper's package depends on): the servers log through it, where it is.
+const SimpleLogger = "/usr/share/java/slf4j-simple.jar"
+
 // ErrNotInstalled says that ZooKeeper is not installed, and how to get it.
 var ErrNotInstalled = errors.New("ZooKeeper is not installed (Debian: apt-get install zookeeperd)")
 
@@ -90,8 +94,19 @@ func (s *server) run() error {
 		return fmt.Errorf("zkd: %w", err)
 	}
 	s.out.Reset()
-	cmd := exec.Command(s.java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dzookeeper.admin.enableServer=false", "-cp", s.jar, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+	classpath, logging := s.jar, []string(nil)
+	if _, err := os.Stat(SimpleLogger); err == nil {
+		// Without a binding ZooKeeper logs nothing: a server that exits
+		// would say nothing of why. Its warnings go to its output, whose
+		// last lines explain a failure.
+		classpath += string(os.PathListSeparator) + SimpleLogger
+		logging = []string{"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+			"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}
+	}
+	args := append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dzookeeper.admin.enableServer=false"},
+		logging...)
+	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
+	cmd := exec.Command(s.java, args...)
 	cmd.Dir = s.dir
 	var out io.Writer = s.out
 	if s.log != nil {
