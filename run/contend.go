@@ -33,10 +33,20 @@ type Faulter interface {
 	Histories() Histories
 }
 
-// ContendOnUnder is Env.Contend on any run: n clients contend under
-// fault f, shaped by ph. A client's cycle is an acquire, a critical
-// section without work and a release — the run's own, if it has one
-// (Cycle, as *Env does: its clients have pause points).
+// ContendOnUnder runs n clients (on members in turn), each acquiring, doing
+// its critical section and releasing in a loop, on any run. With a fault,
+// it is applied once `before` sections have completed and held (see hold)
+// until `during` more complete — or progress stalls, so a fault that stops
+// every client cannot stop the run. After a member fault is undone, every
+// client must do a section again (everyone rejoins; bounded by
+// RegrantWithin), the cut-off member's own clients first, alone. The
+// clients then go on until `after` more sections complete (or progress
+// stalls: the progress check then says what was missing), so every run
+// shows whether the lock recovered. Each client finishes the cycle it is
+// in. Whether the effects happened is the scenario's Effects' to judge,
+// from the history. A client's cycle is an acquire, a critical section
+// without work and a release — the run's own, if it has one (Cycle, as
+// *Env does: its clients have pause points).
 func ContendOnUnder(ctx context.Context, r Faulter, n int, f faults.Fault, ph Phases) error {
 	cycle := func(ctx context.Context, client string) bool { return cycleOn(ctx, r, client, 0, func() {}) }
 	if c, ok := r.(interface {
@@ -104,7 +114,8 @@ func waitLeased(ctx context.Context, r Faulter, clients []string) {
 // cut-off member's clients (bounded by faults.DefaultWait: if they never
 // end, the scenario's effects say so), and then, if there is a `during`
 // phase, until a client the fault did not cut off has completed a section
-// (bounded the same way). names are the run's clients. Then it waits for `during` sections or a stall.
+// (bounded the same way); names are the run's clients. Then it waits for
+// `during` sections or a stall.
 func hold(ctx context.Context, r Faulter, f faults.Fault, in *faults.Injection, sections *tally, ph Phases, names []string) {
 	if f.Kind.CutsOffMember() {
 		member := in.Target()

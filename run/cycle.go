@@ -76,7 +76,7 @@ func SlowHoldersOn(ctx context.Context, r Cycler, work map[string]time.Duration)
 	return nil
 }
 
-// ContendOn is the contention workload without a fault (see Env.Contend)
+// ContendOn is the contention workload without a fault (see ContendOnUnder)
 // on any run: n clients, on the members in turn, acquire, work and release
 // in a loop until after critical sections have completed, or progress
 // stalls.

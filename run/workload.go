@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock/resource"
 )
 
@@ -30,22 +29,6 @@ func (e *Env) SlowHolders(ctx context.Context, work map[string]time.Duration) er
 type Phases struct {
 	Before, During, After int64
 	UntilLeasesGone       bool
-}
-
-// Contend runs n clients (on members in turn), each acquiring, doing its
-// critical section and releasing in a loop. With a fault, it is applied once
-// `before` sections have completed and held (see hold) until `during` more
-// complete — or progress stalls, so a fault that stops every client cannot
-// stop the run. After a member fault is undone, every client must do a
-// section again (everyone rejoins; bounded by RegrantWithin), the member's
-// own clients first, alone. The clients then go on until `after` more
-// sections complete (or progress stalls: the
-// progress check then says what was missing), so every run shows whether
-// the lock recovered. Each client finishes the cycle it is in. Whether the
-// effects happened is the scenario's Effects' to judge, from the history.
-// ContendOnUnder runs the same on any store.
-func (e *Env) Contend(ctx context.Context, n int, f faults.Fault, ph Phases) error {
-	return ContendOnUnder(ctx, e, n, f, ph)
 }
 
 // Cycle is one client's acquire → critical section → release, with its

@@ -60,7 +60,7 @@ func (h *herd) Acquire(ctx context.Context) (g lock.Grant, err error) {
 		if lowest {
 			break
 		}
-		if err := h.wait(ctx, ch, node); err != nil {
+		if err := h.wait(ctx, ch); err != nil {
 			return lock.Grant{}, err
 		}
 	}

@@ -30,25 +30,23 @@ func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
 	return nodes{c: c, path: Path(name, opts)}, nil
 }
 
-// wait waits for the watch ch to fire; once ctx ends instead, it deletes
-// node, the waiter's own, and returns ctx's error. A watch the session's
-// end took is that error (see expired).
-func (n nodes) wait(ctx context.Context, ch <-chan zk.Event, node string) error {
+// wait waits for the watch ch to fire, or for ctx to end (its error; the
+// acquire then drops its node). A watch the session's end took is that
+// error (see expired).
+func (n nodes) wait(ctx context.Context, ch <-chan zk.Event) error {
 	select {
 	case ev := <-ch:
 		return expired(ev.Err)
 	case <-ctx.Done():
-		n.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
 		return ctx.Err()
 	}
 }
 
 // grant is the grant of node, now the lowest: its zxid and its session —
 // unless ctx ended meanwhile (a call of ZooKeeper's takes no context):
-// then the caller has moved on, and node is given back.
+// then the caller has moved on, and its error has the acquire drop node.
 func (n nodes) grant(ctx context.Context, node string) (lock.Grant, error) {
 	if err := ctx.Err(); err != nil {
-		n.c.Delete(node, -1) //nolint:errcheck // given up: its node goes, or its session takes it
 		return lock.Grant{}, err
 	}
 	ok, st, err := n.c.Exists(node)

@@ -60,7 +60,7 @@ func (u *unprotected) Acquire(ctx context.Context) (g lock.Grant, err error) {
 		if !ok {
 			continue
 		}
-		if err := u.wait(ctx, ch, node); err != nil {
+		if err := u.wait(ctx, ch); err != nil {
 			return lock.Grant{}, err
 		}
 	}
