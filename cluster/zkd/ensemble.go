@@ -167,7 +167,7 @@ func (e *Ensemble) waitServing(ctx context.Context, servers ...*server) error {
 			err = fmt.Errorf("waiting for %s to serve: %w", s.name, errExited)
 		}
 		if err != nil {
-			return fmt.Errorf("zkd: %w; its output: %s", err, s.out.Last(5))
+			return fmt.Errorf("zkd: %w; its output: %s", err, exitLines(s.out.String(), 5))
 		}
 	}
 	return nil
@@ -232,11 +232,15 @@ func (e *Ensemble) Kill(i int) { e.servers[i].kill() }
 
 // Restart starts server i again on its data and waits until it serves;
 // one whose process exits first is started again (restartTries in all),
-// its exit's last lines in the error if it never serves.
+// its exit's last lines in the error if it never serves. A transaction
+// log the kill left without its header is removed first (dropTornLogs).
 func (e *Ensemble) Restart(ctx context.Context, i int) error {
 	s := e.servers[i]
 	if s.running() {
 		return nil
+	}
+	if err := dropTornLogs(s.dir); err != nil {
+		return fmt.Errorf("zkd: %s's data: %w", s.name, err)
 	}
 	var err error
 	for range restartTries {
