@@ -32,6 +32,7 @@ const (
 	CrashClient   = Kind(history.FaultCrashClient)   // kill Client as SIGKILL would (its lease lives on to its TTL) and start it again
 	LoseAnswer    = Kind(history.FaultLoseAnswer)    // from Client's next write on, hold its answers; undo drops them (severs its connections) and heals
 	HoldAnswers   = Kind(history.FaultHoldAnswers)   // from Client's next keep-alive on, hold its answers; undo delivers them
+	LoseRequest   = Kind(history.FaultLoseRequest)   // from the request Client sends after its next write, cut its link; undo severs its connections and heals
 )
 
 // Kinds lists every fault kind, in a fixed order, a fresh slice each call.
@@ -39,7 +40,7 @@ func Kinds() []Kind { return slices.Clone(kinds) }
 
 // kinds are every fault kind, in a fixed order.
 var kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
-	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers}
+	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers, LoseRequest}
 
 // Describe says in one line what a fault of kind k does ("" for a kind
 // that is none of the lab's).
@@ -61,6 +62,7 @@ var descriptions = map[Kind]string{
 	CrashClient:   "kill a client as SIGKILL would (its lease lives on to its TTL) and start it again",
 	LoseAnswer:    "from a client's next write on, hold the answers its member sends; dropped when it ends (its connections severed)",
 	HoldAnswers:   "from a client's next keep-alive on, hold the answers its member sends (its requests still arrive); delivered when it ends",
+	LoseRequest:   "from the request a client sends after its next write, cut its link both ways; dropped when it ends (its connections severed)",
 }
 
 // Lease expiry modes.
@@ -107,7 +109,7 @@ func (f Fault) Validate() error {
 		return nil
 	case IsolateMember, KillMember, RestartMember:
 		return need(f.Member != "", "a member")
-	case CutClient, CrashClient, LoseAnswer, HoldAnswers:
+	case CutClient, CrashClient, LoseAnswer, HoldAnswers, LoseRequest:
 		return need(f.Client != "", "a client")
 	case DelayClient:
 		return errors.Join(need(f.Client != "", "a client"), need(f.Delay > 0, "a positive delay"))
@@ -123,7 +125,7 @@ func (f Fault) Validate() error {
 // NeedsOwnedCluster reports whether the kind acts on members, which only a
 // cluster the lab started can do.
 func (k Kind) NeedsOwnedCluster() bool {
-	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers}, k)
+	return !slices.Contains([]Kind{CutClient, DelayClient, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers, LoseRequest}, k)
 }
 
 // CutsOffMember reports whether the kind takes one member away from the

@@ -18,6 +18,7 @@ func TestFaultStrings(t *testing.T) {
 		"delay-client c1 50ms":            {Kind: faults.DelayClient, Client: "c1", Delay: faults.Duration(50 * time.Millisecond)},
 		"crash-client c3":                 {Kind: faults.CrashClient, Client: "c3"},
 		"lose-answer c2":                  {Kind: faults.LoseAnswer, Client: "c2"},
+		"lose-request c2":                 {Kind: faults.LoseRequest, Client: "c2"},
 	}
 	for want, f := range cases {
 		assert.Equal(t, want, f.String())

@@ -237,6 +237,8 @@ func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 		cl.Cut()
 		in.undo = heal
 		return n.c.WaitLeaseGone(ctx, lease)
+	case LoseRequest:
+		return errors.New("the lab cannot tell an etcd client's requests on the wire (ZooKeeper's only: a script's acquire next=lost)")
 	}
 	return fmt.Errorf("unknown fault kind %q", f.Kind)
 }

@@ -62,6 +62,10 @@ const (
 	EffectRejoined EffectKind = "rejoined"
 	// EffectContended: at least half the grants were contested.
 	EffectContended EffectKind = "contended"
+	// EffectRequestLost: Clients[0]'s acquire made its write, then the
+	// request it sent next was lost with its connection, while the acquire
+	// was under way.
+	EffectRequestLost EffectKind = "request-lost"
 	// EffectHeldPastTTL: some holder held the lock longer than TTL while
 	// another client waited.
 	EffectHeldPastTTL EffectKind = "held-past-ttl"

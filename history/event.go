@@ -150,6 +150,10 @@ const (
 	// Client's grant Token before it closed: it replaced Client's Locker
 	// (what closing the old one does to Lost is the lab's doing).
 	ObservedUnfollowed = "lost-unfollowed"
+	// ObservedRequestLost: Client's acquire made its write and was
+	// answered; the request it sent next was held off the store and its
+	// connections severed, the request unanswered (faults.LoseRequest).
+	ObservedRequestLost = "request-lost"
 	// ObservedBadToken: Client's grant (Token, Key) broke lock.Grant's
 	// contract: Token is not the create revision of Key. KeyRevision is the
 	// create revision Key had at revision Token (zero: Key did not exist

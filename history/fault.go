@@ -30,13 +30,14 @@ const (
 	FaultCrashClient   FaultKind = "crash-client"
 	FaultLoseAnswer    FaultKind = "lose-answer"
 	FaultHoldAnswers   FaultKind = "hold-answers"
+	FaultLoseRequest   FaultKind = "lose-request"
 )
 
 // FaultKinds lists every fault kind, in a fixed order.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultPartition, FaultHeal, FaultIsolateMember, FaultIsolateLeader, FaultCutClient,
 		FaultDelayClient, FaultKillMember, FaultRestartMember, FaultKillLeader, FaultMoveLeader,
-		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers}
+		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers, FaultLoseRequest}
 }
 
 // FaultSpec is a fault as a history records it: its kind and what it
@@ -75,7 +76,7 @@ func (f FaultSpec) String() string {
 			return "move-leader"
 		}
 		return "move-leader to " + f.Member
-	case FaultCutClient, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers:
+	case FaultCutClient, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers, FaultLoseRequest:
 		return fmt.Sprintf("%s %s", f.Kind, f.Client)
 	case FaultDelayClient:
 		return fmt.Sprintf("delay-client %s %v", f.Client, time.Duration(f.Delay))
@@ -93,7 +94,8 @@ func (f FaultSpec) String() string {
 // link.
 func (f FaultSpec) HoldsClientLink(client string) bool {
 	switch f.Kind {
-	case FaultCutClient, FaultPauseClient, FaultDelayClient, FaultExpireLease, FaultLoseAnswer, FaultHoldAnswers:
+	case FaultCutClient, FaultPauseClient, FaultDelayClient, FaultExpireLease, FaultLoseAnswer, FaultHoldAnswers,
+		FaultLoseRequest:
 		return client != "" && f.Client == client
 	}
 	return false
@@ -260,7 +262,7 @@ func parseFaultName(name, target string) FaultSpec {
 		s.Member = arg(1)
 	case FaultMoveLeader:
 		s.Member = arg(2) // "move-leader to m2"
-	case FaultCutClient, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers:
+	case FaultCutClient, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers, FaultLoseRequest:
 		s.Client = arg(1)
 	case FaultDelayClient:
 		s.Client = arg(1)

@@ -32,6 +32,7 @@ func TestFaultNamesReadBackAsSpecs(t *testing.T) {
 		{Kind: history.FaultCrashClient, Client: "c3"},
 		{Kind: history.FaultLoseAnswer, Client: "c2"},
 		{Kind: history.FaultHoldAnswers, Client: "c1"},
+		{Kind: history.FaultLoseRequest, Client: "c2"},
 	}
 	kinds := map[history.FaultKind]bool{}
 	for _, spec := range specs {
@@ -106,7 +107,7 @@ func TestFaultCutsOffAndHoldsLinks(t *testing.T) {
 	moved := history.FaultWindow{Spec: history.FaultSpec{Kind: history.FaultMoveLeader, Member: "m3"}}
 	assert.False(t, moved.CutsOff("m3"), "moving the leader cuts nobody off")
 
-	for _, k := range []history.FaultKind{history.FaultCutClient, history.FaultPauseClient, history.FaultDelayClient, history.FaultExpireLease, history.FaultLoseAnswer} {
+	for _, k := range []history.FaultKind{history.FaultCutClient, history.FaultPauseClient, history.FaultDelayClient, history.FaultExpireLease, history.FaultLoseAnswer, history.FaultLoseRequest} {
 		s := history.FaultSpec{Kind: k, Client: "c1"}
 		assert.True(t, s.HoldsClientLink("c1"), "%s holds c1's link", k)
 		assert.False(t, s.HoldsClientLink("c2"), "%s holds only its own client's link", k)

@@ -61,7 +61,7 @@ func reaches(w history.FaultWindow, client string, members map[string]bool) bool
 	case history.FaultHeal:
 		return false
 	case history.FaultCutClient, history.FaultDelayClient, history.FaultPauseClient, history.FaultCrashClient,
-		history.FaultLoseAnswer, history.FaultExpireLease, history.FaultHoldAnswers:
+		history.FaultLoseAnswer, history.FaultExpireLease, history.FaultHoldAnswers, history.FaultLoseRequest:
 		return w.Spec.Client == "" || w.Spec.Client == client
 	case history.FaultIsolateLeader, history.FaultKillLeader, history.FaultMoveLeader:
 		return true

@@ -96,6 +96,8 @@ func judgeOf(e history.Effect) effect {
 		return askedCutOff(c(0))
 	case history.EffectRejoined:
 		return rejoined(e.Fault)
+	case history.EffectRequestLost:
+		return requestLost(c(0))
 	case history.EffectContended:
 		return contended()
 	case history.EffectHeldPastTTL:

@@ -263,7 +263,7 @@ func excuses(events []history.Event) []span {
 	for _, w := range history.FaultWindows(events) {
 		sp := span{from: w.Start, to: w.Until(), fault: true, window: &w}
 		switch k := w.Spec.Kind; {
-		case !w.Open && (k == history.FaultCutClient || k == history.FaultLoseAnswer):
+		case !w.Open && (k == history.FaultCutClient || k == history.FaultLoseAnswer || k == history.FaultLoseRequest):
 			sp.link = w.Spec.Client
 		case k == history.FaultDelayClient && w.Spec.Delay > 0:
 			sp.link, sp.delay = w.Spec.Client, w.Spec.Delay

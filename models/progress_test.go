@@ -80,6 +80,30 @@ func TestProgressRequiresAGrantAfterTheLastFault(t *testing.T) {
 	assert.Contains(t, r.Progress.Explanation, "No grant after the last fault (kill-leader)")
 }
 
+// A lock held across the heal is granted again from when its holder gave
+// it up, not from the heal: the holder's time is not the lock's delay.
+func TestProgressCountsARegrantFromWhenTheLockCameFree(t *testing.T) {
+	faults := []fault{{name: "lose-request c2", start: 20, end: 30}}
+	h := history.Header{Minimum: &history.Minimum{Grants: 2, RegrantWithin: 500}}
+	held := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 1},
+		{client: "c2", op: A, call: 20, ret: 1500, typ: history.Fail}, // rode the break out to its deadline
+		{client: "c1", op: R, call: 1600, ret: 1610},
+	}
+	quick := append(held, op{client: "c1", op: A, call: 1700, ret: 1800, token: 2})
+	r, err := models.Check(h, build(quick, nil, faults), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Pass, r.Progress.Result, r.Progress.Explanation)
+	assert.Equal(t, models.Pass, r.Liveness.Result, r.Liveness.Explanation)
+	assert.Contains(t, r.Liveness.Explanation, "after the grant held when the last fault (lose-request c2) ended was given up")
+
+	slow := append(held, op{client: "c1", op: A, call: 1700, ret: 2200, token: 2})
+	r, err = models.Check(h, build(slow, nil, faults), time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, models.Fail, r.Progress.Result, "slow once the lock came free")
+	assert.Contains(t, r.Progress.Explanation, "took 600ns after the grant held when the last fault (lose-request c2) ended was given up")
+}
+
 // Liveness: after the last fault, an acquire that waits past the bound
 // while nobody is granted is a lock that keeps the lock for nobody (FAIL,
 // evidence as a safety violation is); one that waits while others are

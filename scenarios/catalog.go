@@ -208,6 +208,21 @@ var catalog = []Scenario{
 		Effects: []Effect{acquireTookEffectUnanswered("c2"), acquireTookEffectUnanswered("c1")},
 	},
 	{
+		Name: "lost-request",
+		Lesson: "c1 holds the lock; c2 asks, and its node — its place in the queue — is made and the answer heard. " +
+			"Then c2's connection breaks under the request it sent next (to read the queue): that request is never " +
+			"answered, and the client reconnects within its session. A lock that gives up with an error must " +
+			"delete its node first; one that rides the break out (it asks again and waits on) cleans up when its " +
+			"deadline passes. go-zookeeper's Lock returns the connection's error and leaves its node: under a " +
+			"session that lives on, it holds the lock for nobody, and c1, asking again after its release, waits " +
+			"behind it for as long as that session lives — the liveness check catches the wedge. The request is " +
+			"held off the wire from the one after the write, so the break comes at the same step on every run.",
+		Members: 3, TTL: lostAcquireTTL, script: "lost-request.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
+		Stores:  ZooKeeperOnly,
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2, RegrantWithin: int64(run.RegrantWithin(lostAcquireTTL))},
+		Effects: []Effect{requestLost("c2")},
+	},
+	{
 		Name:    "link-blip",
 		seconds: 15,
 		Lesson: "c1's link fails one way for 1.2 s — well under its lease's 3 s TTL — from its next keep-alive, while " +

@@ -92,6 +92,10 @@ func rejoined(kind faults.Kind) Effect {
 	return Effect{Kind: history.EffectRejoined, Fault: history.FaultKind(kind)}
 }
 
+func requestLost(client string) Effect {
+	return Effect{Kind: history.EffectRequestLost, Clients: []string{client}}
+}
+
 func contended() Effect { return Effect{Kind: history.EffectContended} }
 
 func heldPastTTL(ttl time.Duration) Effect {

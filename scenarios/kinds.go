@@ -49,6 +49,8 @@ var (
 	// EtcdAndZooKeeper: its faults are etcd's and ZooKeeper's (an answer
 	// lost off the wire, a session ended by its timeout).
 	EtcdAndZooKeeper = Stores{EtcdLock, ZooKeeperLock}
+	// ZooKeeperOnly: a lesson of ZooKeeper's (a request lost off its wire).
+	ZooKeeperOnly = Stores{ZooKeeperLock}
 )
 
 // For reports whether the lessons are for a lock of kind k. No kinds at

@@ -92,7 +92,8 @@ func FromScript(name, file, text string) (Scenario, error) {
 // failover is Redis's; a lease revoked, a member killed or isolated, a
 // release's answer lost, answers held back, a holder told are etcd's; an
 // acquire's answer lost and a lease let lapse are etcd's and ZooKeeper's;
-// a script of none of these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
+// the request after an acquire's write lost is ZooKeeper's (the lab tells
+// requests on its wire alone); a script of none of these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
 // on every store.
 func storesOf(steps []script.Step) Stores {
 	etcd, zookeeper := false, false
@@ -100,6 +101,8 @@ func storesOf(steps []script.Step) Stores {
 		switch c := st.Cmd; {
 		case c.Name == "failover":
 			return RedisOnly
+		case c.Name == "acquire" && c.Next != "":
+			return ZooKeeperOnly
 		case c.Name == "acquire" && c.Answer != "", c.Name == "expire" && c.Mode == faults.ModeLapse:
 			zookeeper = true
 		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers", "wait-told"}, c.Name), c.Answer != "":

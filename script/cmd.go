@@ -24,9 +24,10 @@ type Cmd struct {
 	Client string
 	// Member is client's and isolate's member=; At is pause's at= (a pause point);
 	// Mode is expire's mode= (revoke or lapse, "" for revoke); Answer is
-	// acquire's or release's answer= ("lost"), Grant release's grant= (a
+	// acquire's or release's answer= ("lost"), Next acquire's next=
+	// ("lost": the request after its write), Grant release's grant= (a
 	// token label, t1).
-	Member, At, Mode, Answer, Grant string
+	Member, At, Mode, Answer, Next, Grant string
 	// Async: the step runs in the background (its outcome is awaited).
 	Async bool
 	// Members and TTL are setup's members= and ttl= (0: not given).
@@ -93,6 +94,7 @@ var checks = map[string]check{
 	"at":      oneOf(resource.AfterAcquire, resource.BeforeWrite, resource.BeforeRelease, cluster.AnyPoint),
 	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),
 	"answer":  oneOf("lost"),
+	"next":    oneOf("lost"),
 	"grant":   numbered("t", "a grant's token label"),
 	"for":     positiveDuration,
 	"work":    positiveDuration,
@@ -112,7 +114,7 @@ func positiveDuration(v string) error {
 var specs = map[string]spec{
 	"setup":           {keys: []string{"members", "ttl"}},
 	"client":          {client: true, keys: []string{"member"}},
-	"acquire":         {client: true, keys: []string{"answer"}, flags: []string{"async"}},
+	"acquire":         {client: true, keys: []string{"answer", "next"}, flags: []string{"async"}},
 	"cs":              {client: true, keys: []string{"work"}, flags: []string{"async"}},
 	"release":         {client: true, keys: []string{"answer", "grant"}, flags: []string{"async"}},
 	"await":           {client: true},
@@ -197,10 +199,12 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 	switch {
 	case kv["answer"] != "" && name == "acquire" && c.Async:
 		return Cmd{}, fmt.Errorf("%s: answer=lost waits for the server to show the acquire's key, in the foreground: it takes no async", name)
+	case kv["next"] != "" && (c.Async || kv["answer"] != ""):
+		return Cmd{}, fmt.Errorf("%s: next=lost waits for the request after the acquire's write, in the foreground: it takes no async or answer=", name)
 	case kv["answer"] != "" && (kv["grant"] != "" || c.Async):
 		return Cmd{}, fmt.Errorf("%s: answer=lost releases the latest grant, in the foreground: it takes no grant= or async", name)
 	}
-	c.Member, c.At, c.Mode, c.Answer, c.Grant = kv["member"], kv["at"], kv["mode"], kv["answer"], kv["grant"]
+	c.Member, c.At, c.Mode, c.Answer, c.Next, c.Grant = kv["member"], kv["at"], kv["mode"], kv["answer"], kv["next"], kv["grant"]
 	c.For, _ = time.ParseDuration(cmp.Or(kv["for"], "0"))
 	c.Work, _ = time.ParseDuration(cmp.Or(kv["work"], "0"))
 	c.By, _ = time.ParseDuration(cmp.Or(kv["by"], "0"))
@@ -233,7 +237,7 @@ func (c Cmd) String() string {
 	}
 	for _, kv := range [][2]string{
 		{"members", itoa(c.Members)}, {"ttl", itoa(c.TTL)}, {"member", c.Member}, {"at", c.At},
-		{"mode", c.Mode}, {"answer", c.Answer}, {"grant", c.Grant}, {"for", durationOrEmpty(c.For)},
+		{"mode", c.Mode}, {"answer", c.Answer}, {"next", c.Next}, {"grant", c.Grant}, {"for", durationOrEmpty(c.For)},
 		{"work", durationOrEmpty(c.Work)}, {"by", durationOrEmpty(c.By)},
 	} {
 		if kv[1] != "" {

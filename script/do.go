@@ -55,6 +55,13 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		if c.Answer != "" {
 			return e.AcquireAnswerLost(ctx, c.Client)
 		}
+		if c.Next != "" {
+			l, ok := as[RequestLosing](e)
+			if !ok {
+				return run.Outcome{}, errors.New("acquire next=lost: the lab cannot tell a client's requests on the wire on this store")
+			}
+			return l.AcquireNextLost(ctx, c.Client)
+		}
 		return maybeAsync(ctx, e, c, e.Acquire, run.DoingAcquire)
 	case "cs":
 		return maybeAsync(ctx, e, c, func(ctx context.Context, client string) (run.Outcome, error) {

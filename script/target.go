@@ -80,6 +80,13 @@ type AnswerHolding interface {
 	HoldAnswers(ctx context.Context, client string, d time.Duration) (run.Outcome, error)
 }
 
+// A RequestLosing store can lose the request a client's acquire sends
+// after its write, with the client's connections (acquire next=lost): the
+// write made and answered, the request after it never arrives.
+type RequestLosing interface {
+	AcquireNextLost(ctx context.Context, client string) (run.Outcome, error)
+}
+
 // A Telling store follows each grant's Grant.Lost: WaitTold waits, for at
 // most history.LostGrace, until the lock tells client its lease is gone
 // (the `wait-told` command).

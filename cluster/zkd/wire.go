@@ -24,6 +24,17 @@ func Writes() func([]byte) bool {
 	return func(b []byte) bool { return read(b) > 0 }
 }
 
+// Requests returns a reader of one client connection's requests, fed each
+// read of what the client sends, in order: it reports whether that read
+// holds the header of a request its client waits on an answer to — one of
+// xid zero or more. ZooKeeper's special xids are negative: a ping (-2),
+// authentication (-4), the watches set again on a new connection (-8).
+// The connect request, the first frame, is none either.
+func Requests() func([]byte) bool {
+	read := frames(12, func(head []byte) bool { return int32(binary.BigEndian.Uint32(head[4:])) >= 0 })
+	return func(b []byte) bool { return read(b) > 0 }
+}
+
 // Notifications returns a reader of one client connection's answers, fed
 // each read of what the server sends, in order: it says how many watch
 // notifications (a node changed, or its children did) that read

@@ -46,6 +46,21 @@ func TestWritesAreSpottedOffTheWire(t *testing.T) {
 	}
 }
 
+// A request the client waits on is spotted, a read or a write; a ping,
+// authentication, the watches set again and the connect request are not.
+func TestRequestsAreSpottedOffTheWire(t *testing.T) {
+	connect := binary.BigEndian.AppendUint32(nil, 12)
+	connect = append(connect, frame(3, 8, 4)[4:]...) // a body that looks like a request: not a header
+	spot := zkd.Requests()
+	assert.False(t, spot(connect), "the connect request")
+	assert.False(t, spot(append(append(frame(-2, 11, 0), frame(-4, 100, 8)...), frame(-8, 101, 12)...)))
+	children := frame(4, 8, 20)
+	assert.False(t, spot(children[:7]), "half a header")
+	assert.True(t, spot(children[7:]), "the read that completes it")
+	assert.True(t, spot(frame(5, 1, 30)), "a create")
+	assert.True(t, spot(frame(0, 3, 10)), "xid zero")
+}
+
 // answer is one frame as the server sends it: length, xid, zxid, err and
 // a body.
 func answer(xid int32, body int) []byte {

@@ -195,6 +195,8 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		shows = "redis-setnx"
 	case s.Stores.For(scenarios.RedlockLock):
 		shows = "redlock"
+	case s.Stores.For(scenarios.ZooKeeperLock):
+		shows = "zk-herd" // zk-lock's documented FAIL is a lesson of ZooKeeper's own (lost-request)
 	}
 	fmt.Fprintf(w, "\nStep by step (the scenario's script; each step's output is what %s shows):\n", shows)
 	for _, st := range steps {

@@ -31,17 +31,28 @@ type LostAnswers interface {
 
 // spots reads c's requests for its writes, where the store can (see
 // LostAnswers): the first one after c.atWrite is armed holds every answer
-// of c's links from just before it is forwarded on.
+// of c's links from just before it is forwarded on. Where the store also
+// tells requests (LostRequests), the one after an armed acquire
+// next=lost's write is held (nextAfterWrite).
 func (c *client) spots(requests func([]byte)) func([]byte) {
 	if c.writes == nil {
 		return requests
 	}
 	spot := c.writes()
+	var ask func([]byte) bool
+	if c.asks != nil {
+		ask = c.asks()
+	}
 	return func(b []byte) {
-		if b != nil && spot(b) && c.atWrite.CompareAndSwap(true, false) {
-			for _, p := range c.links {
-				p.CutAnswers()
+		if b != nil {
+			write := spot(b)
+			asked := ask != nil && ask(b)
+			if write && c.atWrite.CompareAndSwap(true, false) {
+				for _, p := range c.links {
+					p.CutAnswers()
+				}
 			}
+			c.nextAfterWrite(write, asked)
 		}
 		requests(b)
 	}
@@ -58,37 +69,15 @@ func (e *Engine) AcquireAnswerLost(ctx context.Context, name string) (run.Outcom
 	if !ok {
 		return run.Outcome{}, e.NotHere("acquire answer=lost", "the lab cannot tell its writes on the wire")
 	}
-	c, err := e.client(name)
+	c, err := e.lostReady(name, "acquire answer=lost")
 	if err != nil {
 		return run.Outcome{}, err
-	}
-	c.mu.Lock()
-	held := c.held
-	c.mu.Unlock()
-	switch {
-	case held:
-		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %s already holds the lock", name)
-	case c.async.Pending():
-		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %s has a background step under way (await it first)", name)
 	}
 	mark, err := la.Mark(ctx)
 	if err != nil {
 		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %w", err)
 	}
-	in, err := e.windows.Apply(ctx, faults.Fault{Kind: faults.LoseAnswer, Client: name}, func(_ context.Context, in *faults.Injection) error {
-		c.atWrite.Store(true)
-		in.SetUndo(func(context.Context) error {
-			// The answers held are never delivered: the connections break
-			// with them, and the links heal for what comes next.
-			c.atWrite.Store(false)
-			for _, p := range c.links {
-				p.Sever()
-			}
-			c.heal()
-			return nil
-		})
-		return nil
-	})
+	in, err := e.armSevered(ctx, faults.LoseAnswer, c, func(on bool) { c.atWrite.Store(on) })
 	if err != nil {
 		return run.Outcome{}, err
 	}
@@ -112,4 +101,23 @@ func (e *Engine) AcquireAnswerLost(ctx context.Context, name string) (run.Outcom
 	}
 	out.Effected = true
 	return out, nil
+}
+
+// armSevered applies a fault of kind to c that arm(true) sets off on c's
+// wire; its undo disarms it, severs c's connections — what they held is
+// never delivered: they break with it — and heals c's links for what
+// comes next.
+func (e *Engine) armSevered(ctx context.Context, kind faults.Kind, c *client, arm func(on bool)) (*faults.Injection, error) {
+	return e.windows.Apply(ctx, faults.Fault{Kind: kind, Client: c.name}, func(_ context.Context, in *faults.Injection) error {
+		arm(true)
+		in.SetUndo(func(context.Context) error {
+			arm(false)
+			for _, p := range c.links {
+				p.Sever()
+			}
+			c.heal()
+			return nil
+		})
+		return nil
+	})
 }

@@ -34,6 +34,12 @@ type client struct {
 	// answer from then on (AcquireAnswerLost).
 	writes  func() func([]byte) bool
 	atWrite atomic.Bool
+	// asks reads a connection's requests for those its client waits on
+	// (nil: the store cannot tell, see LostRequests); afterWrite is where
+	// an acquire next=lost stands, requestCut closed once it cut.
+	asks       func() func([]byte) bool
+	afterWrite atomic.Int32
+	requestCut chan struct{}
 	// reads reads a connection's answers for the store (nil: it does not,
 	// see AnswerReader).
 	reads func() func([]byte)
@@ -81,6 +87,9 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 	c.gate.OnPark = c.park
 	if la, ok := e.store.(LostAnswers); ok {
 		c.writes = la.Writes
+	}
+	if lr, ok := e.store.(LostRequests); ok {
+		c.asks = lr.Requests
 	}
 	if ar, ok := e.store.(AnswerReader); ok {
 		c.reads = func() func([]byte) { return ar.Answers(name) }

@@ -15,7 +15,9 @@
 //     grant's key and lease that records history.LeaseEnd or a grant gone
 //     through Engine.Histories), Settle, Gone and Left (what wait-lease-gone
 //     and wait-free wait for); and, where it can tell a client's writes
-//     on the wire, LostAnswers (acquire answer=lost: answers.go), and
+//     on the wire, LostAnswers (acquire answer=lost: answers.go), where
+//     it can also tell the requests a client waits on, LostRequests
+//     (acquire next=lost: requests.go), and
 //     where it reads what it answers a client (its session), AnswerReader;
 //   - an Env embedding *Engine that adds what a script.Target needs and
 //     only the store knows: Members, Close and its own faults (Isolate,

@@ -13,6 +13,11 @@ import (
 // the client's first create on.
 func (s store) Writes() func([]byte) bool { return zkd.Writes() }
 
+// Requests reads a client connection's requests for those it waits on an
+// answer to (see zkd.Requests): what loses the request after an
+// acquire's write holds the first of them after the create.
+func (s store) Requests() func([]byte) bool { return zkd.Requests() }
+
 // Mark makes sure the lock's parent node stands — so that a client's
 // first write is its lock node, not the parent a recipe makes on first
 // use — and returns the zxid of its children's last change: a node made

@@ -18,5 +18,6 @@
 //   - faults.go: the ensemble's faults: isolate, kill, expire (mode lapse:
 //     a client's links cut until its session is gone)
 //   - answers.go: a create's answer lost (engine.LostAnswers): writes
-//     spotted off the wire, the node seen on the ensemble
+//     spotted off the wire, the node seen on the ensemble; the request
+//     after it lost (engine.LostRequests): requests spotted off the wire
 package zkrun

@@ -76,3 +76,26 @@ func TestALostCreateIsRiddenOutOnlyByAProtectedNode(t *testing.T) {
 		}
 	}
 }
+
+// lost-request on ZooKeeper: the request c2 sends after its create is held
+// off the wire, then its connection broken with it unanswered. zk-lock
+// (go-zookeeper's Lock) returns the error and leaves its node, which holds
+// the lock for nobody under a session that lives on: liveness FAILs, as
+// documented for it. zk-herd drops its node on the error: PASS.
+func TestARequestLostAfterTheCreateStrandsGoZookeepersLock(t *testing.T) {
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
+	}
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Locks: []string{"zk-lock", "zk-herd"},
+		Scenarios: []string{"lost-request"}, Resources: []string{"fenced"}, Runs: 1, Parallel: 2})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 2)
+	for _, r := range sum.Results {
+		assert.True(t, r.Matches, "%s: %s, expected %s: %s", r.Lock, r.Verdict, r.Expected, r.Error)
+		if r.Lock == "zk-lock" {
+			assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
+				return v.Check == "liveness" && v.Result == models.Fail
+			}), "caught by liveness: %v", r.Checks)
+		}
+	}
+}
