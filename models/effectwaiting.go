@@ -68,7 +68,11 @@ func (tl timeline) gaveUpBefore(client string, queued, gone int64) *history.Oper
 }
 
 // releasedWhileWaiting: holder released the lock after waiter was seen
-// queued: the hand-over the lesson is about was put to the lock.
+// queued, and waiter's acquire had not given up at its deadline before
+// that: the hand-over the lesson is about was put to the lock. A waiter
+// whose deadline passed first (a machine too slow for the lesson's steps)
+// was never handed anything: the run is vacuous, never a PASS — a lock
+// that would have been granted on its ended lease was not asked to.
 func releasedWhileWaiting(holder, waiter string) effect {
 	return effect{
 		name: fmt.Sprintf("%s released the lock while %s waited", holder, waiter),
@@ -78,11 +82,34 @@ func releasedWhileWaiting(holder, waiter string) effect {
 				return fmt.Sprintf("%s was never seen queued", waiter)
 			}
 			for _, op := range tl.releases(holder) {
-				if op.Type == history.Ok && op.Call >= queued {
-					return ""
+				if op.Type != history.Ok || op.Call < queued {
+					continue
 				}
+				if a := tl.timedOutBefore(waiter, queued, op.Call); a != nil {
+					return fmt.Sprintf("%s's acquire reached its deadline at %s and ended, before %s released at %s",
+						waiter, at(a.Deadline), holder, at(op.Call))
+				}
+				return ""
 			}
 			return fmt.Sprintf("%s never released after %s was queued", holder, waiter)
 		},
 	}
+}
+
+// timedOutBefore is client's acquire under way at queued that ended at or
+// after its context's deadline, and before t; nil if none did.
+func (tl timeline) timedOutBefore(client string, queued, t int64) *history.Operation {
+	for i, op := range tl.all {
+		if op.Op != history.Acquire || op.Client != client || op.Call > queued || op.Deadline == 0 {
+			continue
+		}
+		end := op.Return
+		if op.Answered != 0 {
+			end = op.Answered
+		}
+		if end >= op.Deadline && end < t {
+			return &tl.all[i]
+		}
+	}
+	return nil
 }

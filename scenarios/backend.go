@@ -43,9 +43,31 @@ type Backend interface {
 }
 
 // Servers are a backend's servers of the user's own, connected once for a
-// run (see Backend.Connect).
+// run (see Backend.Connect), or servers a Sharing backend starts for one.
 type Servers interface {
 	Close() error
+}
+
+// A Sharing backend shares its servers between the configurations of one
+// run whose scenario faults no member (EngineConfig.FaultsMembers): Share
+// returns them, started when a configuration first asks (nothing is
+// started for a run without its locks), and the run closes them when it
+// ends. Its locks' Store is then given them as own; each configuration
+// keeps under keys of its own there, as on servers of the user's.
+type Sharing interface {
+	Share() Servers
+}
+
+// share is every registered Sharing backend's servers for one run, by the
+// backend's name.
+func share() map[string]Servers {
+	out := map[string]Servers{}
+	for _, b := range Backends() {
+		if s, ok := b.(Sharing); ok {
+			out[b.Name()] = s.Share()
+		}
+	}
+	return out
 }
 
 // BackendLock is one lock of a Backend.
@@ -98,6 +120,9 @@ type EngineConfig struct {
 	Sinks     []history.Sink
 	Resources []string
 	RunID     string
+	// FaultsMembers: the scenario kills, isolates or fails over the
+	// store's members, so its servers are its own, never shared.
+	FaultsMembers bool
 }
 
 var (

@@ -39,3 +39,18 @@ func TestAStoreThatWouldNotStartIsStartedAgain(t *testing.T) {
 	assert.Equal(t, Attempts, st.opens)
 	assert.Len(t, earlier, Attempts-1)
 }
+
+// A scenario that kills, isolates or fails over a member has servers of its
+// own; the others may share theirs.
+func TestOnlyAScenarioThatFaultsNoMemberShares(t *testing.T) {
+	for name, faults := range map[string]bool{
+		"paused-holder": false, "lost-request": false, "isolated-asks": true, "failover": true, "leader-failover": true,
+	} {
+		s, err := Lookup(name)
+		require.NoError(t, err)
+		assert.Equal(t, faults, s.faultsMembers(), name)
+	}
+	s, err := FromScript("mine", "mine.txt", "client c1 member=m1\n----\nx\n\nkill member=m2\n----\nx\n\ncheck\n----\nfenced: PASS\n")
+	require.NoError(t, err)
+	assert.True(t, s.faultsMembers(), "a script of one's own that kills a member")
+}

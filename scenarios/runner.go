@@ -93,6 +93,9 @@ type Config struct {
 	weak map[string][]string
 	// own are the user's servers (Redis), connected once for every run.
 	own Servers
+	// shared are the servers a Sharing backend starts once for the run,
+	// by its name (see Sharing).
+	shared map[string]Servers
 	// shapes are what each etcd lock's grants carry, learnt from one
 	// grant before the runs (shapesOf).
 	shapes map[string]grantShape
@@ -201,6 +204,12 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 		}
 		defer cfg.own.Close()
 	}
+	cfg.shared = share()
+	defer func() {
+		for _, s := range cfg.shared {
+			s.Close()
+		}
+	}()
 	cfg.shapes = shapesOf(ctx, clusters[0], cfg.own, jobs)
 	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
 	sum.Complete = ctx.Err() == nil
@@ -319,7 +328,11 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	}
 	var st Store = etcdStore{c: c, factory: j.factory, shape: cfg.shape(j.lock)}
 	if j.other != nil {
-		st = j.other.Store(cfg.own)
+		own := cfg.own
+		if sh, ok := cfg.shared[string(j.other.Kind)]; ok {
+			own = sh
+		}
+		st = j.other.Store(own)
 	}
 	if why := st.Skip(s); why != "" {
 		return each(func(x *Result) { x.Skipped = why })
@@ -349,7 +362,8 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 		})
 	}
 	env, closeEnv, opened, err := open(ctx, st, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
-		Sinks: rec.sinks, Resources: ran, RunID: fmt.Sprintf("%s-%s-%d", s.Name, SafeName(j.lock), j.seed)})
+		Sinks: rec.sinks, Resources: ran, RunID: fmt.Sprintf("%s-%s-%d", s.Name, SafeName(j.lock), j.seed),
+		FaultsMembers: s.faultsMembers()})
 	if err != nil && ctx.Err() != nil {
 		return interrupted()
 	}

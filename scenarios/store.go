@@ -98,6 +98,19 @@ func shapesOf(ctx context.Context, c *cluster.Cluster, own Servers, jobs []job) 
 	return out
 }
 
+// faultsMembers reports whether s acts on the store's members — by its
+// workload or a step of its script (isolate, kill, failover) — so that its
+// servers cannot be shared with another configuration.
+func (s Scenario) faultsMembers() bool {
+	if s.MemberFaults {
+		return true
+	}
+	steps, err := s.Script()
+	return err != nil || slices.ContainsFunc(steps, func(st script.Step) bool {
+		return slices.Contains([]string{"isolate", "kill", "failover"}, st.Cmd.Name)
+	})
+}
+
 // losesReleaseAnswer reports whether s's script cuts a release's answer
 // (release answer=lost): the lab then watches the grant's key on the
 // server to see the release take effect.

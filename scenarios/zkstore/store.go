@@ -53,7 +53,7 @@ func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 		return scenarios.BackendLock{}, err
 	}
 	l := scenarios.BackendLock{Kind: scenarios.ZooKeeperLock,
-		Store: func(scenarios.Servers) scenarios.Store { return zkStore{exec: f} }}
+		Store: func(own scenarios.Servers) scenarios.Store { return zkStore{exec: f, shared: sharedOf(own)} }}
 	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) {
 		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
 			l, err := f(ens.Addrs(), "preflight", lock.Options{Prefix: "locklab/preflight/"})
@@ -99,7 +99,14 @@ func describe(f zklock.Factory, weak map[string]string) scenarios.BackendLock {
 	}
 	sort.Strings(lessons)
 	return scenarios.BackendLock{Kind: scenarios.ZooKeeperLock, Weak: lessons,
-		Store: func(scenarios.Servers) scenarios.Store { return zkStore{factory: f} }}
+		Store: func(own scenarios.Servers) scenarios.Store { return zkStore{factory: f, shared: sharedOf(own)} }}
+}
+
+// sharedOf is the run's shared ensemble own is (nil: none, each
+// configuration starts its own).
+func sharedOf(own scenarios.Servers) *shared {
+	s, _ := own.(*shared)
+	return s
 }
 
 // preflight has one Locker that open makes acquire and release once on an
@@ -129,11 +136,13 @@ func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(
 	return g.Token != 0, nil
 }
 
-// zkStore runs a configuration on an ensemble of three started for it: of
-// a Go lock (factory) or of a lock run as a process (exec).
+// zkStore runs a configuration on an ensemble of three — the run's shared
+// one, or one started for it when the scenario faults a server or nothing
+// is shared: of a Go lock (factory) or of a lock run as a process (exec).
 type zkStore struct {
 	factory zklock.Factory
 	exec    zklock.ExecFactory
+	shared  *shared
 }
 
 func (zkStore) Skip(scenarios.Scenario) string {
@@ -159,15 +168,25 @@ func (zkStore) Resources(asked []string) ([]string, map[string]string) {
 }
 
 func (st zkStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenarios.Engine, func() error, error) {
-	ens, err := zkd.Start(ctx, members, zkd.Options{})
+	var (
+		ens     *zkd.Ensemble
+		err     error
+		closeIt = func() error { return ens.Close() }
+	)
+	if st.shared != nil && !cfg.FaultsMembers {
+		ens, err = st.shared.get(ctx)
+		cfg.RunID, closeIt = st.shared.runID(cfg.RunID), func() error { return nil }
+	} else {
+		ens, err = zkd.Start(ctx, members, zkd.Options{})
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	env, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: st.factory, Exec: st.exec, TTL: cfg.TTL, RunID: cfg.RunID,
 		Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
 	if err != nil {
-		ens.Close()
+		closeIt()
 		return nil, nil, err
 	}
-	return env, func() error { return errors.Join(env.Close(), ens.Close()) }, nil
+	return env, func() error { return errors.Join(env.Close(), closeIt()) }, nil
 }
