@@ -6,10 +6,10 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// gaveUp: waiter asked while holder held the lock, with a deadline, and
-// its acquire ended without a grant while holder still held it: the lock
-// gave up on waiter's behalf (or the lab stopped waiting for it, its
-// deadline long past) with the lock taken.
+// gaveUp: waiter asked while holder held the lock, with a deadline, was
+// seen waiting, and its acquire ended without a grant while holder still
+// held it: the lock gave up on waiter's behalf (or the lab stopped waiting
+// for it, its deadline long past) with the lock taken.
 func gaveUp(waiter, holder string) effect {
 	return effect{
 		name: fmt.Sprintf("%s's acquire gave up at its deadline while %s held the lock", waiter, holder),
@@ -20,9 +20,18 @@ func gaveUp(waiter, holder string) effect {
 					continue
 				}
 				for _, g := range tl.grants(holder) {
-					if g.Return <= op.Call && heldUntil(tl, g) >= op.Answered {
-						return ""
+					if g.Return > op.Call || heldUntil(tl, g) < op.Answered {
+						continue
 					}
+					// What the lock leaves behind when it gives up is only
+					// put to it if it was waiting — its key written, its
+					// polls answered — before then: an acquire a slow
+					// machine kept from the server until its deadline left
+					// nothing, and proves nothing.
+					if queued, ok := tl.queuedAt(waiter); !ok || queued < op.Call || queued > op.Answered {
+						return fmt.Sprintf("%s's acquire gave up at %s without having been seen waiting", waiter, at(op.Answered))
+					}
+					return ""
 				}
 			}
 			return fmt.Sprintf("no acquire of %s with a deadline ended without a grant while %s held the lock", waiter, holder)
