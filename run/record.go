@@ -95,7 +95,9 @@ func (hs Histories) badToken(b history.BadToken) {
 	}
 }
 
-func (hs Histories) lost(what, client string, token int64) {
+// ObserveLost records what became of the Grant.Lost of client's grant
+// token (history.ObservedToldLost, or ObservedUnfollowed).
+func (hs Histories) ObserveLost(what, client string, token int64) {
 	for _, h := range hs {
 		h.rec.ObserveLost(what, client, token)
 	}

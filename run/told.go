@@ -30,10 +30,10 @@ func (e *Env) followLost(client string, w *worker, g lock.Grant) {
 	e.following.Go(func() {
 		select {
 		case <-g.Lost:
-			e.runs.lost(history.ObservedToldLost, client, g.Token)
+			e.runs.ObserveLost(history.ObservedToldLost, client, g.Token)
 			close(told)
 		case <-quit:
-			e.runs.lost(history.ObservedUnfollowed, client, g.Token)
+			e.runs.ObserveLost(history.ObservedUnfollowed, client, g.Token)
 		case <-e.monitorCtx.Done():
 		}
 	})

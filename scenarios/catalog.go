@@ -288,9 +288,11 @@ var catalog = []Scenario{
 			"c1 — close its grant's Lost — within two seconds of that, though it cannot reach the server: Lost is how " +
 			"a holder learns that it must stop working under the lock, and a lock that never closes it lets its " +
 			"holder work on, believing it holds, while the next client is granted. etcd's client gives up on a lease " +
-			"a TTL after its last keep-alive answer; a lock whose grants carry no Lost says so, and is not judged " +
-			"(the told-lost check).",
-		Members: 3, TTL: 1, script: "holder-told.txt", Expect: alwaysPass,
+			"a TTL after its last keep-alive answer. On ZooKeeper the lease is the session, and a client cut off " +
+			"from the ensemble hears of its expiry only once it reconnects: a lock must count the session timeout " +
+			"from the disconnect itself (Curator does), not wait for that word (the known-bad zk-deaf). A lock " +
+			"whose grants carry no Lost says so, and is not judged (the told-lost check).",
+		Members: 3, TTL: 1, script: "holder-told.txt", Expect: alwaysPass, Stores: EtcdAndZooKeeper,
 		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
 		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
 	},

@@ -90,7 +90,7 @@ func FromScript(name, file, text string) (Scenario, error) {
 
 // storesOf is where a script of one's own runs, read from its commands: a
 // failover is Redis's; a lease revoked, a member killed or isolated, a
-// release's answer lost, answers held back, a holder told are etcd's; an
+// release's answer lost, answers held back are etcd's; an
 // acquire's answer lost and a lease let lapse are etcd's and ZooKeeper's;
 // the request after an acquire's write lost is ZooKeeper's (the lab tells
 // requests on its wire alone); a script of none of these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
@@ -105,7 +105,7 @@ func storesOf(steps []script.Step) Stores {
 			return ZooKeeperOnly
 		case c.Name == "acquire" && c.Answer != "", c.Name == "expire" && c.Mode == faults.ModeLapse:
 			zookeeper = true
-		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers", "wait-told"}, c.Name), c.Answer != "":
+		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers"}, c.Name), c.Answer != "":
 			etcd = true
 		}
 	}

@@ -6,6 +6,12 @@
 // the node: the session's timeout is the lock's TTL, set on the client's
 // connection by whoever makes it (the lab, for its clients).
 //
+// Beside it, the lab's own recipes: zk-herd (every waiter watching the
+// lock's children), the known-bad zk-unprotected (a lost create asked again
+// without a GUID) and zk-deaf (told of a lost session only by ZooKeeper's
+// word). Their grants carry a Lost (told.go) closed once the client has had
+// no session for a session timeout; zk-lock's, as it ships, carry none.
+//
 // They keep package lock's contract: a Factory is a lock.Factory of the
 // client's own *zk.Conn.
 package zklock

@@ -23,6 +23,15 @@ func NewHerd(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
 	return &herd{n}, err
 }
 
+// NewDeaf is zk-deaf, known-bad: zk-herd whose Lost waits for ZooKeeper's
+// word that the session expired, which a client cut off from the ensemble
+// hears only once it reconnects.
+func NewDeaf(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
+	n, err := newNodes(c, name, opts)
+	n.deaf = true
+	return &herd{n}, err
+}
+
 // Acquire creates its node and waits, by a watch on the lock's children,
 // until its node is the lowest; or, once ctx ends or a request fails,
 // deletes its node and returns the error.

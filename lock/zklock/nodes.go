@@ -14,10 +14,15 @@ import (
 
 // nodes is what the lab's own recipes (zk-herd, zk-unprotected) share:
 // their connection, the lock's path, waiting on a watch, reading a grant
-// and releasing it.
+// (with the Lost it tells its holder by: tells) and releasing it.
 type nodes struct {
 	c    *zk.Conn
 	path string
+	// timeout is the session's (the options' TTL); deaf: Lost waits for
+	// ZooKeeper's word of the expiry (zk-deaf, known-bad).
+	timeout time.Duration
+	deaf    bool
+	tells   *tells
 }
 
 func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
@@ -27,7 +32,11 @@ func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = lock.DefaultPrefix
 	}
-	return nodes{c: c, path: Path(name, opts)}, nil
+	ttl := opts.TTL
+	if ttl == 0 {
+		ttl = lock.DefaultTTL
+	}
+	return nodes{c: c, path: Path(name, opts), timeout: time.Duration(ttl) * time.Second, tells: &tells{}}, nil
 }
 
 // wait waits for the watch ch to fire, or for ctx to end (its error; the
@@ -56,7 +65,8 @@ func (n nodes) grant(ctx context.Context, node string) (lock.Grant, error) {
 	case !ok:
 		return lock.Grant{}, fmt.Errorf("zklock: granted, but %s is gone", node)
 	}
-	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner}, nil
+	lost := n.tells.follow(n.c, st.EphemeralOwner, st.Czxid, n.timeout, n.deaf)
+	return lock.Grant{Key: node, Token: st.Czxid, Lease: st.EphemeralOwner, Lost: lost}, nil
 }
 
 // Release deletes g's node; one already gone is lock.ErrNotHeld (see
@@ -65,6 +75,7 @@ func (n nodes) Release(ctx context.Context, g lock.Grant) error {
 	if g.Key == "" {
 		return lock.ErrNotHeld
 	}
+	n.tells.stop(g.Token)
 	return n.remove(ctx, g.Key)
 }
 
@@ -110,8 +121,11 @@ func (n nodes) remove(ctx context.Context, node string) error {
 // redeleteEvery is how often a release whose connection broke asks again.
 const redeleteEvery = 50 * time.Millisecond
 
-// Close does nothing: the connection is its maker's.
-func (nodes) Close() error { return nil }
+// Close stops following its grants; the connection is its maker's.
+func (n nodes) Close() error {
+	n.tells.stopAll()
+	return nil
+}
 
 // MakePath creates path and its parents where missing, as persistent
 // nodes anyone may use.

@@ -55,6 +55,18 @@ var locks = []Lock{
 			Scenarios: []string{"lost-acquire"},
 			Check:     "liveness",
 		}},
+	{Name: "zk-deaf", Factory: NewDeaf,
+		About: "zk-herd told of a lost session only by ZooKeeper's word of its expiry: known-bad",
+		Bad: &lock.Regression{
+			Name: "zk-deaf",
+			Bug: "tells its holder the lock is lost (Grant.Lost) only when ZooKeeper says the session expired — which " +
+				"a client cut off from the ensemble hears only once it reconnects: the holder works on, told nothing, " +
+				"while the ensemble has ended its session and granted the next client (Curator counts the session " +
+				"timeout from the disconnect instead)",
+			Link:      "https://cwiki.apache.org/confluence/display/ZOOKEEPER/FAQ",
+			Scenarios: []string{"holder-told"},
+			Check:     "told-lost",
+		}},
 }
 
 // Locks lists the ZooKeeper locks, the ones people use first, then the

@@ -63,6 +63,9 @@ type client struct {
 	crashes      int
 	paused       *faults.Injection // the pause on the timeline (nil: none)
 	pausing      chan pauseResult  // the pause being applied, until WaitPaused
+	// told closes when the newest grant's Lost has (nil: it has none);
+	// quit closes when the Locker is replaced (told.go).
+	told, quit chan struct{}
 	// notes are the values of the grants the store follows for this
 	// client, each with its note: a request carrying one is a keep-alive.
 	notes map[string]func(time.Time)
@@ -119,9 +122,12 @@ func (e *Engine) renew(c *client) error {
 		return fmt.Errorf("making the lock for %s: %w", c.name, err)
 	}
 	c.mu.Lock()
-	oldLocker, oldDone := c.locker, c.done
-	c.locker, c.done = l, done
+	oldLocker, oldDone, oldQuit := c.locker, c.done, c.quit
+	c.locker, c.done, c.quit = l, done, make(chan struct{})
 	c.mu.Unlock()
+	if oldQuit != nil {
+		close(oldQuit) // what closing the old Locker does to its Lost is the lab's doing
+	}
 	if oldLocker != nil {
 		oldLocker.Close()
 	}

@@ -90,6 +90,10 @@ type Engine struct {
 
 	stop context.CancelFunc
 	done chan struct{}
+	// watching ends when the run finishes; following are the goroutines
+	// following grants' Lost (told.go).
+	watching  context.Context
+	following sync.WaitGroup
 }
 
 // SweepEvery is how often the store's Sweep looks at its grants.
@@ -125,7 +129,7 @@ func New(cfg Config) (*Engine, error) {
 		e.hs.Fault(ev.ID, ev.Phase == faults.Start, ev.Spec(), ev.Target, ev.Err)
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
-	e.stop, e.done = cancel, make(chan struct{})
+	e.stop, e.done, e.watching = cancel, make(chan struct{}), ctx
 	go func() {
 		defer close(e.done)
 		var wg sync.WaitGroup
@@ -197,6 +201,7 @@ func (e *Engine) Finish(ctx context.Context, settle func(context.Context)) error
 	_, herr := e.Heal(ctx)
 	e.stop()
 	<-e.done
+	e.following.Wait()
 	if settle != nil {
 		settle(ctx)
 	}

@@ -68,7 +68,8 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	}
 	lease, renewed := e.store.Follow(name, g)
 	g.Lease = lease
-	e.hs.Complete(ids, nil, history.Event{Token: g.Token, Lease: lease})
+	e.hs.Complete(ids, nil, history.Event{Token: g.Token, Lease: lease, Tells: g.Lost != nil})
+	e.followLost(c, g)
 	label := e.tokens.Label(g.Token)
 	c.mu.Lock()
 	c.grant, c.lease, c.held = g, lease, true
