@@ -2,55 +2,45 @@ package run
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 )
 
-// followLost follows g's Grant.Lost, client's newest grant: when it closes
-// — the lock telling its holder the lease is gone — the lab records it
-// (history.ObservedToldLost) and WaitTold hears of it. It stops following
-// when the run's monitor stops (before the final value is recorded) or the
-// lab replaces client's Locker (w.quit: closing a Locker may close Lost,
-// and that is the lab's doing, not the lock telling), which it records
-// (history.ObservedUnfollowed).
-func (e *Env) followLost(client string, w *worker, g lock.Grant) {
-	var told chan struct{}
-	if g.Lost != nil {
-		told = make(chan struct{})
+// FollowLost follows g's Grant.Lost, client's newest grant, on wg, and
+// returns what WaitToldOn waits on (nil when g has no Lost: its lock cannot
+// tell). When Lost closes — the lock telling its holder the lease is gone
+// — hs records it (history.ObservedToldLost) and the channel closes. It
+// stops following when stop ends (the run's watchers stopping, before the
+// final value is recorded) or quit does: the lab replaced client's Locker
+// (closing a Locker may close Lost, and that is the lab's doing, not the
+// lock telling), which hs records (history.ObservedUnfollowed).
+func FollowLost(wg *sync.WaitGroup, hs Histories, client string, g lock.Grant, quit, stop <-chan struct{}) chan struct{} {
+	if g.Lost == nil {
+		return nil
 	}
-	e.mu.Lock()
-	w.told = told
-	quit := w.quit
-	e.mu.Unlock()
-	if told == nil {
-		return
-	}
-	e.following.Go(func() {
+	told := make(chan struct{})
+	wg.Go(func() {
 		select {
 		case <-g.Lost:
-			e.runs.ObserveLost(history.ObservedToldLost, client, g.Token)
+			hs.ObserveLost(history.ObservedToldLost, client, g.Token)
 			close(told)
 		case <-quit:
-			e.runs.ObserveLost(history.ObservedUnfollowed, client, g.Token)
-		case <-e.monitorCtx.Done():
+			hs.ObserveLost(history.ObservedUnfollowed, client, g.Token)
+		case <-stop:
 		}
 	})
+	return told
 }
 
-// WaitTold waits until the Grant.Lost of client's newest grant closes, for
-// at most history.LostGrace: the lock tells its holder that its lease is
-// gone (run it once the server has ended the lease: wait-lease-gone). A
-// lock whose grants carry no Lost cannot tell, and says so at once.
-func (e *Env) WaitTold(ctx context.Context, client string) (Outcome, error) {
-	w, err := e.worker(client)
-	if err != nil {
-		return Outcome{}, err
-	}
-	e.mu.Lock()
-	g, told := w.grant, w.told
-	e.mu.Unlock()
+// WaitToldOn waits until told — FollowLost's for client's newest grant g —
+// closes, for at most history.LostGrace: the lock tells its holder that
+// its lease is gone (run it once the server has ended the lease:
+// wait-lease-gone). A lock whose grants carry no Lost cannot tell, and
+// says so at once.
+func WaitToldOn(ctx context.Context, client string, g lock.Grant, told <-chan struct{}) (Outcome, error) {
 	if g.Lost == nil || told == nil {
 		return Outcome{Kind: CannotTell, Client: client}, nil // no grant yet, or none that can tell
 	}
@@ -64,4 +54,29 @@ func (e *Env) WaitTold(ctx context.Context, client string) (Outcome, error) {
 	case <-ctx.Done():
 		return Outcome{}, ctx.Err()
 	}
+}
+
+// followLost follows g's Grant.Lost, client's newest grant (FollowLost),
+// until the run's monitor stops or the lab replaces client's Locker.
+func (e *Env) followLost(client string, w *worker, g lock.Grant) {
+	e.mu.Lock()
+	quit := w.quit
+	e.mu.Unlock()
+	told := FollowLost(&e.following, e.runs, client, g, quit, e.monitorCtx.Done())
+	e.mu.Lock()
+	w.told = told
+	e.mu.Unlock()
+}
+
+// WaitTold waits until the lock tells client that its newest grant's
+// lease is gone (WaitToldOn).
+func (e *Env) WaitTold(ctx context.Context, client string) (Outcome, error) {
+	w, err := e.worker(client)
+	if err != nil {
+		return Outcome{}, err
+	}
+	e.mu.Lock()
+	g, told := w.grant, w.told
+	e.mu.Unlock()
+	return WaitToldOn(ctx, client, g, told)
 }
