@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/script"
 )
 
@@ -369,7 +370,7 @@ func open(ctx context.Context, cfg Config, runID string, ttl int) (Engine, error
 	if cfg.Open != nil {
 		return cfg.Open(ctx, runID, ttl)
 	}
-	env, err := run.New(run.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl), RunID: runID})
+	env, err := etcdrun.New(etcdrun.Config{Cluster: cfg.Cluster, Factory: cfg.Factory, TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl), RunID: runID})
 	if err != nil {
 		return nil, err
 	}

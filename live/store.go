@@ -9,7 +9,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 )
@@ -56,7 +56,7 @@ func (s etcdStore) Open(_ context.Context, name, runID string, ttl int) (Engine,
 	if !ok {
 		return nil, unknownLock(s, name)
 	}
-	env, err := run.New(run.Config{Cluster: s.c, Factory: f, TTL: ttl, RunID: runID})
+	env, err := etcdrun.New(etcdrun.Config{Cluster: s.c, Factory: f, TTL: ttl, RunID: runID})
 	if err != nil {
 		return nil, err
 	}

@@ -144,4 +144,5 @@ func hold(ctx context.Context, r Faulter, f faults.Fault, in *faults.Injection, 
 	sections.waitFor(ctx, ph.During, stallWait(r))
 }
 
-var _ Faulter = (*Env)(nil)
+// leasePoll is how often a workload looks again at the clients' leases.
+const leasePoll = 20 * time.Millisecond

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
@@ -17,23 +18,31 @@ import (
 var ErrIgnoredDeadline = fmt.Errorf("lock: Acquire had not returned %v after its context's deadline: "+
 	"it must return the context's error once the context ends", history.DeadlineWait)
 
-// errStuck: a step of a client whose Locker is still in an Acquire the lab
-// stopped waiting for.
-var errStuck = errors.New("its Locker is still in the Acquire that ignored its deadline, so the lab cannot use it")
+// ErrStuck is the answer to a step of a client whose Locker is still in an
+// Acquire the lab stopped waiting for.
+var ErrStuck = errors.New("its Locker is still in the Acquire that ignored its deadline, so the lab cannot use it")
 
-// lockerAcquire calls w's Locker's Acquire with actx and waits for the
-// answer until deadline (actx's, or later for a lock run as a process: see
-// process.StopAllowance) and history.DeadlineWait after. A lock that has not
-// answered by then ignores its context: the lab stops waiting
-// (ErrIgnoredDeadline) and does not use w's Locker again — w is stuck —
-// until a crash gives the client a new one; Close waits for the call.
-func (e *Env) lockerAcquire(actx context.Context, w *worker, deadline time.Time) (lock.Grant, error) {
+// Abandoned are the Acquire calls a run stopped waiting for: a lock that
+// ignores its context's deadline must not hang the run, and nothing of it
+// may outlive the run either. The zero value is ready to use.
+type Abandoned struct {
+	mu    sync.Mutex
+	calls []<-chan struct{}
+}
+
+// Acquire calls l.Acquire with actx and waits for its answer until
+// deadline (actx's, or later for a lock run as a process: see
+// process.StopAllowance) and history.DeadlineWait after. A lock that has
+// not answered by then ignores its context: the lab stops waiting and
+// answers ErrIgnoredDeadline; the caller must not use l again (its client
+// is stuck until a crash gives it a new Locker), and Wait waits for the
+// call.
+func (a *Abandoned) Acquire(actx context.Context, l lock.Locker, deadline time.Time) (lock.Grant, error) {
 	type answer struct {
 		g   lock.Grant
 		err error
 	}
 	ch := make(chan answer, 1)
-	l := w.locker
 	go func() {
 		g, err := l.Acquire(actx)
 		ch <- answer{g, err}
@@ -41,8 +50,8 @@ func (e *Env) lockerAcquire(actx context.Context, w *worker, deadline time.Time)
 	timer := time.NewTimer(time.Until(deadline) + history.DeadlineWait)
 	defer timer.Stop()
 	select {
-	case a := <-ch:
-		return a.g, a.err
+	case r := <-ch:
+		return r.g, r.err
 	case <-timer.C:
 	}
 	done := make(chan struct{})
@@ -50,31 +59,20 @@ func (e *Env) lockerAcquire(actx context.Context, w *worker, deadline time.Time)
 		<-ch
 		close(done)
 	}()
-	e.mu.Lock()
-	w.stuck = true
-	e.abandoned = append(e.abandoned, done)
-	e.mu.Unlock()
+	a.mu.Lock()
+	a.calls = append(a.calls, done)
+	a.mu.Unlock()
 	return lock.Grant{}, ErrIgnoredDeadline
 }
 
-// checkStuck is errStuck, naming client, if its Locker is stuck.
-func (e *Env) checkStuck(w *worker) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if w.stuck {
-		return fmt.Errorf("client %s: %w", w.name, errStuck)
-	}
-	return nil
-}
-
-// waitAbandoned waits, until ctx ends, for the Acquire calls the lab
-// stopped waiting for (their Lockers and clients closed by now, which ends
-// what they wait for): nothing of the run outlives it.
-func (e *Env) waitAbandoned(ctx context.Context) error {
-	e.mu.Lock()
-	calls := e.abandoned
-	e.abandoned = nil
-	e.mu.Unlock()
+// Wait waits, until ctx ends, for the Acquire calls the lab stopped
+// waiting for (their Lockers closed by now, which ends what they wait
+// for): nothing of the run outlives it.
+func (a *Abandoned) Wait(ctx context.Context) error {
+	a.mu.Lock()
+	calls := a.calls
+	a.calls = nil
+	a.mu.Unlock()
 	for _, done := range calls {
 		select {
 		case <-done:

@@ -1,25 +1,28 @@
-// Package run is one run of a lock on one cluster: its clients and their
-// lockers, the three protected resources and one history per resource,
-// all on one clock, and the workloads that drive them.
+// Package run is what every store's run shares: the typed outcome of a
+// step, the histories every fact is recorded on, the critical section,
+// background steps, the following of a grant's Grant.Lost, the watchers of
+// the lab's own machine (stalls, CPU starvation, members without a leader)
+// and the workloads that drive a run through the Cycler and Faulter
+// interfaces.
 //
 // Every step a client takes returns an Outcome: typed facts (granted with
 // token t2, refused because its session expired, a write rejected as
 // stale…). A script compares outcomes and a drawn walk learns from them;
 // Outcome.String is the one place they become text.
 //
+// The stores' runs live in packages of their own: run/engine is the
+// store-neutral engine, and run/redisrun and run/zkrun the Redis and
+// ZooKeeper backends on it; run/etcdrun is etcd's run, which keeps its
+// own clients (cluster.Client) and nemesis.
+//
 // Where things are:
-//   - env.go: Env, New, Close; clients, their lockers and crashes
 //   - record.go: the histories, each fact recorded on every one
-//   - ops.go: one client's acquire, critical section and release;
-//     deadline.go: an acquire waited for until its deadline and
-//     history.DeadlineWait after, then abandoned; told.go: each grant's
-//     Grant.Lost followed, and wait-told
-//   - faults.go: pauses, cuts, crashes and faults named by the run's clients
-//   - lease.go: the leases the lab follows: checkLease, the one place the
-//     server's word on a lease is taken in and a loss recorded (waits and
-//     the lease monitor poll through it), and the stall watcher
-//   - wait.go: background steps, waiting for a client to queue, a release
-//     whose answer is lost, the check
-//   - workload.go: contention (with a fault held for phases) and slow holders
+//   - section.go: one critical section on every resource
 //   - outcome.go: Outcome, Failure, Write, and their rendering
+//   - async.go, told.go, answers.go: background steps, Grant.Lost
+//     followed and waited for, an answer held back (LoseAnswer)
+//   - watch.go, leaderless.go: the stall, starvation and leader watchers
+//   - cycle.go, contend.go, workload.go: contention (with a fault held
+//     for phases) and slow holders, over a Cycler or Faulter
+//   - timeouts.go: the operations' timeout, and Classify
 package run

@@ -89,7 +89,9 @@ func (hs Histories) GrantGone(client string, token int64) {
 	}
 }
 
-func (hs Histories) badToken(b history.BadToken) {
+// BadToken records, on every history, a grant whose token breaks
+// lock.Grant's contract (see history.BadToken).
+func (hs Histories) BadToken(b history.BadToken) {
 	for _, h := range hs {
 		h.rec.ObserveBadToken(b)
 	}

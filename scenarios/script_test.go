@@ -23,7 +23,7 @@ import (
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/lock/zklock"
-	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/run/redisrun"
 	"github.com/locklab/locklab/run/zkrun"
 	"github.com/locklab/locklab/script"
@@ -98,7 +98,7 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	case !s.Stores.For(scenarios.EtcdLock):
 		env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock
 	default:
-		e, err := run.New(run.Config{
+		e, err := etcdrun.New(etcdrun.Config{
 			Cluster: c, Factory: etcdlock.NewQueue, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: fmt.Sprintf("%s-%d", name, attempt),
 		})
 		require.NoError(t, err)

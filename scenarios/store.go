@@ -7,7 +7,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/script"
 )
 
@@ -47,7 +47,7 @@ func (st etcdStore) Resources(asked []string) ([]string, map[string]string) {
 }
 
 func (st etcdStore) Open(ctx context.Context, cfg EngineConfig) (Engine, func() error, error) {
-	env, err := run.New(run.Config{Cluster: st.c, Factory: st.factory, TTL: cfg.TTL, Minimum: cfg.Minimum,
+	env, err := etcdrun.New(etcdrun.Config{Cluster: st.c, Factory: st.factory, TTL: cfg.TTL, Minimum: cfg.Minimum,
 		OpTimeout: cfg.OpTimeout, RunID: cfg.RunID, Sinks: cfg.Sinks, Resource: cfg.Resources})
 	if err != nil {
 		return nil, nil, err

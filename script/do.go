@@ -23,7 +23,7 @@ const StepTimeout = 30 * time.Second
 // a run), and returns its outcome. A step that could not be taken is an
 // outcome too (run.StepError), as a script prints it. Work a step leaves
 // in the background (an async acquire, a pause being applied) outlives it
-// only on a run bound to a longer context (run.Env.Bind).
+// only on a run bound to a longer context (Target.Bind).
 func Do(ctx context.Context, e Target, c Cmd) run.Outcome {
 	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
 	defer cancel()

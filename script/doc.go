@@ -1,5 +1,5 @@
 // Package script is the scenario-file language: one reader, the commands
-// it runs on a run.Env, and the drawn scripts of exploration and the random
+// it runs on any store's run (a Target), and the drawn scripts of exploration and the random
 // scenario.
 //
 // A script is narrated steps in the datadriven format: `#` lines narrate, a

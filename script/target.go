@@ -8,7 +8,7 @@ import (
 )
 
 // Target is what a script runs on: one run of one lock on one store. The
-// etcd engine (*run.Env) and the Redis engine (redisrun.Env) are both
+// etcd engine (*etcdrun.Env) and the Redis engine (redisrun.Env) are both
 // Targets, so the catalog's scripts, their outputs and their histories
 // are the same on either store. A command a store cannot do (isolate a
 // member of a store that has none) answers an error saying so.

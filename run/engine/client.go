@@ -61,8 +61,11 @@ type client struct {
 	// new one.
 	endedWaiting int64
 	crashes      int
-	paused       *faults.Injection // the pause on the timeline (nil: none)
-	pausing      chan pauseResult  // the pause being applied, until WaitPaused
+	// stuck: locker is still in an Acquire the lab stopped waiting for
+	// (run.Abandoned); a crash's new Locker ends it.
+	stuck   bool
+	paused  *faults.Injection // the pause on the timeline (nil: none)
+	pausing chan pauseResult  // the pause being applied, until WaitPaused
 	// told closes when the newest grant's Lost has (nil: it has none);
 	// quit closes when the Locker is replaced (told.go).
 	told, quit chan struct{}
@@ -123,7 +126,7 @@ func (e *Engine) renew(c *client) error {
 	}
 	c.mu.Lock()
 	oldLocker, oldDone, oldQuit := c.locker, c.done, c.quit
-	c.locker, c.done, c.quit = l, done, make(chan struct{})
+	c.locker, c.done, c.quit, c.stuck = l, done, make(chan struct{}), false
 	c.mu.Unlock()
 	if oldQuit != nil {
 		close(oldQuit) // what closing the old Locker does to its Lost is the lab's doing

@@ -94,6 +94,8 @@ type Engine struct {
 	// following grants' Lost (told.go).
 	watching  context.Context
 	following sync.WaitGroup
+	// abandoned are the Acquire calls the lab stopped waiting for.
+	abandoned run.Abandoned
 }
 
 // SweepEvery is how often the store's Sweep looks at its grants.
@@ -214,6 +216,7 @@ func (e *Engine) Finish(ctx context.Context, settle func(context.Context)) error
 	for _, c := range e.all() {
 		errs = append(errs, c.close())
 	}
+	errs = append(errs, e.abandoned.Wait(ctx))
 	return errors.Join(errs...)
 }
 
@@ -236,6 +239,21 @@ func (e *Engine) Expire(context.Context, string, string) (run.Outcome, error) {
 // ReleaseAnswerLost is not available on this store.
 func (e *Engine) ReleaseAnswerLost(context.Context, string) (run.Outcome, error) {
 	return run.Outcome{}, e.NotHere("release answer=lost", "an etcd fault")
+}
+
+// ready is client, ready for a step of its lock's: an error if its Locker
+// is still in an Acquire that ignored its deadline (run.ErrStuck).
+func (e *Engine) ready(name string) (*client, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stuck {
+		return nil, fmt.Errorf("client %s: %w", name, run.ErrStuck)
+	}
+	return c, nil
 }
 
 func (e *Engine) client(name string) (*client, error) {

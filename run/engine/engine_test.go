@@ -26,6 +26,8 @@ type memStore struct {
 	holder int64 // the token holding the key, zero if free
 	tokens int64
 	made   map[string]int // lockers made, by client
+	// deaf: the lockers made from now on ignore their context's deadline.
+	deaf bool
 }
 
 func (s *memStore) Links(_, member string) ([]*netproxy.Proxy, error) {
@@ -40,6 +42,9 @@ func (s *memStore) Locker(client string, _ []*netproxy.Proxy) (lock.Locker, func
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.made[client]++
+	if s.deaf {
+		return deafLock{make(chan struct{})}, nil, nil
+	}
 	return memLock{s}, nil, nil
 }
 
@@ -102,7 +107,26 @@ func (l memLock) Release(_ context.Context, g lock.Grant) error {
 
 func (memLock) Close() error { return nil }
 
+// deafLock ignores its context: its Acquire returns only when it is
+// closed.
+type deafLock struct{ closed chan struct{} }
+
+func (l deafLock) Acquire(context.Context) (lock.Grant, error) {
+	<-l.closed
+	return lock.Grant{}, errors.New("closed")
+}
+
+func (deafLock) Release(context.Context, lock.Grant) error { return lock.ErrNotHeld }
+func (l deafLock) Close() error                            { close(l.closed); return nil }
+
 func newEngine(t *testing.T) (*engine.Engine, *memStore) {
+	t.Helper()
+	return newEngineWithin(t, 0)
+}
+
+// newEngineWithin is newEngine whose operations time out after opTimeout
+// (zero: the default).
+func newEngineWithin(t *testing.T, opTimeout time.Duration) (*engine.Engine, *memStore) {
 	t.Helper()
 	s := &memStore{made: map[string]int{}}
 	var res []resource.Resource
@@ -111,7 +135,8 @@ func newEngine(t *testing.T) (*engine.Engine, *memStore) {
 		require.NoError(t, err)
 		res = append(res, r)
 	}
-	e, err := engine.New(engine.Config{Store: s, Resources: res, Options: lock.Options{TTL: 1}, StoreName: "memory"})
+	e, err := engine.New(engine.Config{Store: s, Resources: res, Options: lock.Options{TTL: 1}, StoreName: "memory",
+		OpTimeout: opTimeout})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, e.Finish(context.Background(), nil)) })
 	e.Bind(context.WithoutCancel(t.Context()))
@@ -225,4 +250,36 @@ func TestALostAnswerNeedsAStoreThatSeesWrites(t *testing.T) {
 	_, err := e.AcquireAnswerLost(t.Context(), "c1")
 	assert.ErrorContains(t, err, "acquire answer=lost: not available on memory")
 	assert.Empty(t, e.Events(0)[1:], "only c1's connection: %v", e.Events(0))
+}
+
+// A lock whose Acquire ignores its context's deadline does not hang the
+// run: history.DeadlineWait after the deadline the lab stops waiting, the
+// deadline check FAILs it, the client's next step is refused (its Locker
+// is still in that Acquire) until a crash gives it a new lock, and the
+// call left behind ends with the run.
+func TestALockIgnoringItsDeadlineIsFailedNotWaitedFor(t *testing.T) {
+	t.Parallel()
+	e, s := newEngineWithin(t, 100*time.Millisecond)
+	ctx := t.Context()
+	s.deaf = true
+	require.NoError(t, e.AddClient(ctx, "c1", "m1"))
+	s.deaf = false
+	_, err := e.Acquire(ctx, "c1")
+	require.ErrorIs(t, err, run.ErrIgnoredDeadline)
+	_, err = e.Acquire(ctx, "c1")
+	require.ErrorIs(t, err, run.ErrStuck)
+	_, err = e.Crash(ctx, "c1")
+	require.NoError(t, err)
+	out, err := e.Acquire(ctx, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, run.Granted, out.Kind)
+	reports, err := e.Reports()
+	require.NoError(t, err)
+	for _, v := range reports[0].Verdicts() {
+		if v.Check == "deadline" {
+			assert.Equal(t, models.Fail, v.Result, v.Explanation)
+			return
+		}
+	}
+	t.Fatalf("no deadline check in %v", reports[0].Verdicts())
 }

@@ -30,7 +30,7 @@ func asLab(err error) error {
 
 // Acquire has client acquire the lock, recorded on every history.
 func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) {
-	c, err := e.client(name)
+	c, err := e.ready(name)
 	if err != nil {
 		return run.Outcome{}, err
 	}
@@ -44,9 +44,10 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 		deadline = deadline.Add(process.StopAllowance) // the time it takes to stop the process
 	}
 	ids := e.hs.Invoke(name, history.Acquire, deadline)
-	g, err := l.Acquire(actx)
+	g, err := e.abandoned.Acquire(actx, l, deadline)
 	cancel()
 	c.mu.Lock()
+	c.stuck = c.stuck || errors.Is(err, run.ErrIgnoredDeadline)
 	ended := c.endedWaiting
 	c.acquiring, c.endedWaiting = false, 0
 	crashed := c.crashes != crashes
@@ -97,7 +98,7 @@ func (e *Engine) lockContext(ctx context.Context, l lock.Locker) (context.Contex
 // CSWork has client run one critical section on every resource, working
 // for d between its reads and its writes (see run.CriticalSection).
 func (e *Engine) CSWork(ctx context.Context, name string, d time.Duration) (run.Outcome, error) {
-	c, err := e.client(name)
+	c, err := e.ready(name)
 	if err != nil {
 		return run.Outcome{}, err
 	}
@@ -123,7 +124,7 @@ func (e *Engine) CSWork(ctx context.Context, name string, d time.Duration) (run.
 // ReleaseGrant has client release the grant labelled label (t1), or its
 // latest grant if label is "".
 func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outcome, error) {
-	c, err := e.client(name)
+	c, err := e.ready(name)
 	if err != nil {
 		return run.Outcome{}, err
 	}

@@ -1,4 +1,4 @@
-package run
+package etcdrun
 
 import (
 	"cmp"
@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
@@ -19,17 +18,8 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/run"
 )
-
-// DefaultOpTimeout bounds one acquire, critical section or release; past it
-// the operation is recorded as info (unknown outcome).
-const DefaultOpTimeout = 2 * time.Second
-
-// OpTimeoutFor is the operations' timeout for leases of ttl seconds:
-// DefaultOpTimeout for each second, as a scenario scaled to longer leases
-// gets (a run whose leases are longer gives a slow machine as much more
-// time for each operation).
-func OpTimeoutFor(ttl int) time.Duration { return DefaultOpTimeout * time.Duration(max(ttl, 1)) }
 
 // leasePoll is how often the lease monitor asks the server about each lease.
 const leasePoll = 20 * time.Millisecond
@@ -46,12 +36,12 @@ type Env struct {
 	opts      lock.Options
 	opTimeout time.Duration
 	start     time.Time
-	runs      Histories
+	runs      run.Histories
 
 	mu      sync.Mutex
 	clients map[string]*worker
 	order   []string // client names in creation order
-	tokens  TokenLabels
+	tokens  run.TokenLabels
 	lost    map[int64]bool          // leases already recorded as lost
 	alive   map[int64]int64         // lease → last time (run clock) it was seen alive
 	ttls    map[int64]time.Duration // lease → the TTL the server granted it
@@ -59,9 +49,9 @@ type Env struct {
 	learned map[string]int          // client → how many of its lease grants the monitor has taken in
 	// revoking are the leases Expire is revoking: it records their loss.
 	revoking map[int64]bool
-	// abandoned are the Acquire calls the lab stopped waiting for, each
-	// closed when its call returns (see lockerAcquire).
-	abandoned []<-chan struct{}
+	// abandoned are the Acquire calls the lab stopped waiting for (see
+	// lockerAcquire).
+	abandoned run.Abandoned
 
 	minimum     *history.Minimum
 	stopMonitor context.CancelFunc
@@ -105,7 +95,7 @@ type worker struct {
 	releasing bool
 	paused    *faults.Injection
 	pausing   chan pauseResult // the pause being applied, until WaitPaused
-	async     Async            // the client's background step
+	async     run.Async        // the client's background step
 	// crashes counts the client's crashes; born is the count its Locker
 	// was made at: a Locker born before the last crash is dead.
 	crashes, born int
@@ -155,7 +145,7 @@ func New(cfg Config) (*Env, error) {
 		factory:   cfg.Factory,
 		minimum:   cfg.Minimum,
 		opts:      lock.Options{TTL: cfg.TTL, Prefix: prefix},
-		opTimeout: cmp.Or(cfg.OpTimeout, DefaultOpTimeout),
+		opTimeout: cmp.Or(cfg.OpTimeout, run.DefaultOpTimeout),
 		start:     time.Now(),
 		clients:   map[string]*worker{},
 		lost:      map[int64]bool{},
@@ -173,7 +163,7 @@ func New(cfg Config) (*Env, error) {
 		}
 		res = append(res, r)
 	}
-	e.runs = NewHistories(res, cfg.Sinks, e.start)
+	e.runs = run.NewHistories(res, cfg.Sinks, e.start)
 	e.nemesis = faults.New(cfg.Cluster, faults.RecorderFunc(func(ev faults.Event) {
 		// The cluster knows clients by their run-wide names; the history
 		// by the run's own ("c1"), as every operation names them.
@@ -186,7 +176,7 @@ func New(cfg Config) (*Env, error) {
 	bg.Go(func() { e.monitorLeases(ctx) })
 	bg.Go(func() { e.watchStalls(ctx) })
 	bg.Go(func() { e.watchLeaders(ctx) })
-	bg.Go(func() { WatchStarved(ctx, e.runs.Starved) })
+	bg.Go(func() { run.WatchStarved(ctx, e.runs.Starved) })
 	go func() {
 		bg.Wait()
 		close(e.monitorDone)
@@ -214,10 +204,10 @@ func (e *Env) Resources() []string {
 // Value reads resource i's counter now, through the lab's admin client,
 // without taking part in the workload (no token is registered).
 func (e *Env) Value(ctx context.Context, i int) (int64, error) {
-	if p, ok := e.runs[i].res.(interface{ Peek() int64 }); ok {
+	if p, ok := e.runs.Resource(i).(interface{ Peek() int64 }); ok {
 		return p.Peek(), nil
 	}
-	return e.runs[i].res.Read(ctx, e.c.Admin(), lock.Grant{})
+	return e.runs.Resource(i).Read(ctx, e.c.Admin(), lock.Grant{})
 }
 
 // Events returns the history of resource i so far.
@@ -244,13 +234,13 @@ func (e *Env) Close() error {
 	sctx, scancel := context.WithTimeout(context.Background(), settleWait)
 	errs = append(errs, e.settleLeases(sctx))
 	scancel()
-	for i, r := range e.runs {
+	for i := range e.runs {
 		v, err := e.Value(ctx, i)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("reading the final value of %s: %w", r.res.Name(), err))
+			errs = append(errs, fmt.Errorf("reading the final value of %s: %w", e.runs.Resource(i).Name(), err))
 			continue
 		}
-		r.rec.Final(v)
+		e.runs.Final(i, v)
 	}
 	for _, w := range e.workers() {
 		if w.locker != nil && !w.closed {
@@ -259,7 +249,7 @@ func (e *Env) Close() error {
 		errs = append(errs, e.c.CloseClient(w.cl.Name()))
 		errs = append(errs, e.dropMaking(ctx, w))
 	}
-	errs = append(errs, e.waitAbandoned(ctx))
+	errs = append(errs, e.abandoned.Wait(ctx))
 	if e.c.IsExternal() {
 		// A user's own cluster is left as it was found: the run's keys (its
 		// counter, what its lockers left) go. An embedded one goes whole.
@@ -385,17 +375,6 @@ func (e *Env) worker(name string) (*worker, error) {
 		return nil, fmt.Errorf("unknown client %q (clients: %s)", name, strings.Join(e.order, ", "))
 	}
 	return w, nil
-}
-
-// Classify marks the errors that certainly changed nothing, on any store:
-// the lock's own refusals, and etcd's refusal of a request on a lease it
-// no longer has.
-func Classify(err error) error {
-	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
-		errors.Is(err, rpctypes.ErrLeaseNotFound) {
-		return history.Definite(err)
-	}
-	return err
 }
 
 // token labels a token t1, t2… in order of first appearance, so output is

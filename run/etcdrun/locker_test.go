@@ -1,4 +1,4 @@
-package run
+package etcdrun
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/run"
 )
 
 // A lock whose factory blocks — as a session's lease grant does on a member
@@ -50,8 +51,7 @@ func TestRenewGivesUpOnAFactoryThatBlocks(t *testing.T) {
 	assert.Less(t, time.Since(start), 10*opTimeout, "renew waited for the factory")
 	require.ErrorIs(t, e.renew(w), context.DeadlineExceeded)
 	assert.Equal(t, int32(2), calls.Load(), "the second renew waited for the call the first gave up on")
-	f, _ := failureOf(err)
-	assert.Equal(t, FailTimedOut, f)
+	assert.Equal(t, run.FailTimedOut, run.FailedOutcome(run.Failed, "c1", err).Failure)
 	require.NoError(t, e.Close())
 }
 

@@ -1,4 +1,4 @@
-package run
+package etcdrun
 
 import (
 	"cmp"
@@ -15,13 +15,14 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/run"
 )
 
 // Acquire has client acquire the lock, recorded on every history.
-func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
+func (e *Env) Acquire(ctx context.Context, client string) (run.Outcome, error) {
 	w, crashes, err := e.ready(client)
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	// A client that saw its session's lease end makes a new session before
 	// it asks again, as a real one watching its session would: whether the
@@ -34,7 +35,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		if err := e.renew(w); err != nil {
 			ids := e.runs.Invoke(client, history.Acquire, time.Time{})
 			e.runs.Complete(ids, history.Definite(err), history.Event{})
-			return failed(Failed, client, err), err
+			return run.FailedOutcome(run.Failed, client, err), err
 		}
 	}
 	e.mu.Lock()
@@ -57,7 +58,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		// Whatever the lock said, nobody was left to hear it: the grant
 		// may stand on the server, or not.
 		e.runs.Complete(ids, cluster.ErrCrashed, history.Event{})
-		return failed(Failed, client, cluster.ErrCrashed), cluster.ErrCrashed
+		return run.FailedOutcome(run.Failed, client, cluster.ErrCrashed), cluster.ErrCrashed
 	}
 	var lease int64
 	var key *grantKey
@@ -69,7 +70,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		lease = cmp.Or(g.Lease, key.leaseOrZero(), int64(saidLease(w.locker)))
 		g.Lease = lease
 	}
-	e.runs.Complete(ids, Classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
+	e.runs.Complete(ids, run.Classify(err), history.Event{Token: g.Token, Lease: lease, Tells: err == nil && g.Lost != nil})
 	e.followGrant(client, lease)
 	var bad *history.BadToken
 	if err == nil {
@@ -80,7 +81,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		}
 		if bad = key.bad; bad != nil {
 			bad.Client = client
-			e.runs.badToken(*bad)
+			e.runs.BadToken(*bad)
 		}
 	}
 	if err != nil {
@@ -88,7 +89,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 		if expired {
 			err = errors.Join(lock.ErrSessionExpired, err)
 		}
-		return failed(Failed, client, err), errors.Join(err, rerr)
+		return run.FailedOutcome(run.Failed, client, err), errors.Join(err, rerr)
 	}
 	label := e.token(g.Token)
 	e.mu.Lock()
@@ -103,7 +104,7 @@ func (e *Env) Acquire(ctx context.Context, client string) (Outcome, error) {
 	// (the lab ended it) and go on waiting on a fresh one: the grant
 	// rests on that.
 	renewed := ended != 0 && lease != 0 && lease != ended
-	return Outcome{Kind: Granted, Client: client, Token: label, NewLease: renewed, Tokenless: g.Token == 0}, nil
+	return run.Outcome{Kind: run.Granted, Client: client, Token: label, NewLease: renewed, Tokenless: g.Token == 0}, nil
 }
 
 // grantKey is what the server had at a grant's key at the grant's
@@ -197,23 +198,23 @@ func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error
 // CS runs client's critical section on every resource at once: read each
 // counter, pass the before-write pause point, write each counter+1 with the
 // grant's token. Each resource's history records it as one operation.
-func (e *Env) CS(ctx context.Context, client string) (Outcome, error) {
+func (e *Env) CS(ctx context.Context, client string) (run.Outcome, error) {
 	return e.cs(ctx, client, 0)
 }
 
 // CSWork is CS with the client working for d between its reads and its
 // writes: a holder that holds the lock that long.
-func (e *Env) CSWork(ctx context.Context, client string, d time.Duration) (Outcome, error) {
+func (e *Env) CSWork(ctx context.Context, client string, d time.Duration) (run.Outcome, error) {
 	return e.cs(ctx, client, d)
 }
 
 // cs is a critical section in which the client works for d between its
 // read and its write: a slow holder, whose work the scenario draws from its
 // seed (see CriticalSection).
-func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, error) {
+func (e *Env) cs(ctx context.Context, client string, d time.Duration) (run.Outcome, error) {
 	w, _, err := e.ready(client)
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	e.mu.Lock()
 	held := w.held
@@ -222,15 +223,15 @@ func (e *Env) cs(ctx context.Context, client string, d time.Duration) (Outcome, 
 		// A client that was not granted the lock does not enter the
 		// section: what it would write is the lab's doing, not the lock's,
 		// and would be judged as the lock letting two clients in.
-		return Outcome{Kind: Failed, Client: client, Failure: FailNoGrant},
+		return run.Outcome{Kind: run.Failed, Client: client, Failure: run.FailNoGrant},
 			fmt.Errorf("%s: critical section without a grant: %w", client, lock.ErrNotHeld)
 	}
-	return CriticalSection(ctx, e.runs, InSection{Client: client, Grant: w.grant, Conn: w.cl.Etcd(), Work: d, OpTimeout: e.opTimeout,
+	return run.CriticalSection(ctx, e.runs, run.InSection{Client: client, Grant: w.grant, Conn: w.cl.Etcd(), Work: d, OpTimeout: e.opTimeout,
 		PausePoint: func(ctx context.Context) error { return w.cl.PausePoint(ctx, resource.BeforeWrite) }})
 }
 
 // Release has client release its grant, recorded on every history.
-func (e *Env) Release(ctx context.Context, client string) (Outcome, error) {
+func (e *Env) Release(ctx context.Context, client string) (run.Outcome, error) {
 	return e.ReleaseGrant(ctx, client, "")
 }
 
@@ -241,15 +242,15 @@ var errPaused = errors.New("stopped while paused")
 // ReleaseGrant has client release the grant labelled label (t1), or its
 // latest grant if label is "": a client retrying the release of an older
 // grant, as after an ambiguous failure.
-func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, error) {
+func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (run.Outcome, error) {
 	w, crashes, err := e.ready(client)
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	// A pause armed at before-release stops the client here, before the
 	// release is sent (the stale-release scenario's frozen holder).
 	if err := w.cl.PausePoint(ctx, resource.BeforeRelease); err != nil {
-		return Outcome{}, fmt.Errorf("%w: %w", errPaused, err)
+		return run.Outcome{}, fmt.Errorf("%w: %w", errPaused, err)
 	}
 	g := w.grant
 	if label != "" {
@@ -257,7 +258,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 		old, ok := w.grants[label]
 		e.mu.Unlock()
 		if !ok {
-			return Outcome{}, fmt.Errorf("%s was never granted %s", client, label)
+			return run.Outcome{}, fmt.Errorf("%s was never granted %s", client, label)
 		}
 		g = old
 	}
@@ -287,7 +288,7 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 		w.held = false
 	}
 	e.mu.Unlock()
-	e.runs.Complete(ids, Classify(err), history.Event{Token: g.Token})
+	e.runs.Complete(ids, run.Classify(err), history.Event{Token: g.Token})
 	e.checkHolders(ctx, client, g)
 	// A grant whose lease the server already ended is not the client's to
 	// release: a careful lock says "not held", etcd's Mutex deletes its key
@@ -296,16 +297,16 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (Outcome, 
 	// scenario's question), so the step's output does not tell them apart;
 	// the history does.
 	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && e.isLost(g) && !e.aliveSince(clientv3.LeaseID(g.Lease), asked) {
-		return Outcome{Kind: ReleasedEnded, Client: client}, nil
+		return run.Outcome{Kind: run.ReleasedEnded, Client: client}, nil
 	}
 	if err != nil {
 		expired, rerr := e.afterError(ctx, w, err)
 		if expired && !errors.Is(err, lock.ErrNotHeld) {
 			err = errors.Join(lock.ErrSessionExpired, err)
 		}
-		return failed(ReleaseFailed, client, err), errors.Join(err, rerr)
+		return run.FailedOutcome(run.ReleaseFailed, client, err), errors.Join(err, rerr)
 	}
-	return Outcome{Kind: Released, Client: client}, nil
+	return run.Outcome{Kind: run.Released, Client: client}, nil
 }
 
 // checkHolders looks, after client's release of released, at the grant of

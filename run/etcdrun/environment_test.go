@@ -1,4 +1,4 @@
-package run
+package etcdrun
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/run"
 )
 
 // slowLinkLapse runs the same steps for a lock on a real cluster: c1 is
@@ -106,9 +107,9 @@ func (p startingProcess) Starting() bool { return p.starting }
 // wait-queued gives a program still starting its start-up allowance: an
 // interpreter starting on a busy machine is not the lock's waiting.
 func TestQueueWaitAllowsForAStartingProgram(t *testing.T) {
-	assert.Equal(t, faults.DefaultWait, QueueWait(nil), "a Go lock")
-	assert.Equal(t, faults.DefaultWait, QueueWait(startingProcess{}), "a program that is up")
-	assert.Equal(t, faults.DefaultWait+process.StartupAllowance, QueueWait(startingProcess{starting: true}))
+	assert.Equal(t, faults.DefaultWait, run.QueueWait(nil), "a Go lock")
+	assert.Equal(t, faults.DefaultWait, run.QueueWait(startingProcess{}), "a program that is up")
+	assert.Equal(t, faults.DefaultWait+process.StartupAllowance, run.QueueWait(startingProcess{starting: true}))
 }
 
 // A member cut off from the others by no fault of the schedule (here the

@@ -1,4 +1,4 @@
-package run
+package etcdrun
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func TestJepsenComparison(t *testing.T) {
 	wg.Wait()
 	final, err := env.Value(context.Background(), 0)
 	require.NoError(t, err)
-	env.runs[0].rec.Final(final)
+	env.runs.Final(0, final)
 	events := env.Events(0)
 	report, err := env.Reports()
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package run
+package etcdrun
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/internal/cpupressure"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/run"
 )
 
 // learn takes in every lease the server has granted through w's client
@@ -83,24 +83,24 @@ func (e *Env) knownLease(w *worker) (clientv3.LeaseID, error) {
 
 // WaitLeaseGone waits until the server no longer has client's lease and
 // records it on every history.
-func (e *Env) WaitLeaseGone(ctx context.Context, client string) (Outcome, error) {
+func (e *Env) WaitLeaseGone(ctx context.Context, client string) (run.Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
 	lease, err := e.knownLease(w)
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	err = poll.Until(ctx, "the server to drop "+client+"'s lease", leasePoll, func(ctx context.Context) (bool, error) {
 		return e.checkLease(ctx, client, lease)
 	})
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
-	return Outcome{Kind: LeaseGone, Client: client}, nil
+	return run.Outcome{Kind: run.LeaseGone, Client: client}, nil
 }
 
 // checkLease asks the server about one lease; the first time it is gone, a
@@ -192,14 +192,14 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 // answer is the server's word that the lease was alive when it was sent and
 // is gone now, so the loss is on the timeline exactly, however young the
 // lease), or by cutting the client until the server lets it lapse.
-func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) {
+func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	lease, err := e.knownLease(w) // learned now: a waiter's lease may be younger than its Locker
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	w.cl.SetLease(lease) // the lease the fault ends
 	sent := time.Now()
@@ -217,7 +217,7 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) 
 	}
 	in, err := e.Fault(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode})
 	if err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	if mode == faults.ModeRevoke {
 		if in.AlreadyGone() {
@@ -225,14 +225,14 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (Outcome, error) 
 		}
 		e.markLost(client, lease, sent)
 	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
-		return Outcome{}, err
+		return run.Outcome{}, err
 	}
 	e.mu.Lock()
 	if w.acquiring {
 		w.endedWaiting = int64(lease)
 	}
 	e.mu.Unlock()
-	return Outcome{Kind: LeaseEnded, Client: client, Mode: mode}, nil
+	return run.Outcome{Kind: run.LeaseEnded, Client: client, Mode: mode}, nil
 }
 
 // monitorLeases watches every lease any client has had, until the server
@@ -253,74 +253,12 @@ func (e *Env) monitorLeases(ctx context.Context) {
 	}
 }
 
-// stallTick is how often the stall watcher runs; a gap of stallGap or more
-// between two of its runs is recorded as a stall of the lab.
-const (
-	stallTick = 20 * time.Millisecond
-	stallGap  = 250 * time.Millisecond
-)
-
 // watchStalls records, on every history, each time the lab's own process
-// stood still for stallGap or more (starved of CPU, a stop-the-world
+// stood still for a stall's length or more (starved of CPU, a stop-the-world
 // pause): its clients and the embedded cluster stood still with it, so a
 // lease that lapsed then is no finding against the lock (see
 // history.ObservedStalled).
-func (e *Env) watchStalls(ctx context.Context) { WatchStalls(ctx, e.runs.Stall) }
-
-// WatchStalls notes, until ctx ends, every stretch in which the lab's own
-// process ran nothing (a tick that came late by a stall's length), calling
-// stalled with its start: every client stood still then, and a lease that
-// lapsed meanwhile says nothing about the lock (history.ObservedStalled).
-func WatchStalls(ctx context.Context, stalled func(from time.Time)) {
-	everyTick(ctx, stallTick, func(last, now time.Time) {
-		if now.Sub(last) >= stallGap {
-			stalled(last)
-		}
-	})
-}
-
-// everyTick calls f with the previous tick's time and this one's, every
-// interval until ctx ends.
-func everyTick(ctx context.Context, interval time.Duration, f func(last, now time.Time)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := time.Now()
-		f(last, now)
-		last = now
-	}
-}
-
-// starvedTick is how often the CPU starvation watcher samples the
-// machine's CPU pressure; an interval in which tasks waited for a CPU
-// starvedShare of the time or more is recorded as starved.
-const (
-	starvedTick  = time.Second
-	starvedShare = 0.5
-)
-
-// WatchStarved notes, until ctx ends, every interval in which the
-// machine's CPUs were oversubscribed (see cpupressure, and
-// history.ObservedStarved), calling starved with its start. Where the
-// machine does not tell its CPU pressure, it notes nothing.
-func WatchStarved(ctx context.Context, starved func(from time.Time)) {
-	s := cpupressure.NewSampler()
-	if _, err := cpupressure.Read(); err != nil {
-		return
-	}
-	s.Sample(time.Now())
-	everyTick(ctx, starvedTick, func(last, now time.Time) {
-		if share, ok := s.Sample(now); ok && share >= starvedShare {
-			starved(last)
-		}
-	})
-}
+func (e *Env) watchStalls(ctx context.Context) { run.WatchStalls(ctx, e.runs.Stall) }
 
 // sweepLeases asks the server once about every lease not yet seen gone,
 // and returns the first error of each question that had no answer (a busy

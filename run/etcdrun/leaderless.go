@@ -1,0 +1,26 @@
+package etcdrun
+
+import (
+	"context"
+	"time"
+
+	"github.com/locklab/locklab/run"
+)
+
+// leaderTick is how often an embedded cluster's members are asked whether
+// they follow a leader (a look at each server's state); a cluster of the
+// user's own is asked by a status request to each member, less often.
+const (
+	leaderTick         = 50 * time.Millisecond
+	externalLeaderTick = 500 * time.Millisecond
+)
+
+// watchLeaders records, on every history, each span in which a member of
+// the run's cluster was without its leader (see WatchLeaders).
+func (e *Env) watchLeaders(ctx context.Context) {
+	tick := leaderTick
+	if e.c.IsExternal() {
+		tick = externalLeaderTick
+	}
+	run.WatchLeaders(ctx, tick, e.c.LeaderViews, e.runs.Leaderless)
+}

@@ -1,0 +1,32 @@
+package run
+
+import (
+	"errors"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+)
+
+// DefaultOpTimeout bounds one acquire, critical section or release; past it
+// the operation is recorded as info (unknown outcome).
+const DefaultOpTimeout = 2 * time.Second
+
+// OpTimeoutFor is the operations' timeout for leases of ttl seconds:
+// DefaultOpTimeout for each second, as a scenario scaled to longer leases
+// gets (a run whose leases are longer gives a slow machine as much more
+// time for each operation).
+func OpTimeoutFor(ttl int) time.Duration { return DefaultOpTimeout * time.Duration(max(ttl, 1)) }
+
+// Classify marks the errors that certainly changed nothing, on any store:
+// the lock's own refusals, and etcd's refusal of a request on a lease it
+// no longer has.
+func Classify(err error) error {
+	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
+		errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		return history.Definite(err)
+	}
+	return err
+}
