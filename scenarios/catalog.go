@@ -304,7 +304,7 @@ var catalog = []Scenario{
 			"so a lock that goes on waiting for it grants the lock to nobody, and c3 waits behind a holder that does " +
 			"not know it holds. The deadline check FAILs a grant returned more than a second after the deadline, and " +
 			"an acquire still unanswered ten seconds after it, when the lab stops waiting for it.",
-		Members: 3, TTL: 1, script: "gave-up.txt", Expect: alwaysPass,
+		Members: 3, TTL: 1, script: "gave-up.txt", Expect: alwaysPass, Stores: Shared,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{gaveUp("c2", "c1")},
 	},

@@ -2,15 +2,18 @@ package scenarios_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
@@ -43,6 +46,31 @@ func TestRegressionsAreCaught(t *testing.T) {
 				assert.True(t, caught, "%s × %s seed %d: the %s check must catch it", r.Scenario, r.Resource, r.Seed, reg.Check)
 			}
 			assert.Equal(t, 0, sum.ExitCode())
+		})
+	}
+}
+
+// Every known-bad Redis lock is caught by the lessons its regression
+// names, by the check it names, on a Redis started for it (redis-del by
+// stale-release's validity, redis-ignores-deadline by gave-up's deadline).
+func TestRedisKnownBadLocksAreCaught(t *testing.T) {
+	t.Parallel()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis store was not tried (.ci/run installs it)", err)
+	}
+	for _, reg := range redislock.Regressions() {
+		t.Run(reg.Name, func(t *testing.T) {
+			t.Parallel()
+			sum, err := scenarios.Run(t.Context(), scenarios.Config{Locks: []string{reg.Name},
+				Scenarios: reg.Scenarios, Resources: []string{"fenced"}, Runs: 1, Parallel: 2})
+			require.NoError(t, err)
+			require.Len(t, sum.Results, len(reg.Scenarios))
+			for _, r := range sum.Results {
+				assert.Equal(t, models.Fail, r.Verdict, "%s: %s", r.Scenario, r.Error)
+				assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
+					return v.Check == reg.Check && v.Result == models.Fail
+				}), "%s: caught by %s: %v", r.Scenario, reg.Check, r.Checks)
+			}
 		})
 	}
 }

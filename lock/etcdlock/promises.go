@@ -6,27 +6,18 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/knownbad"
 )
 
-// deadlineIgnored is etcd's Mutex waited on with a context of its own — the
-// caller's values, none of its deadline (a lock that waits on
-// context.Background, or on a context it made once): an acquire whose
-// caller gave up at its deadline goes on waiting, and when the lock comes
-// free it is granted to nobody, while the next client waits behind it.
+// NewDeadlineIgnored returns the ignores-deadline known-bad lock: etcd's
+// Mutex waited on with a context of its own (knownbad.IgnoringDeadline).
 // Known bad: gave-up catches it (the deadline check).
-type deadlineIgnored struct{ lock.Locker }
-
-// NewDeadlineIgnored returns the ignores-deadline known-bad lock.
 func NewDeadlineIgnored(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	l, err := NewMutex(client, name, opts)
 	if err != nil {
 		return nil, err
 	}
-	return deadlineIgnored{l}, nil
-}
-
-func (l deadlineIgnored) Acquire(ctx context.Context) (lock.Grant, error) {
-	return l.Locker.Acquire(context.WithoutCancel(ctx)) // the bug
+	return knownbad.IgnoringDeadline(l), nil
 }
 
 // lostUntold is etcd's Mutex whose grants carry a Lost that never closes —

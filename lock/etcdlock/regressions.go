@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/knownbad"
 )
 
 // Regressions returns the known-bad locks, in a fixed order, a fresh
@@ -97,15 +98,7 @@ var regressions = []lock.Regression{
 		Scenarios: []string{"isolated-asks"}, Check: "validity",
 		Factory: NewStaleReentry,
 	},
-	{
-		Name: "ignores-deadline",
-		Bug: "the lock waits on a context of its own, not the caller's: an acquire whose caller gave up at its " +
-			"deadline goes on waiting, and when the lock comes free it is granted to nobody while the next client " +
-			"waits behind it",
-		Link:      "https://github.com/pingcap/tidb/issues/61288",
-		Scenarios: []string{"gave-up"}, Check: "deadline",
-		Factory: NewDeadlineIgnored,
-	},
+	withFactory(knownbad.IgnoringDeadlineRegression("ignores-deadline"), NewDeadlineIgnored),
 	{
 		Name: "lost-untold",
 		Bug: "the grant's Lost is a channel nothing closes (etcd's Mutex gives no word that it is no longer held, " +
@@ -335,4 +328,10 @@ func (l *setNXPX) Close() error {
 		return err
 	}
 	return nil
+}
+
+// withFactory is r, made by f.
+func withFactory(r lock.Regression, f lock.EtcdFactory) lock.Regression {
+	r.Factory = f
+	return r
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/knownbad"
+	"github.com/redis/go-redis/v9"
 )
 
 // Lock describes one Redis lock the lab runs by name: everything the lab
@@ -32,7 +34,7 @@ var locks = []Lock{
 		About: "real Redis: SET NX PX with a random value and an INCR token, released by compare-and-delete",
 		// Nothing renews the key: a holder that works longer than the TTL
 		// loses the lock while it works.
-		Weak: map[string]string{"slow-holder": "lease-kept"}},
+		Weak: map[string]string{"slow-holder": "lease-kept", "gave-up": "lease-kept"}},
 	{Name: "redis-watchdog", Factory: NewWatchdog,
 		About: "redis-setnx renewed every TTL/3 while held (Redisson's watchdog)"},
 	{Name: "redlock", Factory: NewRedlock, Masters: RedlockMasters,
@@ -48,7 +50,22 @@ var locks = []Lock{
 			Scenarios: []string{"stale-release"},
 			Check:     "validity",
 		}},
+	{Name: "redis-ignores-deadline", Factory: newIgnoringDeadline,
+		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",
+		Bad:   ptr(knownbad.IgnoringDeadlineRegression("redis-ignores-deadline"))},
 }
+
+// newIgnoringDeadline is redis-watchdog whose Acquire ignores its
+// context's deadline (knownbad.IgnoringDeadline).
+func newIgnoringDeadline(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	l, err := NewWatchdog(servers, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return knownbad.IgnoringDeadline(l), nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // Locks lists the Redis locks, the ones people use first, then the
 // known-bad; a fresh slice each call.

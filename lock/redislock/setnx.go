@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -104,6 +105,9 @@ func (l *single) Acquire(ctx context.Context) (lock.Grant, error) {
 				g.Lost = l.watch(g)
 			}
 			return g, nil
+		}
+		if errors.Is(err, redis.ErrClosed) {
+			return lock.Grant{}, err // its client is closed: nothing will ever answer
 		}
 		if err := wait(ctx, l.set.retry); err != nil {
 			l.abandon(value)

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/knownbad"
 )
 
 // Factory makes a Locker for the lock called name on a client's own
@@ -67,7 +68,22 @@ var locks = []Lock{
 			Scenarios: []string{"holder-told"},
 			Check:     "told-lost",
 		}},
+	{Name: "zk-ignores-deadline", Factory: newIgnoringDeadline,
+		About: "zk-herd waited on with a context of its own, not the caller's: known-bad",
+		Bad:   ptr(knownbad.IgnoringDeadlineRegression("zk-ignores-deadline"))},
 }
+
+// newIgnoringDeadline is zk-herd whose Acquire ignores its context's
+// deadline (knownbad.IgnoringDeadline).
+func newIgnoringDeadline(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
+	l, err := NewHerd(c, name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return knownbad.IgnoringDeadline(l), nil
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // Locks lists the ZooKeeper locks, the ones people use first, then the
 // known-bad; a fresh slice each call.
