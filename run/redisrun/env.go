@@ -116,6 +116,7 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 		}
 		return errors.Join(errs...)
 	}
+	e.connect(rcs, links)
 	l, err := e.factory(rcs, "lock", e.Options())
 	if err != nil {
 		done()
@@ -201,6 +202,31 @@ func (e *Env) servers() []int {
 
 // newRedis is a client of server i behind addr (a proxy of the lab's):
 // no retries of its own, so a lost answer is the operation's.
+// connect has each of a new client's connections made before its lock
+// first asks, as an application's Redis clients are long connected when
+// its lock is used, and as etcd's client is connected before its first
+// step: a lock that gives each server a small share of its TTL to answer
+// (Redlock: redsync gives each master five hundredths of it, 50 ms under a
+// one-second TTL) would otherwise spend it dialling on a busy machine and
+// be refused by every master. A client whose links are cut (one started
+// again after a crash) is left to connect on its first ask; what a server
+// answers the lock is the lock's own to judge, so a ping that fails is
+// not an error here.
+func (e *Env) connect(rcs []*redis.Client, links []*netproxy.Proxy) {
+	if slices.ContainsFunc(links, (*netproxy.Proxy).IsCut) {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, rc := range rcs {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), e.OpTimeout())
+			defer cancel()
+			rc.Ping(ctx) //nolint:errcheck // see above
+		})
+	}
+	wg.Wait()
+}
+
 func (e *Env) newRedis(i int, addr string) *redis.Client {
 	o := e.set.ClientOptions(i, addr)
 	t := e.OpTimeout()
