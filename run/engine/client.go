@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/cluster/netproxy"
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock"
@@ -26,6 +25,7 @@ type client struct {
 	links  []*netproxy.Proxy
 	gate   pausegate.Gate
 	async  run.Async
+	pause  run.Pause
 	// answered counts the chunks of answers its links carried: a waiter
 	// that polls was answered since a moment if it grew.
 	answered atomic.Int64
@@ -63,9 +63,7 @@ type client struct {
 	crashes      int
 	// stuck: locker is still in an Acquire the lab stopped waiting for
 	// (run.Abandoned); a crash's new Locker ends it.
-	stuck   bool
-	paused  *faults.Injection // the pause on the timeline (nil: none)
-	pausing chan pauseResult  // the pause being applied, until WaitPaused
+	stuck bool
 	// told closes when the newest grant's Lost has (nil: it has none);
 	// quit closes when the Locker is replaced (told.go).
 	told, quit chan struct{}

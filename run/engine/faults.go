@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/locklab/locklab/faults"
@@ -11,16 +10,11 @@ import (
 	"github.com/locklab/locklab/run"
 )
 
-type pauseResult struct {
-	in  *faults.Injection
-	err error
-}
-
 // Pause arms a pause of client at point and returns at once: the client
 // stops when its work reaches the point, its links cut (a lock run as a
 // process frozen), until Resume. The pause is on the timeline from now;
-// WaitPaused waits for it to take hold. Arming first is what makes a
-// script deterministic: work started after this cannot slip past.
+// WaitPaused waits for it to take hold (run.Pause). Arming first is what
+// makes a script deterministic: work started after this cannot slip past.
 func (e *Engine) Pause(ctx context.Context, name, point string) (run.Outcome, error) {
 	c, err := e.client(name)
 	if err != nil {
@@ -29,13 +23,9 @@ func (e *Engine) Pause(ctx context.Context, name, point string) (run.Outcome, er
 	if err := c.gate.Arm(point); err != nil {
 		return run.Outcome{}, err
 	}
-	ch := make(chan pauseResult, 1)
-	c.mu.Lock()
-	c.pausing = ch
-	c.mu.Unlock()
 	bg := e.background(ctx)
-	go func() {
-		in, err := e.windows.Apply(bg, faults.Fault{Kind: faults.PauseClient, Client: name, Point: point},
+	return c.pause.Arm(name, point, func() (*faults.Injection, error) {
+		return e.windows.Apply(bg, faults.Fault{Kind: faults.PauseClient, Client: name, Point: point},
 			func(ctx context.Context, in *faults.Injection) error {
 				wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait) // a client that never gets there must not hang a run
 				defer cancel()
@@ -47,9 +37,7 @@ func (e *Engine) Pause(ctx context.Context, name, point string) (run.Outcome, er
 				in.SetUndo(func(context.Context) error { c.gate.Resume(c.unpark); return nil })
 				return nil
 			})
-		ch <- pauseResult{in, err}
-	}()
-	return run.Outcome{Kind: run.WillPause, Client: name, Point: point}, nil
+	}), nil
 }
 
 // WaitPaused waits until client's armed pause has stopped it.
@@ -58,28 +46,7 @@ func (e *Engine) WaitPaused(ctx context.Context, name string) (run.Outcome, erro
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	c.mu.Lock()
-	ch := c.pausing
-	c.mu.Unlock()
-	if ch == nil {
-		return run.Outcome{}, fmt.Errorf("%s has no pause armed", name)
-	}
-	select {
-	case r := <-ch:
-		c.mu.Lock()
-		c.pausing = nil
-		if r.err == nil {
-			c.paused = r.in
-		}
-		c.mu.Unlock()
-		if r.err != nil {
-			return run.Outcome{}, r.err
-		}
-		// The point it stopped at: with "any", the first it reached.
-		return run.Outcome{Kind: run.Paused, Client: name, Point: r.in.Target()}, nil
-	case <-ctx.Done():
-		return run.Outcome{}, ctx.Err()
-	}
+	return c.pause.Wait(ctx, name)
 }
 
 // Resume ends client's pause: its links heal, then its work goes on.
@@ -88,14 +55,7 @@ func (e *Engine) Resume(ctx context.Context, name string) (run.Outcome, error) {
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	c.mu.Lock()
-	in := c.paused
-	c.paused = nil
-	c.mu.Unlock()
-	if in == nil {
-		return run.Outcome{}, fmt.Errorf("%s is not paused", name)
-	}
-	return run.Outcome{Kind: run.Resumed, Client: name}, in.Undo(ctx)
+	return c.pause.Resume(ctx, name)
 }
 
 // onLinks applies f to its client's links: on does it, and off, if not
@@ -179,13 +139,7 @@ func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 		e.hs.Observe(history.ObservedCrashed, name, "")
 		return err
 	})
-	c.mu.Lock()
-	paused := c.paused
-	c.paused = nil
-	c.mu.Unlock()
-	if paused != nil {
-		err = errors.Join(err, paused.Undo(ctx))
-	}
+	err = errors.Join(err, c.pause.End(ctx)) // a pause ends with the process it froze
 	if err != nil {
 		return run.Outcome{}, err
 	}

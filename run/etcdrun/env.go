@@ -93,9 +93,8 @@ type worker struct {
 	// releasing is set from just before a release is sent until it
 	// returns: the key may vanish by the client's own hand meanwhile.
 	releasing bool
-	paused    *faults.Injection
-	pausing   chan pauseResult // the pause being applied, until WaitPaused
-	async     run.Async        // the client's background step
+	pause     run.Pause
+	async     run.Async // the client's background step
 	// crashes counts the client's crashes; born is the count its Locker
 	// was made at: a Locker born before the last crash is dead.
 	crashes, born int

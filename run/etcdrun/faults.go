@@ -2,7 +2,6 @@ package etcdrun
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/locklab/locklab/faults"
@@ -11,8 +10,9 @@ import (
 
 // Pause arms a pause of client at point and returns at once; the fault is
 // applied through the nemesis (so it is on the timeline) and WaitPaused
-// waits for it. Arming first is what makes a script deterministic: start the
-// work that passes the point after this, and the worker cannot slip past.
+// waits for it (run.Pause). Arming first is what makes a script
+// deterministic: start the work that passes the point after this, and the
+// worker cannot slip past.
 func (e *Env) Pause(ctx context.Context, client, point string) (run.Outcome, error) {
 	w, err := e.worker(client)
 	if err != nil {
@@ -21,17 +21,10 @@ func (e *Env) Pause(ctx context.Context, client, point string) (run.Outcome, err
 	if err := w.cl.Arm(point); err != nil {
 		return run.Outcome{}, err
 	}
-	w.pausing = make(chan pauseResult, 1)
-	go func() {
-		in, err := e.nemesis.Apply(e.background(ctx), faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
-		w.pausing <- pauseResult{in, err}
-	}()
-	return run.Outcome{Kind: run.WillPause, Client: client, Point: point}, nil
-}
-
-type pauseResult struct {
-	in  *faults.Injection
-	err error
+	bg := e.background(ctx)
+	return w.pause.Arm(client, point, func() (*faults.Injection, error) {
+		return e.nemesis.Apply(bg, faults.Fault{Kind: faults.PauseClient, Client: w.cl.Name(), Point: point})
+	}), nil
 }
 
 // WaitPaused waits until client's armed pause has stopped it.
@@ -40,21 +33,7 @@ func (e *Env) WaitPaused(ctx context.Context, client string) (run.Outcome, error
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	if w.pausing == nil {
-		return run.Outcome{}, fmt.Errorf("%s has no pause armed", client)
-	}
-	select {
-	case r := <-w.pausing:
-		w.pausing = nil
-		if r.err != nil {
-			return run.Outcome{}, r.err
-		}
-		w.paused = r.in
-		// The point it stopped at: with "any", the first it reached.
-		return run.Outcome{Kind: run.Paused, Client: client, Point: r.in.Target()}, nil
-	case <-ctx.Done():
-		return run.Outcome{}, ctx.Err()
-	}
+	return w.pause.Wait(ctx, client)
 }
 
 // Crash kills client as SIGKILL kills a process, and starts it again with
@@ -68,12 +47,8 @@ func (e *Env) Crash(ctx context.Context, client string) (run.Outcome, error) {
 	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.CrashClient, Client: client}); err != nil {
 		return run.Outcome{}, err
 	}
-	if w.paused != nil {
-		// A pause ends with the process it froze: its window closes.
-		err = w.paused.Undo(ctx)
-		w.paused = nil
-	}
-	return run.Outcome{Kind: run.Crashed, Client: client}, err
+	// A pause ends with the process it froze: its window closes.
+	return run.Outcome{Kind: run.Crashed, Client: client}, w.pause.End(ctx)
 }
 
 // Resume undoes Pause.
@@ -82,12 +57,7 @@ func (e *Env) Resume(ctx context.Context, client string) (run.Outcome, error) {
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	if w.paused == nil {
-		return run.Outcome{}, fmt.Errorf("%s is not paused", client)
-	}
-	err = w.paused.Undo(ctx)
-	w.paused = nil
-	return run.Outcome{Kind: run.Resumed, Client: client}, err
+	return w.pause.Resume(ctx, client)
 }
 
 // Cut cuts client's link to the cluster, both ways, until Heal.
