@@ -429,7 +429,7 @@ var catalog = []Scenario{
 			"resource loses an update — whether a seed's script does that is its draw, so unfenced is reported, not " +
 			"gated; fenced and guarded resources must stay correct, and the lock must grant again once every fault " +
 			"has healed.",
-		Members: 3, TTL: 1,
+		Members: 3, TTL: 1, opTimeout: drawnOpTimeout,
 		Expect: unfencedAny,
 		exec:   func(ctx context.Context, e script.Target, p Plan) error { return script.RunDrawn(ctx, e, p.Steps) },
 		draw: func(s Scenario, seed uint64, p *Plan) {

@@ -51,3 +51,10 @@ const slowLinkOpTimeout = 15 * time.Second
 // acquire spans the crashed holder's lease running out (one TTL, and the
 // server's expiry check after it).
 const crashOpTimeout = 10 * time.Second
+
+// drawnOpTimeout bounds an operation of random: a drawn script queues a
+// waiter behind a holder and may then pause or cut that holder, so the
+// waiter's acquire spans the holder's lease running out (a TTL, and the
+// server's expiry check after it) — at the default 2 s, a busy machine
+// timed such a waiter out, and the script ran on otherwise than drawn.
+const drawnOpTimeout = 5 * time.Second
