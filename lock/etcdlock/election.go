@@ -116,7 +116,7 @@ func (l *election) Acquire(ctx context.Context) (lock.Grant, error) {
 		// Campaign resigns when ctx ends while it waits, but not when its
 		// first Txn fails (that put may have committed with its answer
 		// lost) nor when its wait fails otherwise.
-		return lock.Grant{}, failed(err, l.s, l.key, l.token)
+		return lock.Grant{}, failed(ctx, err, l.s, l.key, l.token)
 	}
 	key, rev := l.e.Key(), l.e.Rev()
 	if l.check {

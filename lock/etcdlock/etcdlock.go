@@ -142,11 +142,20 @@ func abandon(s *concurrency.Session, key string, after int64, why error) error {
 // abandon): half the second a lock has to answer after its deadline.
 const lateCleanup = closeTimeout / 4
 
-// failed returns err, the error of a failed Acquire, after abandoning key
-// (see abandon). A clean-up that fails is named beside err.
-func failed(err error, s *concurrency.Session, key string, after int64) error {
+// failed returns err, the error of a failed Acquire called with ctx,
+// after abandoning key (see abandon): the context's error if ctx has
+// ended, whatever the store answered meanwhile. A clean-up that fails is
+// named beside it.
+func failed(ctx context.Context, err error, s *concurrency.Session, key string, after int64) error {
 	if errors.Is(err, lock.ErrSessionExpired) {
 		return err
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		// The caller's context ended while the store was answering (a
+		// request the server timed out as the deadline it was sent with
+		// passed): Acquire answers with the context's error, as the
+		// contract says, the store's besides.
+		err = fmt.Errorf("%w (the store answered: %v)", cerr, err)
 	}
 	if cerr := abandon(s, key, after, err); cerr != nil {
 		return fmt.Errorf("%w (and its key %s may be left until the next acquire: %v)", err, key, cerr)

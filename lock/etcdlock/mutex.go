@@ -132,7 +132,7 @@ func (l *retrySafeMutex) Acquire(ctx context.Context) (lock.Grant, error) {
 		}
 		// Lock deletes its key when its wait fails, but not when its first
 		// Txn does: that put may have committed with its answer lost.
-		return lock.Grant{}, failed(err, l.s, l.key, l.token)
+		return lock.Grant{}, failed(ctx, err, l.s, l.key, l.token)
 	}
 	owner := l.m.IsOwner()
 	l.token = owner.GetCompare().GetCreateRevision()

@@ -69,7 +69,7 @@ func (q *queue) Acquire(ctx context.Context) (lock.Grant, error) {
 		Commit()
 	if err != nil {
 		// The put may have committed with its answer lost.
-		return lock.Grant{}, failed(err, q.s, q.key, q.granted)
+		return lock.Grant{}, failed(ctx, err, q.s, q.key, q.granted)
 	}
 	var pred string
 	var rev, predRev int64
@@ -85,12 +85,12 @@ func (q *queue) Acquire(ctx context.Context) (lock.Grant, error) {
 			return lock.Grant{}, fmt.Errorf("lock: %s is held by another lease", q.key)
 		}
 		if pred, predRev, err = q.older(ctx, rev); err != nil {
-			return lock.Grant{}, failed(err, q.s, q.key, q.granted)
+			return lock.Grant{}, failed(ctx, err, q.s, q.key, q.granted)
 		}
 	}
 	if pred != "" {
 		if err := q.wait(ctx, pred, predRev, rev); err != nil {
-			return lock.Grant{}, failed(err, q.s, q.key, q.granted)
+			return lock.Grant{}, failed(ctx, err, q.s, q.key, q.granted)
 		}
 	}
 	return q.grant(q.key, rev), nil

@@ -166,13 +166,13 @@ func (l *waitWithoutRecheck) Acquire(ctx context.Context) (lock.Grant, error) {
 	rev, err := l.enqueue(ctx, l.key)
 	if err != nil {
 		// Its one bug is elsewhere: a failed acquire leaves no key.
-		return lock.Grant{}, failed(err, l.s, l.key, l.granted)
+		return lock.Grant{}, failed(ctx, err, l.s, l.key, l.granted)
 	}
 	cli := l.s.Client()
 	for {
 		older, err := cli.Get(ctx, l.pfx, append(clientv3.WithLastCreate(), clientv3.WithMaxCreateRev(rev-1))...)
 		if err != nil {
-			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(ctx, err, l.s, l.key, l.granted)
 		}
 		if len(older.Kvs) == 0 {
 			return l.grant(l.key, rev), nil // the bug: no look at our own key
@@ -183,7 +183,7 @@ func (l *waitWithoutRecheck) Acquire(ctx context.Context) (lock.Grant, error) {
 		err = waitDeleted(ctx, wch)
 		cancel()
 		if err != nil {
-			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(ctx, err, l.s, l.key, l.granted)
 		}
 	}
 }
@@ -228,7 +228,7 @@ func (l *ownerWhileWaiting) Acquire(ctx context.Context) (lock.Grant, error) {
 	}
 	rev, err := l.enqueue(ctx, l.key)
 	if err != nil {
-		return lock.Grant{}, failed(err, l.s, l.key, l.granted)
+		return lock.Grant{}, failed(ctx, err, l.s, l.key, l.granted)
 	}
 	return l.grant(l.key, rev), nil // the bug: the guard holds, the lock is not ours yet
 }

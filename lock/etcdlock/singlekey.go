@@ -41,7 +41,7 @@ func (l *singleKeyWatch) Acquire(ctx context.Context) (lock.Grant, error) {
 		rev, at, err := l.putIfAbsent(ctx, l.key, "")
 		if err != nil {
 			// The put may have committed with its answer lost.
-			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(ctx, err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil

@@ -64,7 +64,7 @@ func (l *staleReentry) Acquire(ctx context.Context) (lock.Grant, error) {
 		rev, _, err := l.putIfAbsent(ctx, l.key, l.id)
 		if err != nil {
 			// The put may have committed with its answer lost.
-			return lock.Grant{}, failed(err, l.s, l.key, l.granted)
+			return lock.Grant{}, failed(ctx, err, l.s, l.key, l.granted)
 		}
 		if rev != 0 {
 			return l.grant(l.key, rev), nil
@@ -72,7 +72,7 @@ func (l *staleReentry) Acquire(ctx context.Context) (lock.Grant, error) {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			return lock.Grant{}, failed(ctx.Err(), l.s, l.key, l.granted)
+			return lock.Grant{}, failed(ctx, ctx.Err(), l.s, l.key, l.granted)
 		}
 	}
 }
