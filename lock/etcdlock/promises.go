@@ -13,11 +13,7 @@ import (
 // Mutex waited on with a context of its own (knownbad.IgnoringDeadline).
 // Known bad: gave-up catches it (the deadline check).
 func NewDeadlineIgnored(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
-	l, err := NewMutex(client, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	return knownbad.IgnoringDeadline(l), nil
+	return knownbad.IgnoringDeadlineFactory(NewMutex)(client, name, opts)
 }
 
 // lostUntold is etcd's Mutex whose grants carry a Lost that never closes —

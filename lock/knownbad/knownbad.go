@@ -1,7 +1,3 @@
-// Package knownbad holds bugs the lab's known-bad locks are made of that
-// belong to no store: each wraps a correct lock of any store and breaks
-// one promise of lock.Locker's contract, so that every store's catalog can
-// show that its lessons catch it.
 package knownbad
 
 import (
@@ -20,6 +16,18 @@ type ignoringDeadline struct{ lock.Locker }
 // when the lock comes free it is granted to nobody, while the next client
 // waits behind it. The gave-up lesson catches it (the deadline check).
 func IgnoringDeadline(l lock.Locker) lock.Locker { return ignoringDeadline{l} }
+
+// IgnoringDeadlineFactory is f, each of its Lockers IgnoringDeadline:
+// how a store's registry makes its deadline-ignoring known-bad lock.
+func IgnoringDeadlineFactory[C any](f lock.Factory[C]) lock.Factory[C] {
+	return func(client C, name string, opts lock.Options) (lock.Locker, error) {
+		l, err := f(client, name, opts)
+		if err != nil {
+			return nil, err
+		}
+		return IgnoringDeadline(l), nil
+	}
+}
 
 func (l ignoringDeadline) Acquire(ctx context.Context) (lock.Grant, error) {
 	return l.Locker.Acquire(context.WithoutCancel(ctx)) // the bug

@@ -6,7 +6,6 @@ import (
 
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/knownbad"
-	"github.com/redis/go-redis/v9"
 )
 
 // Lock describes one Redis lock the lab runs by name: everything the lab
@@ -50,19 +49,9 @@ var locks = []Lock{
 			Scenarios: []string{"stale-release"},
 			Check:     "validity",
 		}},
-	{Name: "redis-ignores-deadline", Factory: newIgnoringDeadline,
+	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",
 		Bad:   ptr(knownbad.IgnoringDeadlineRegression("redis-ignores-deadline"))},
-}
-
-// newIgnoringDeadline is redis-watchdog whose Acquire ignores its
-// context's deadline (knownbad.IgnoringDeadline).
-func newIgnoringDeadline(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
-	l, err := NewWatchdog(servers, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	return knownbad.IgnoringDeadline(l), nil
 }
 
 func ptr[T any](v T) *T { return &v }

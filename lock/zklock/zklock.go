@@ -68,19 +68,9 @@ var locks = []Lock{
 			Scenarios: []string{"holder-told"},
 			Check:     "told-lost",
 		}},
-	{Name: "zk-ignores-deadline", Factory: newIgnoringDeadline,
+	{Name: "zk-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewHerd),
 		About: "zk-herd waited on with a context of its own, not the caller's: known-bad",
 		Bad:   ptr(knownbad.IgnoringDeadlineRegression("zk-ignores-deadline"))},
-}
-
-// newIgnoringDeadline is zk-herd whose Acquire ignores its context's
-// deadline (knownbad.IgnoringDeadline).
-func newIgnoringDeadline(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
-	l, err := NewHerd(c, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	return knownbad.IgnoringDeadline(l), nil
 }
 
 func ptr[T any](v T) *T { return &v }
