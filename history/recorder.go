@@ -160,8 +160,26 @@ type LeaseEnd struct {
 func (r *Recorder) LeaseLost(end LeaseEnd) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := Event{Type: LeaseLost, Client: end.Client, Lease: end.Lease, AliveUntil: max(r.Since(end.LastAlive), 0),
-		LeaseTTL: int64(end.TTL)}
+	r.emit(r.leaseEvent(Event{Type: LeaseLost}, end))
+}
+
+// ObserveSaidEnded records, now, that end.Client's lock answered that its
+// session had ended (ObservedSaidEnded); end is what the lab knows of its
+// lease, LastRenewal the last keep-alive sent before now.
+func (r *Recorder) ObserveSaidEnded(end LeaseEnd) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.leaseEvent(Event{Type: Observed, What: ObservedSaidEnded}, end)
+	if !end.LastRenewal.IsZero() {
+		e.RenewedAt = min(max(r.Since(end.LastRenewal), 0), e.Time)
+	}
+	r.emit(e)
+}
+
+// leaseEvent is e, now, with what end says of its lease on the run's
+// clock. The caller holds r.mu.
+func (r *Recorder) leaseEvent(e Event, end LeaseEnd) Event {
+	e.Client, e.Lease, e.AliveUntil, e.LeaseTTL = end.Client, end.Lease, max(r.Since(end.LastAlive), 0), int64(end.TTL)
 	if !end.LastRenewal.IsZero() {
 		e.RenewedAt = min(max(r.Since(end.LastRenewal), 0), e.AliveUntil)
 	}
@@ -180,7 +198,7 @@ func (r *Recorder) LeaseLost(end LeaseEnd) {
 	if at := r.Since(end.Revoked); !end.Revoked.IsZero() && at >= 0 && at <= now {
 		e.RevokedAt = at
 	}
-	r.emit(e)
+	return e
 }
 
 // Observe records, now, that the lab saw what (an Observed* constant)

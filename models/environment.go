@@ -9,7 +9,9 @@ import (
 )
 
 // CheckEnvironment tells whether the run's environment, rather than the
-// lock, took a holder's or a waiter's lease away, or cut the run short
+// lock, took a holder's or a waiter's lease away (or left its client
+// without an answer to its keep-alives until its lock rightly gave the
+// lease up, see givenUps), or cut the run short
 // (see shortfalls: too little progress, or a step that went otherwise
 // than its script, while the lab's own process stood still; min is the
 // progress the run had to make, nil for none), or left a waiter with a
@@ -99,6 +101,10 @@ func checkEnvironment(ops []history.Operation, events []history.Event, min *hist
 		why = append(why, fmt.Sprintf("%s's lease ended while %s held nothing and asked for nothing, %s",
 			l.loss.Client, l.loss.Client, what))
 		v.Evidence = append(v.Evidence, describeLoss(l.loss))
+	}
+	for _, g := range givenUps(events) {
+		why = append(why, g.why())
+		v.Evidence = append(v.Evidence, g.evidence)
 	}
 	v.Evidence = append(v.Evidence, stood...)
 	if len(why) == 0 && len(short) == 0 {

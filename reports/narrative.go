@@ -119,6 +119,8 @@ func observed(e history.Event) string {
 			e.Member, at(e.StalledFrom))
 	case history.ObservedBadToken:
 		return history.BadTokenOf(e).String()
+	case history.ObservedSaidEnded:
+		return e.Client + "'s lock says its session has ended"
 	case history.ObservedCrashed:
 		return e.Client + " is killed and started again: it holds nothing now, though the server keeps its keys until its lease ends"
 	}

@@ -81,6 +81,14 @@ func (hs Histories) LeaseLost(end history.LeaseEnd) {
 	}
 }
 
+// SaidEnded records that a client's lock answered that its session had
+// ended (see history.ObservedSaidEnded).
+func (hs Histories) SaidEnded(end history.LeaseEnd) {
+	for _, h := range hs {
+		h.rec.ObserveSaidEnded(end)
+	}
+}
+
 // GrantGone records that a holder's grant left the store while it held it
 // and was not releasing it.
 func (hs Histories) GrantGone(client string, token int64) {

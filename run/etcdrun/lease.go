@@ -168,14 +168,23 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 	}
 	e.lost[int64(lease)] = true
 	delete(e.leases, int64(lease))
-	end := history.LeaseEnd{Client: client, Lease: int64(lease), TTL: e.ttls[int64(lease)],
-		LastAlive: e.start.Add(time.Duration(e.alive[int64(lease)]))}
+	end := e.leaseEnd(client, lease, e.start.Add(time.Duration(e.alive[int64(lease)])))
 	if aliveAt.After(end.LastAlive) {
 		end.LastAlive = aliveAt
+		end.LastRenewal, _ = e.lastRenewal(client, lease, aliveAt)
 	}
+	end.Revoked = revoked
+	e.runs.LeaseLost(end)
+}
+
+// leaseEnd is what the lab knows of client's lease, last known alive at
+// lastAlive: its TTL, the keep-alives sent for it (the grant first: it
+// starts the TTL as a keep-alive does), the latest at or before lastAlive,
+// and their answers. The caller holds e.mu.
+func (e *Env) leaseEnd(client string, lease clientv3.LeaseID, lastAlive time.Time) history.LeaseEnd {
+	end := history.LeaseEnd{Client: client, Lease: int64(lease), TTL: e.ttls[int64(lease)], LastAlive: lastAlive}
 	if w, ok := e.clients[client]; ok {
-		end.LastRenewal, _ = w.cl.LastRenewal(lease, end.LastAlive)
-		// The grant starts the lease's TTL as a keep-alive does.
+		end.LastRenewal, _ = w.cl.LastRenewal(lease, lastAlive)
 		for _, g := range w.cl.LeaseGrants() {
 			if g.ID == lease {
 				end.Renewals = append(end.Renewals, g.At)
@@ -183,9 +192,30 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 		}
 		end.Renewals = append(end.Renewals, w.cl.Renewals(lease)...)
 		end.KeptAlive = w.cl.KeptAlive(lease)
-		end.Revoked = revoked
 	}
-	e.runs.LeaseLost(end)
+	return end
+}
+
+// lastRenewal is the latest keep-alive client sent lease at or before t.
+// The caller holds e.mu.
+func (e *Env) lastRenewal(client string, lease clientv3.LeaseID, t time.Time) (time.Time, bool) {
+	if w, ok := e.clients[client]; ok {
+		return w.cl.LastRenewal(lease, t)
+	}
+	return time.Time{}, false
+}
+
+// noteSaidEnded records that client's lock has just answered that its
+// session, on lease, ended (see history.ObservedSaidEnded): whether its
+// client heard its keep-alives answered is what tells a busy machine from
+// a lock that gave up a lease it had.
+func (e *Env) noteSaidEnded(client string, lease clientv3.LeaseID) {
+	now := time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	end := e.leaseEnd(client, lease, e.start.Add(time.Duration(e.alive[int64(lease)])))
+	end.LastRenewal, _ = e.lastRenewal(client, lease, now)
+	e.runs.SaidEnded(end)
 }
 
 // Expire ends client's lease on the server: by revoking it (the revoke's

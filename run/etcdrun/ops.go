@@ -175,6 +175,9 @@ func (e *Env) readAt(ctx context.Context, key string, rev int64) (*clientv3.GetR
 func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error) {
 	lease := e.leaseOf(w)
 	gone := errors.Is(err, lock.ErrSessionExpired)
+	if lease != 0 && (gone || errors.Is(err, lock.ErrNotHeld)) {
+		e.noteSaidEnded(w.name, lease)
+	}
 	if !gone && lease != 0 {
 		alive, aerr := e.c.LeaseAlive(context.WithoutCancel(ctx), lease)
 		gone = aerr == nil && !alive
