@@ -28,7 +28,9 @@
 //     its deadline, Grant.Lost closes once a held grant's lease ends
 //   - environment.go, stalls.go, bystander.go: what the environment did (a
 //     renewed lease lapsed, the lab stood still; a fault that cannot reach
-//     a client's lease does not excuse its lapse there)
+//     a client's lease does not excuse its lapse there); givenup.go: a
+//     lease its lock gave up, rightly, when no keep-alive was answered for
+//     a TTL
 //   - progress.go: minimum progress, liveness after the last fault (a wedge),
 //     lost fraction; handoff.go: a waiter left waiting for a free lock
 //   - check.go: Check, which runs them all on a history and its header

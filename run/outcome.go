@@ -57,6 +57,8 @@ const (
 	NotTold            // it did not close within For
 	CannotTell         // the client's grant has no Grant.Lost
 	AnswersHeld        // the client's answers were held For from its next keep-alive, then delivered
+	LeaderKilled       // the member that led was killed, until heal restarts it
+	Served             // another member leads, and every client has been answered since
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -197,6 +199,10 @@ func (o Outcome) String() string {
 		return o.Member + ": cut off from the other members"
 	case Killed:
 		return o.Member + ": killed (heal restarts it)"
+	case LeaderKilled:
+		return "server: the leader killed (heal restarts it)"
+	case Served:
+		return "server: another member leads, and every client is answered again"
 	case Crashed:
 		return c + ": crashed, and started again holding nothing"
 	case Healed:

@@ -223,6 +223,20 @@ var catalog = []Scenario{
 		Effects: []Effect{requestLost("c2")},
 	},
 	{
+		Name: "leader-killed",
+		Lesson: "c1 holds the lock and c2 waits for it when the leader of the ensemble dies. The other servers " +
+			"elect a new one; meanwhile every server drops its clients (a follower without its leader serves nobody) " +
+			"and every client moves to a server that serves it again, within its session. ZooKeeper commits a write " +
+			"on a quorum before it answers, so the new leader has every node the old one had: c1 still holds, works " +
+			"and releases, and c2 — whose node and watch lived through the election — is granted. The lab waits until " +
+			"another server leads and every client has been answered since, so that no step meets the connection the " +
+			"leader's death broke; a session of a few seconds outlives the election on a busy machine.",
+		Members: 3, TTL: leaderKilledTTL, MemberFaults: true, script: "leader-killed.txt", Expect: alwaysPass,
+		opTimeout: leaderKilledOpTimeout, Stores: ZooKeeperOnly,
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects: []Effect{grantedDuring("c2", faults.KillLeader, "", "the old leader was dead")},
+	},
+	{
 		Name:    "link-blip",
 		seconds: 15,
 		Lesson: "c1's link fails one way for 1.2 s — well under its lease's 3 s TTL — from its next keep-alive, while " +

@@ -49,7 +49,8 @@ var (
 	// EtcdAndZooKeeper: its faults are etcd's and ZooKeeper's (an answer
 	// lost off the wire, a session ended by its timeout).
 	EtcdAndZooKeeper = Stores{EtcdLock, ZooKeeperLock}
-	// ZooKeeperOnly: a lesson of ZooKeeper's (a request lost off its wire).
+	// ZooKeeperOnly: a lesson of ZooKeeper's (a request lost off its wire,
+	// its leader killed under a holder and a waiter).
 	ZooKeeperOnly = Stores{ZooKeeperLock}
 )
 

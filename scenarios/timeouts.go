@@ -9,6 +9,16 @@ import (
 // The catalog's own bounds, where a lesson needs more than
 // run.DefaultOpTimeout or a TTL of its own.
 
+// leaderKilledTTL is leader-killed's session timeout in seconds: a session
+// must outlive the election and its client's move to another server
+// (go-zookeeper waits a second after each round of servers that would not
+// serve it).
+const leaderKilledTTL = 3
+
+// leaderKilledOpTimeout bounds an operation of leader-killed: c2's
+// acquire waits through the election, the clients' moves and c1's work.
+const leaderKilledOpTimeout = 20 * time.Second
+
 // slowOpTimeout bounds an operation in slow-holder: a waiter may wait for
 // every other client's work (at most 1.25 + 1.25 + 2.5 TTLs).
 const slowOpTimeout = 15 * time.Second

@@ -92,6 +92,13 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "isolate":
 		return e.Isolate(ctx, c.Member)
 	case "kill":
+		if c.Member == Leader {
+			k, ok := as[LeaderKilling](e)
+			if !ok {
+				return run.Outcome{}, errors.New("kill member=leader: the lab cannot kill the leader of this store")
+			}
+			return k.KillLeader(ctx)
+		}
 		return e.Kill(ctx, c.Member)
 	case "crash":
 		return e.Crash(ctx, c.Client)
@@ -105,6 +112,12 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		return e.WaitQueued(ctx, c.Client)
 	case "wait-free":
 		return e.WaitFree(ctx)
+	case "wait-served":
+		k, ok := as[LeaderKilling](e)
+		if !ok {
+			return run.Outcome{}, errors.New("wait-served: the lab cannot kill the leader of this store")
+		}
+		return k.WaitServed(ctx)
 	case "hold-answers":
 		h, ok := as[AnswerHolding](e)
 		if !ok {
@@ -243,6 +256,9 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 		o.Kind, o.Member = run.Isolated, c.Member
 	case "kill":
 		o.Kind, o.Member = run.Killed, c.Member
+		if c.Member == Leader {
+			o.Kind, o.Member = run.LeaderKilled, ""
+		}
 	case "crash":
 		o.Kind = run.Crashed
 	case "heal":
@@ -253,6 +269,8 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 		o.Kind = run.LeaseGone
 	case "wait-queued":
 		o.Kind = run.Waiting
+	case "wait-served":
+		o.Kind = run.Served
 	default:
 		return run.Outcome{}, false
 	}

@@ -72,6 +72,20 @@ type FailingOver interface {
 	Failover(ctx context.Context) (run.Outcome, error)
 }
 
+// Leader, as a kill's member (`kill member=leader`), is whichever member
+// leads when the step runs: the history's fault names it.
+const Leader = "leader"
+
+// A LeaderKilling store can kill the member that leads (`kill
+// member=leader`) and wait until another leads and serves every client
+// again (`wait-served`): each client has been answered since, on a
+// connection of its own, so what it asks next is not met by the
+// connection the leader's death broke.
+type LeaderKilling interface {
+	KillLeader(ctx context.Context) (run.Outcome, error)
+	WaitServed(ctx context.Context) (run.Outcome, error)
+}
+
 // An AnswerHolding store can hold the answers a client's server sends
 // while its requests still arrive, from the client's next keep-alive, for
 // d (the `hold-answers` command): a link failing one way for a moment,

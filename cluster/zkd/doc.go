@@ -15,4 +15,9 @@
 //   - server.go: one server process, its config and ports, Find
 //   - ensemble.go: the Ensemble — Start, links, Kill and Restart,
 //     Isolate, SessionAlive, Close
+//   - wire.go: a client connection's frames read off the wire — its
+//     writes, the requests it waits on, notifications, its session
+//   - waits.go: Waits, whether a client is done asking and waits (every
+//     request answered, the latest setting a watch)
+//   - torn.go, cpu.go: a killed server's torn log; the servers' CPU time
 package zkd

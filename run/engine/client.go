@@ -40,9 +40,9 @@ type client struct {
 	asks       func() func([]byte) bool
 	afterWrite atomic.Int32
 	requestCut chan struct{}
-	// reads reads a connection's answers for the store (nil: it does not,
-	// see AnswerReader).
-	reads func() func([]byte)
+	// wire reads a connection's requests and answers for the store (nil:
+	// it does not, see WireReader).
+	wire func() (requests, answers func([]byte))
 
 	mu      sync.Mutex
 	locker  lock.Locker
@@ -95,8 +95,8 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 	if lr, ok := e.store.(LostRequests); ok {
 		c.asks = lr.Requests
 	}
-	if ar, ok := e.store.(AnswerReader); ok {
-		c.reads = func() func([]byte) { return ar.Answers(name) }
+	if wr, ok := e.store.(WireReader); ok {
+		c.wire = func() (func([]byte), func([]byte)) { return wr.Wire(name) }
 	}
 	for _, p := range links {
 		p.SetTap(c.tap)
@@ -142,11 +142,14 @@ func (e *Engine) renew(c *client) error {
 // value are its keep-alives, and its writes are spotted where the store
 // can (see spots); answers are counted.
 func (c *client) tap() (requests, answers func([]byte)) {
-	var read func([]byte)
-	if c.reads != nil {
-		read = c.reads()
+	var sent, read func([]byte)
+	if c.wire != nil {
+		sent, read = c.wire()
 	}
 	return c.spots(func(b []byte) {
+			if sent != nil {
+				sent(b)
+			}
 			now := time.Now()
 			c.mu.Lock()
 			var hit []func(time.Time)
@@ -169,13 +172,15 @@ func (c *client) tap() (requests, answers func([]byte)) {
 		}
 }
 
-// AnswerReader is a Store that reads what it answers each client, off the
-// wire (the session a lock run as a process makes for itself).
-type AnswerReader interface {
-	// Answers returns, for one new connection of client's, a reader fed
-	// each read of the store's answers, in order (nil: the connection
-	// ended).
-	Answers(client string) func([]byte)
+// WireReader is a Store that reads each connection of a client's off the
+// wire, both ways: what it answers (the session a lock run as a process
+// makes for itself) and what the client asks (whether it is done asking
+// and waits).
+type WireReader interface {
+	// Wire returns, for one new connection of client's, a reader fed each
+	// read of the client's requests and one fed each read of the store's
+	// answers, in order (nil: that direction ended); either may be nil.
+	Wire(client string) (requests, answers func([]byte))
 }
 
 // Links are client's links, for a fault of the store's own that holds or

@@ -18,7 +18,9 @@
 //     on the wire, LostAnswers (acquire answer=lost: answers.go), where
 //     it can also tell the requests a client waits on, LostRequests
 //     (acquire next=lost: requests.go), and
-//     where it reads what it answers a client (its session), AnswerReader;
+//     where it reads a client's connections (its session, whether it is
+//     done asking), WireReader, and where it tells a waiter done asking,
+//     Queueing;
 //   - an Env embedding *Engine that adds what a script.Target needs and
 //     only the store knows: Members, Close and its own faults (Isolate,
 //     Kill…), each applied through Engine.Apply so its window is on the

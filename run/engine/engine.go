@@ -49,6 +49,14 @@ type Store interface {
 	Left(ctx context.Context) ([]string, error)
 }
 
+// A Queueing store can tell that a client's pending acquire is done asking
+// and waits, as the store keeps waiters (a watch set on the lock's nodes):
+// a fault applied then meets it waiting, not a request of its under way.
+// WaitQueued asks it once the client has been answered.
+type Queueing interface {
+	Queued(ctx context.Context, client string) (bool, error)
+}
+
 // Config describes a run.
 type Config struct {
 	Store     Store

@@ -190,7 +190,8 @@ func (e *Engine) Await(ctx context.Context, name string) (run.Outcome, error) {
 // WaitQueued waits until client's pending acquire is visibly waiting: the
 // store has answered one of the client's requests since the wait began
 // and the acquire still pends (a request merely sent may not have reached
-// the store yet). It reads no key: a lock that polls keeps none.
+// the store yet), and, on a Queueing store, the store shows it waiting.
+// It reads no key: a lock that polls keeps none.
 func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, error) {
 	c, err := e.client(name)
 	if err != nil {
@@ -205,16 +206,43 @@ func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, run.QueueWait(l))
 	defer cancel()
-	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(context.Context) (bool, error) {
+	q, _ := e.store.(Queueing)
+	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(ctx context.Context) (bool, error) {
 		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.acquiring && c.answered.Load() > from, nil
+		told := c.acquiring && c.answered.Load() > from
+		c.mu.Unlock()
+		if !told || q == nil {
+			return told, nil
+		}
+		return q.Queued(ctx, name)
 	})
 	if err != nil {
 		return run.Outcome{}, err
 	}
 	e.hs.Observe(history.ObservedQueued, name, "")
 	return run.Outcome{Kind: run.Waiting, Client: name}, nil
+}
+
+// WaitAnswered waits until every client has been answered since the wait
+// began, on any of its links: each is served again, by whichever server
+// it reaches, after a fault that broke its connections.
+func (e *Engine) WaitAnswered(ctx context.Context) error {
+	e.mu.Lock()
+	cs := make([]*client, 0, len(e.order))
+	for _, name := range e.order {
+		cs = append(cs, e.clients[name])
+	}
+	e.mu.Unlock()
+	for _, c := range cs {
+		from := c.answered.Load()
+		err := poll.Until(ctx, c.name+" to be answered again", pollEvery, func(context.Context) (bool, error) {
+			return c.answered.Load() > from, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WaitLeaseGone waits until the store no longer has client's latest grant

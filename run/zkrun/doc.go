@@ -13,10 +13,12 @@
 //
 // Where things are:
 //   - env.go: the Env — New, its members and links, each client's session
+//     and whether it waits (engine.WireReader, engine.Queueing)
 //   - monitor.go: each grant followed on the ensemble; what wait-lease-gone
 //     and wait-free ask of the store (gone, nodesLeft)
-//   - faults.go: the ensemble's faults: isolate, kill, expire (mode lapse:
-//     a client's links cut until its session is gone)
+//   - faults.go: the ensemble's faults: isolate, kill (of a server, or of
+//     the leader, and wait-served after it), expire (mode lapse: a
+//     client's links cut until its session is gone)
 //   - answers.go: a create's answer lost (engine.LostAnswers): writes
 //     spotted off the wire, the node seen on the ensemble; the request
 //     after it lost (engine.LostRequests): requests spotted off the wire

@@ -56,6 +56,11 @@ type Env struct {
 	// (Answers): a lock run as a process makes its own.
 	sessions map[string]int64
 	made     map[string]bool // clients whose lock was made
+	// waiting reports, for each client's latest connection, whether the
+	// client waits on it (see Queued).
+	waiting map[string]func() bool
+	// killedLeader is the server KillLeader killed ("": none yet).
+	killedLeader string
 }
 
 // New prepares a run; the engine sweeps its grants.
@@ -67,7 +72,8 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("zkrun: %w", err)
 	}
-	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, sessions: map[string]int64{}, made: map[string]bool{}}
+	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, sessions: map[string]int64{}, made: map[string]bool{},
+		waiting: map[string]func() bool{}}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
 		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
@@ -140,14 +146,33 @@ func (s store) Settle(ctx context.Context)                          { s.e.sweep(
 func (s store) Gone(ctx context.Context, lease int64) (bool, error) { return s.e.gone(ctx, lease) }
 func (s store) Left(ctx context.Context) ([]string, error)          { return s.e.nodesLeft(ctx) }
 
-// Answers reads a client connection's answers for the session the
-// ensemble gave it (see zkd.Session).
-func (s store) Answers(client string) func([]byte) {
-	return zkd.Session(func(id int64) {
+// Queued reports whether client, on its latest connection, has had every
+// request answered and set a watch with the latest (zkd.Waits): a recipe's
+// waiter has asked all it asks before it waits.
+func (s store) Queued(_ context.Context, client string) (bool, error) {
+	s.e.mu.Lock()
+	waiting := s.e.waiting[client]
+	s.e.mu.Unlock()
+	return waiting != nil && waiting(), nil
+}
+
+// Wire reads a client connection's answers for the session the ensemble
+// gave it (see zkd.Session), and both its directions for whether the
+// client waits (see Queued).
+func (s store) Wire(client string) (requests, answers func([]byte)) {
+	session := zkd.Session(func(id int64) {
 		s.e.mu.Lock()
 		s.e.sessions[client] = id
 		s.e.mu.Unlock()
 	})
+	requests, answered, waiting := zkd.Waits()
+	s.e.mu.Lock()
+	s.e.waiting[client] = waiting
+	s.e.mu.Unlock()
+	return requests, func(b []byte) {
+		session(b)
+		answered(b)
+	}
 }
 
 // sessionWait bounds how long a client's first session may take.

@@ -69,6 +69,42 @@ func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, err
 	})
 }
 
+// KillLeader kills the server that leads, as Kill does a server named: its
+// followers drop their clients while they elect another, and every client
+// moves to a server that serves it again, within its session.
+func (e *Env) KillLeader(ctx context.Context) (run.Outcome, error) {
+	in, err := e.Fault(ctx, faults.Fault{Kind: faults.KillLeader})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	e.mu.Lock()
+	e.killedLeader = in.Target()
+	e.mu.Unlock()
+	return run.Outcome{Kind: run.LeaderKilled}, nil
+}
+
+// WaitServed waits until a server other than the leader KillLeader killed
+// leads the ensemble, then until every client has been answered since: a
+// server that has not joined the new leader drops its clients and answers
+// none.
+func (e *Env) WaitServed(ctx context.Context) (run.Outcome, error) {
+	e.mu.Lock()
+	killed := e.killedLeader
+	e.mu.Unlock()
+	if killed == "" {
+		return run.Outcome{}, errors.New("wait-served: no leader was killed")
+	}
+	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait+e.TTLDuration())
+	defer cancel()
+	if _, err := e.WaitLeader(ctx, killed); err != nil {
+		return run.Outcome{}, err
+	}
+	if err := e.WaitAnswered(ctx); err != nil {
+		return run.Outcome{}, err
+	}
+	return run.Outcome{Kind: run.Served}, nil
+}
+
 // WaitLeader waits until a server other than member leads the ensemble,
 // and names it.
 func (e *Env) WaitLeader(ctx context.Context, member string) (string, error) {
