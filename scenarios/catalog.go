@@ -237,6 +237,19 @@ var catalog = []Scenario{
 		Effects: []Effect{grantedDuring("c2", faults.KillLeader, "", "the old leader was dead")},
 	},
 	{
+		Name: "server-isolated",
+		Lesson: "c1 holds the lock and c2 waits for it on another server when c1's server is cut off from the other " +
+			"two. A ZooKeeper server that loses the quorum stops serving and drops its clients, and they move to a " +
+			"server that serves, within their session: c1 keeps its session, its node and so the lock, works and " +
+			"releases, and c2 is granted. etcd's client on a member cut off loses its lease instead (isolated-asks). " +
+			"The lab waits until the cut-off server serves nobody, another leads, and both clients have been " +
+			"answered again; its sessions are long enough to outlive the server's noticing and the clients' move.",
+		Members: 3, TTL: serverIsolatedTTL, MemberFaults: true, script: "server-isolated.txt", Expect: alwaysPass,
+		opTimeout: leaderKilledOpTimeout, Stores: ZooKeeperOnly,
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects: []Effect{grantedDuring("c2", faults.IsolateMember, "m1", "m1 was cut off")},
+	},
+	{
 		Name:    "link-blip",
 		seconds: 15,
 		Lesson: "c1's link fails one way for 1.2 s — well under its lease's 3 s TTL — from its next keep-alive, while " +

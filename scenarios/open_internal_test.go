@@ -45,7 +45,7 @@ func TestAStoreThatWouldNotStartIsStartedAgain(t *testing.T) {
 func TestOnlyAScenarioThatFaultsNoMemberShares(t *testing.T) {
 	for name, faults := range map[string]bool{
 		"paused-holder": false, "lost-request": false, "isolated-asks": true, "failover": true, "leader-failover": true,
-		"leader-killed": true,
+		"leader-killed": true, "server-isolated": true,
 	} {
 		s, err := Lookup(name)
 		require.NoError(t, err)

@@ -167,13 +167,14 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 	assert.Equal(t, []string{
 		"lost-request is a lesson for a ZooKeeper ensemble, not for a lock on etcd, not run for etcd-mutex, queue",
 		"leader-killed is a lesson for a ZooKeeper ensemble, not for a lock on etcd, not run for etcd-mutex, queue",
+		"server-isolated is a lesson for a ZooKeeper ensemble, not for a lock on etcd, not run for etcd-mutex, queue",
 		"failover is a lesson for one Redis primary, not for a lock on etcd, not run for etcd-mutex, queue",
 		"redlock-paused is a lesson for Redlock's independent masters, not for a lock on etcd, not run for etcd-mutex, queue",
 	}, leftOut)
 	for _, j := range jobs {
 		assert.Empty(t, j.s.NotFor(EtcdLock), "%s ran for %s", j.s.Name, j.lock)
 	}
-	assert.Len(t, jobs, 2*(len(Names())-4))
+	assert.Len(t, jobs, 2*(len(Names())-5))
 }
 
 // Which lessons are for which kind of lock: every lesson is one for some

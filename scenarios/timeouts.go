@@ -15,6 +15,11 @@ import (
 // serve it).
 const leaderKilledTTL = 3
 
+// serverIsolatedTTL is server-isolated's session timeout in seconds: c1's
+// session must outlive its server's noticing the quorum gone (its
+// syncLimit, two seconds) and c1's move to another server.
+const serverIsolatedTTL = 5
+
 // leaderKilledOpTimeout bounds an operation of leader-killed: c2's
 // acquire waits through the election, the clients' moves and c1's work.
 const leaderKilledOpTimeout = 20 * time.Second

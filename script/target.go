@@ -77,10 +77,11 @@ type FailingOver interface {
 const Leader = "leader"
 
 // A LeaderKilling store can kill the member that leads (`kill
-// member=leader`) and wait until another leads and serves every client
-// again (`wait-served`): each client has been answered since, on a
-// connection of its own, so what it asks next is not met by the
-// connection the leader's death broke.
+// member=leader`) and, after that or after a member was killed or
+// isolated, wait until that member serves nobody, another leads, and every
+// client has been answered since (`wait-served`): each has moved to a
+// member that serves it, so what it asks next is not met by the
+// connection the fault broke.
 type LeaderKilling interface {
 	KillLeader(ctx context.Context) (run.Outcome, error)
 	WaitServed(ctx context.Context) (run.Outcome, error)

@@ -227,6 +227,13 @@ func (e *Ensemble) Leader(ctx context.Context) int {
 	return -1
 }
 
+// Serves reports whether server i serves its clients now (it leads or
+// follows a leader): a server cut off from the quorum stops, and drops
+// its clients, once it sees the quorum gone.
+func (e *Ensemble) Serves(ctx context.Context, i int) bool {
+	return e.servers[i].running() && e.servers[i].mode(ctx) != ""
+}
+
 // Kill kills server i as a crash of its machine does; its data stays.
 func (e *Ensemble) Kill(i int) { e.servers[i].kill() }
 

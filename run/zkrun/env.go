@@ -59,8 +59,10 @@ type Env struct {
 	// waiting reports, for each client's latest connection, whether the
 	// client waits on it (see Queued).
 	waiting map[string]func() bool
-	// killedLeader is the server KillLeader killed ("": none yet).
-	killedLeader string
+	// faulted is the server KillLeader killed or Isolate cut off, the
+	// latest ("": none yet): the one wait-served waits for others to
+	// serve without.
+	faulted string
 }
 
 // New prepares a run; the engine sweeps its grants.

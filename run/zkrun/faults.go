@@ -19,6 +19,9 @@ func (e *Env) Isolate(ctx context.Context, member string) (run.Outcome, error) {
 	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
 		return run.Outcome{}, err
 	}
+	e.mu.Lock()
+	e.faulted = member
+	e.mu.Unlock()
 	return run.Outcome{Kind: run.Isolated, Member: member}, nil
 }
 
@@ -28,6 +31,9 @@ func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
 	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
 		return run.Outcome{}, err
 	}
+	e.mu.Lock()
+	e.faulted = member
+	e.mu.Unlock()
 	return run.Outcome{Kind: run.Killed, Member: member}, nil
 }
 
@@ -78,25 +84,33 @@ func (e *Env) KillLeader(ctx context.Context) (run.Outcome, error) {
 		return run.Outcome{}, err
 	}
 	e.mu.Lock()
-	e.killedLeader = in.Target()
+	e.faulted = in.Target()
 	e.mu.Unlock()
 	return run.Outcome{Kind: run.LeaderKilled}, nil
 }
 
-// WaitServed waits until a server other than the leader KillLeader killed
-// leads the ensemble, then until every client has been answered since: a
-// server that has not joined the new leader drops its clients and answers
-// none.
+// WaitServed waits, after the leader was killed or a server isolated,
+// until that server serves nobody and another leads the ensemble, then
+// until every client has been answered since: a server that serves no
+// longer has dropped its clients, and one that has not joined the leader
+// answers none.
 func (e *Env) WaitServed(ctx context.Context) (run.Outcome, error) {
 	e.mu.Lock()
-	killed := e.killedLeader
+	faulted := e.faulted
 	e.mu.Unlock()
-	if killed == "" {
-		return run.Outcome{}, errors.New("wait-served: no leader was killed")
+	i, err := e.member(faulted)
+	if err != nil {
+		return run.Outcome{}, errors.New("wait-served: no server was killed or isolated")
 	}
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait+e.TTLDuration())
 	defer cancel()
-	if _, err := e.WaitLeader(ctx, killed); err != nil {
+	err = poll.Until(ctx, faulted+" to serve nobody", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		return !e.ens.Serves(ctx, i), nil
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	if _, err := e.WaitLeader(ctx, faulted); err != nil {
 		return run.Outcome{}, err
 	}
 	if err := e.WaitAnswered(ctx); err != nil {

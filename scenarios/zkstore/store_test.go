@@ -123,18 +123,20 @@ func TestZooKeepersKnownBadLocksAreCaught(t *testing.T) {
 	}
 }
 
-// leader-killed on ZooKeeper: the leader dies under a holder and a
-// waiter; once another server leads and serves both clients, the holder
-// works and releases and the waiter is granted — sessions, nodes and the
-// waiter's watch live through the election.
-func TestALeaderKilledLosesNothingOnZooKeeper(t *testing.T) {
+// leader-killed and server-isolated on ZooKeeper: the leader dies, or the
+// holder's server is cut off, under a holder and a waiter; once another
+// server leads and serves both clients, the holder works and releases and
+// the waiter is granted — sessions, nodes and the waiter's watch live
+// through it.
+func TestAServerLostLosesNothingOnZooKeeper(t *testing.T) {
 	if _, _, err := zkd.Find(); err != nil {
 		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
 	}
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Locks: []string{"zk-lock"},
-		Scenarios: []string{"leader-killed"}, Resources: []string{"fenced"}, Runs: 1, Parallel: 1})
+		Scenarios: []string{"leader-killed", "server-isolated"}, Resources: []string{"fenced"}, Runs: 1, Parallel: 2})
 	require.NoError(t, err)
-	require.Len(t, sum.Results, 1)
-	r := sum.Results[0]
-	assert.True(t, r.Matches, "%s, expected %s: %s", r.Verdict, r.Expected, r.Error)
+	require.Len(t, sum.Results, 2)
+	for _, r := range sum.Results {
+		assert.True(t, r.Matches, "%s: %s, expected %s: %s", r.Scenario, r.Verdict, r.Expected, r.Error)
+	}
 }
