@@ -90,10 +90,10 @@ func (e *Env) KillLeader(ctx context.Context) (run.Outcome, error) {
 }
 
 // WaitServed waits, after the leader was killed or a server isolated,
-// until that server serves nobody and another leads the ensemble, then
-// until every client has been answered since: a server that serves no
-// longer has dropped its clients, and one that has not joined the leader
-// answers none.
+// until that server serves nobody and another leads the ensemble (the
+// history names it), then until every client has been answered since: a
+// server that serves no longer has dropped its clients, and one that has
+// not joined the leader answers none.
 func (e *Env) WaitServed(ctx context.Context) (run.Outcome, error) {
 	e.mu.Lock()
 	faulted := e.faulted
@@ -110,9 +110,11 @@ func (e *Env) WaitServed(ctx context.Context) (run.Outcome, error) {
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	if _, err := e.WaitLeader(ctx, faulted); err != nil {
+	leader, err := e.WaitLeader(ctx, faulted)
+	if err != nil {
 		return run.Outcome{}, err
 	}
+	e.Histories().Observe(history.ObservedLeader, "", leader)
 	if err := e.WaitAnswered(ctx); err != nil {
 		return run.Outcome{}, err
 	}
