@@ -223,9 +223,10 @@ func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, erro
 	return run.Outcome{Kind: run.Waiting, Client: name}, nil
 }
 
-// WaitAnswered waits until every client has been answered since the wait
-// began, on any of its links: each is served again, by whichever server
-// it reaches, after a fault that broke its connections.
+// WaitAnswered waits, client after client in the order they were added,
+// until each has been answered on any of its links since the wait came to
+// it: each is served again, by whichever server it reaches, after a fault
+// that broke its connections.
 func (e *Engine) WaitAnswered(ctx context.Context) error {
 	e.mu.Lock()
 	cs := make([]*client, 0, len(e.order))
