@@ -163,11 +163,12 @@ const (
 	ObservedBadToken = "bad-token"
 	// ObservedSaidEnded: Client's lock answered that its session had
 	// ended (expired, or its grant not held) while its lease was Lease.
-	// AliveUntil, LeaseTTL, Renewals and KeptAlive are as in a lease-lost
-	// event, RenewedAt the last keep-alive sent before the answer: a
-	// client that heard no answer to the keep-alives it went on sending
-	// for a TTL gave its lease up rightly (etcd's client does), whether or
-	// not the server still kept it (its lease-lost event, if any, says).
+	// AliveUntil, LeaseTTL and Renewals are as in a lease-lost event,
+	// KeptAlive too with the grant's answer first, RenewedAt the last
+	// keep-alive sent before the answer: a client that heard no answer to
+	// the keep-alives it went on sending for a TTL gave its lease up
+	// rightly (etcd's client does), whether or not the server still kept
+	// it (its lease-lost event, if any, says).
 	ObservedSaidEnded = "said-ended"
 	// ObservedRunError: the run itself went otherwise than its script — a
 	// step did not do what the script says, or the lab failed (Error says

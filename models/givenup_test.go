@@ -42,6 +42,10 @@ func TestALeaseGivenUpUnheardIsTheEnvironments(t *testing.T) {
 		// etcd's client at a one-second TTL: one keep-alive half a second
 		// after its last answer, whose answer came a TTL after that one.
 		{"one keep-alive, answered a TTL late", []int64{ms(10), ms(510)}, []int64{ms(20), ms(1030)}, nil, "1.01s"},
+		// No keep-alive of its answered before the answers were held up:
+		// the grant's answer is the last word that the lease lived.
+		{"only the grant answered in time", []int64{ms(10), ms(11), ms(510), ms(1010), ms(1510)}, []int64{ms(10), ms(2005)},
+			nil, "2s"},
 		// A lock that gave up at its first unanswered keep-alive and
 		// closed its stream: no late answer says the server was slow.
 		{"gave up at its first unanswered keep-alive", []int64{ms(10), ms(343)}, []int64{ms(20)}, nil, ""},

@@ -215,6 +215,17 @@ func (e *Env) noteSaidEnded(client string, lease clientv3.LeaseID) {
 	defer e.mu.Unlock()
 	end := e.leaseEnd(client, lease, e.start.Add(time.Duration(e.alive[int64(lease)])))
 	end.LastRenewal, _ = e.lastRenewal(client, lease, now)
+	if w, ok := e.clients[client]; ok {
+		// The grant's answer is the server's first word that the lease
+		// lives, a TTL from then, as a keep-alive's answer is.
+		var granted []time.Time
+		for _, g := range w.cl.LeaseGrants() {
+			if g.ID == lease {
+				granted = append(granted, g.At)
+			}
+		}
+		end.KeptAlive = append(granted, end.KeptAlive...)
+	}
 	e.runs.SaidEnded(end)
 }
 
