@@ -80,7 +80,7 @@ func lateAnswer(excused []span, l history.Loss) int64 {
 		switch {
 		case a < l.RenewedAt:
 			last = a
-		case next < 0 && a > last:
+		case next < 0:
 			next = a
 		}
 	}

@@ -120,7 +120,7 @@ func observed(e history.Event) string {
 	case history.ObservedBadToken:
 		return history.BadTokenOf(e).String()
 	case history.ObservedSaidEnded:
-		return e.Client + "'s lock says its session has ended"
+		return e.Client + "'s lock says its grant is gone (its session ended, or the grant is not held)"
 	case history.ObservedCrashed:
 		return e.Client + " is killed and started again: it holds nothing now, though the server keeps its keys until its lease ends"
 	}

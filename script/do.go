@@ -115,7 +115,7 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "wait-served":
 		k, ok := as[LeaderKilling](e)
 		if !ok {
-			return run.Outcome{}, errors.New("wait-served: the lab cannot kill the leader of this store")
+			return run.Outcome{}, errors.New("wait-served: the lab cannot tell when this store serves every client again")
 		}
 		return k.WaitServed(ctx)
 	case "hold-answers":

@@ -52,7 +52,8 @@ type Store interface {
 // A Queueing store can tell that a client's pending acquire is done asking
 // and waits, as the store keeps waiters (a watch set on the lock's nodes):
 // a fault applied then meets it waiting, not a request of its under way.
-// WaitQueued asks it once the client has been answered.
+// WaitQueued asks it once the client has been answered, for a TTL at
+// most: a waiter the store never shows waiting is taken as answered.
 type Queueing interface {
 	Queued(ctx context.Context, client string) (bool, error)
 }

@@ -190,7 +190,8 @@ func (e *Engine) Await(ctx context.Context, name string) (run.Outcome, error) {
 // WaitQueued waits until client's pending acquire is visibly waiting: the
 // store has answered one of the client's requests since the wait began
 // and the acquire still pends (a request merely sent may not have reached
-// the store yet), and, on a Queueing store, the store shows it waiting.
+// the store yet), and, on a Queueing store, the store shows it waiting
+// (or, for a waiter it never shows, a TTL has passed since that answer).
 // It reads no key: a lock that polls keeps none.
 func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, error) {
 	c, err := e.client(name)
@@ -207,14 +208,24 @@ func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, erro
 	ctx, cancel := context.WithTimeout(ctx, run.QueueWait(l))
 	defer cancel()
 	q, _ := e.store.(Queueing)
+	var told time.Time // when the store first answered the pending acquire
 	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(ctx context.Context) (bool, error) {
 		c.mu.Lock()
-		told := c.acquiring && c.answered.Load() > from
+		answered := c.acquiring && c.answered.Load() > from
 		c.mu.Unlock()
-		if !told || q == nil {
-			return told, nil
+		if !answered || q == nil {
+			return answered, nil
 		}
-		return q.Queued(ctx, name)
+		if told.IsZero() {
+			told = time.Now()
+		}
+		if queued, err := q.Queued(ctx, name); queued || err != nil {
+			return queued, err
+		}
+		// A waiter that waits some other way than the store tells (one
+		// that polls sets no watch) is taken at its answer a TTL on: the
+		// lab does not hold it to how the lab's own locks wait.
+		return time.Since(told) >= e.TTLDuration(), nil
 	})
 	if err != nil {
 		return run.Outcome{}, err

@@ -185,12 +185,7 @@ func (e *Env) leaseEnd(client string, lease clientv3.LeaseID, lastAlive time.Tim
 	end := history.LeaseEnd{Client: client, Lease: int64(lease), TTL: e.ttls[int64(lease)], LastAlive: lastAlive}
 	if w, ok := e.clients[client]; ok {
 		end.LastRenewal, _ = w.cl.LastRenewal(lease, lastAlive)
-		for _, g := range w.cl.LeaseGrants() {
-			if g.ID == lease {
-				end.Renewals = append(end.Renewals, g.At)
-			}
-		}
-		end.Renewals = append(end.Renewals, w.cl.Renewals(lease)...)
+		end.Renewals = append(granted(w, lease), w.cl.Renewals(lease)...)
 		end.KeptAlive = w.cl.KeptAlive(lease)
 	}
 	return end
@@ -218,15 +213,21 @@ func (e *Env) noteSaidEnded(client string, lease clientv3.LeaseID) {
 	if w, ok := e.clients[client]; ok {
 		// The grant's answer is the server's first word that the lease
 		// lives, a TTL from then, as a keep-alive's answer is.
-		var granted []time.Time
-		for _, g := range w.cl.LeaseGrants() {
-			if g.ID == lease {
-				granted = append(granted, g.At)
-			}
-		}
-		end.KeptAlive = append(granted, end.KeptAlive...)
+		end.KeptAlive = append(granted(w, lease), end.KeptAlive...)
 	}
 	e.runs.SaidEnded(end)
+}
+
+// granted is when w's link was answered the grant of lease (none if it
+// was not seen).
+func granted(w *worker, lease clientv3.LeaseID) []time.Time {
+	var out []time.Time
+	for _, g := range w.cl.LeaseGrants() {
+		if g.ID == lease {
+			out = append(out, g.At)
+		}
+	}
+	return out
 }
 
 // Expire ends client's lease on the server: by revoking it (the revoke's

@@ -175,7 +175,7 @@ func (e *Env) readAt(ctx context.Context, key string, rev int64) (*clientv3.GetR
 func (e *Env) afterError(ctx context.Context, w *worker, err error) (bool, error) {
 	lease := e.leaseOf(w)
 	gone := errors.Is(err, lock.ErrSessionExpired)
-	if lease != 0 && (gone || errors.Is(err, lock.ErrNotHeld)) {
+	if lease != 0 && gone {
 		e.noteSaidEnded(w.name, lease)
 	}
 	if !gone && lease != 0 {
@@ -287,7 +287,8 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (run.Outco
 	// being released once its key may be gone by the client's own hand.
 	e.mu.Lock()
 	w.releasing = false
-	if g.Token == w.grant.Token {
+	latest := g.Token == w.grant.Token
+	if latest {
 		w.held = false
 	}
 	e.mu.Unlock()
@@ -303,6 +304,12 @@ func (e *Env) ReleaseGrant(ctx context.Context, client, label string) (run.Outco
 		return run.Outcome{Kind: run.ReleasedEnded, Client: client}, nil
 	}
 	if err != nil {
+		if latest && g.Lease != 0 && errors.Is(err, lock.ErrNotHeld) && !errors.Is(err, lock.ErrSessionExpired) {
+			// "Not held" of the grant it holds: the lock says its session
+			// ended. (Of an older grant, a retried release, it says nothing
+			// of the session.)
+			e.noteSaidEnded(client, clientv3.LeaseID(g.Lease))
+		}
 		expired, rerr := e.afterError(ctx, w, err)
 		if expired && !errors.Is(err, lock.ErrNotHeld) {
 			err = errors.Join(lock.ErrSessionExpired, err)

@@ -59,9 +59,9 @@ type Env struct {
 	// waiting reports, for each client's latest connection, whether the
 	// client waits on it (see Queued).
 	waiting map[string]func() bool
-	// faulted is the server KillLeader killed or Isolate cut off, the
-	// latest ("": none yet): the one wait-served waits for others to
-	// serve without.
+	// faulted is the server the latest fault of a server killed or cut
+	// off ("": none yet): the one wait-served waits for others to serve
+	// without.
 	faulted string
 }
 

@@ -19,9 +19,6 @@ func (e *Env) Isolate(ctx context.Context, member string) (run.Outcome, error) {
 	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
 		return run.Outcome{}, err
 	}
-	e.mu.Lock()
-	e.faulted = member
-	e.mu.Unlock()
 	return run.Outcome{Kind: run.Isolated, Member: member}, nil
 }
 
@@ -31,9 +28,6 @@ func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
 	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
 		return run.Outcome{}, err
 	}
-	e.mu.Lock()
-	e.faulted = member
-	e.mu.Unlock()
 	return run.Outcome{Kind: run.Killed, Member: member}, nil
 }
 
@@ -64,6 +58,9 @@ func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, err
 			}
 		}
 		in.SetTarget(e.Members()[i])
+		e.mu.Lock()
+		e.faulted = e.Members()[i]
+		e.mu.Unlock()
 		if kill {
 			e.ens.Kill(i)
 			in.SetUndo(func(ctx context.Context) error { return e.ens.Restart(ctx, i) })
@@ -79,13 +76,9 @@ func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, err
 // followers drop their clients while they elect another, and every client
 // moves to a server that serves it again, within its session.
 func (e *Env) KillLeader(ctx context.Context) (run.Outcome, error) {
-	in, err := e.Fault(ctx, faults.Fault{Kind: faults.KillLeader})
-	if err != nil {
+	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillLeader}); err != nil {
 		return run.Outcome{}, err
 	}
-	e.mu.Lock()
-	e.faulted = in.Target()
-	e.mu.Unlock()
 	return run.Outcome{Kind: run.LeaderKilled}, nil
 }
 
