@@ -253,15 +253,35 @@ func (cl *Client) noteGrant(id, ttl int64) {
 // that it reconnects through the reader). Cleartext connections only: a
 // TLS one is not read, and nothing on it is counted.
 func (cl *Client) ReadWire() {
-	cl.proxy.SetTap(func() (func([]byte), func([]byte)) {
-		w := &wireReader{hooks: grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
-			Wake: func() { cl.wakes.Add(1) }, KeepAlive: func(id int64) { cl.renewing(); cl.noteRenewal(id) }, KeptAlive: cl.noteKeptAlive,
-			Revoking: cl.revokes.asked, Revoke: cl.revokes.answered, Answer: func() { cl.answered.Add(1) }}}
-		return w.Request, w.Answer
-	})
+	cl.proxy.SetTap(cl.WireReaders)
+	cl.Wired()
+}
+
+// WireReaders are the readers of one new connection through the client's
+// link, fed what the client sends and what the server answers (see
+// ReadWire): a tap of the link's own (netproxy.Proxy.SetTap) calls it for
+// each connection, and Wired has the client count off them.
+func (cl *Client) WireReaders() (requests, answers func([]byte)) {
+	w := &wireReader{hooks: grpcwire.Hooks{Grant: cl.noteGrant, Request: func(method string) { cl.reqs.Add(1); cl.sending(method) },
+		Wake: func() { cl.wakes.Add(1) }, KeepAlive: func(id int64) { cl.renewing(); cl.noteRenewal(id) }, KeptAlive: cl.noteKeptAlive,
+		Revoking: cl.revokes.asked, Revoke: cl.revokes.answered, Answer: func() { cl.answered.Add(1) }}}
+	return w.Request, w.Answer
+}
+
+// Wired has the client learn everything off its link's wire from now on,
+// not from its own connection's interceptors: its link's connections are
+// severed, so that its own reconnects through the reader. The link's tap
+// must feed WireReaders (ReadWire sets it).
+func (cl *Client) Wired() {
 	cl.wired.Store(true)
 	cl.proxy.Sever()
 }
+
+// IsWired reports whether the client learns off the wire (Wired).
+func (cl *Client) IsWired() bool { return cl.wired.Load() }
+
+// Link is the client's link: the proxy it reaches its member through.
+func (cl *Client) Link() *netproxy.Proxy { return cl.proxy }
 
 // WatchEvents is how many watch responses carrying events the client has
 // received: each one is a moment a watcher was woken by a change (several

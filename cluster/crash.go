@@ -56,3 +56,16 @@ func (cl *Client) Crash() error {
 	cl.proxy.Heal()
 	return nil
 }
+
+// Redial closes the client's etcd connection and opens a new one, as a
+// process started again connects anew: the lab's run engine, which cuts
+// and severs the link itself, calls it when the client crashes.
+func (cl *Client) Redial() error {
+	cl.Etcd().Close()
+	etcd, err := cl.dial()
+	if err != nil {
+		return fmt.Errorf("client %s: starting again: %w", cl.name, err)
+	}
+	cl.etcd.Store(etcd)
+	return nil
+}

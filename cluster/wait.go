@@ -33,14 +33,20 @@ func (c *Cluster) LeaseAlive(ctx context.Context, id clientv3.LeaseID) (bool, er
 // LeaseTTL is LeaseAlive that also tells, for a live lease, the TTL the
 // server granted it (which may be longer than the one asked for: etcd
 // raises a TTL below its minimum).
+//
+// A member on the minority side of a partition is not asked while another
+// can be: cut off while it led, it goes on answering from its own lessor
+// until it steps down, and knows neither a lease the new leader granted nor
+// a revoke since.
 func (c *Cluster) LeaseTTL(ctx context.Context, id clientv3.LeaseID) (granted time.Duration, alive bool, err error) {
 	n := len(c.members)
 	first := int(c.answering.Load())
+	cutOff := c.cutOff()
 	var errs []error
 	for i := range n {
 		k := (first + i) % n
 		m := c.members[k]
-		if !c.IsExternal() && !m.running() {
+		if !c.IsExternal() && !m.running() || cutOff[m.name] {
 			continue
 		}
 		actx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), memberAttemptTimeout)
@@ -67,6 +73,32 @@ func (c *Cluster) LeaseTTL(ctx context.Context, id clientv3.LeaseID) (granted ti
 		return 0, false, ErrMemberDown
 	}
 	return 0, false, errors.Join(errs...)
+}
+
+// cutOff names the members on a minority side of the partition in force,
+// when another side holds a majority (none when the cluster is whole, or
+// no side can make progress).
+func (c *Cluster) cutOff() map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out map[string]bool
+	majority := false
+	for _, g := range c.partition {
+		if 2*len(g) > len(c.members) {
+			majority = true
+			continue
+		}
+		for _, name := range g {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[name] = true
+		}
+	}
+	if !majority {
+		return nil
+	}
+	return out
 }
 
 // memberAttemptTimeout bounds one member's answer to LeaseAlive; a member

@@ -95,11 +95,21 @@ func (f RecorderFunc) RecordFault(e Event) { f(e) }
 type Nemesis struct {
 	c *cluster.Cluster
 	w *Windows
+	// client names a fault's client as the cluster knows it.
+	client func(string) string
 }
 
 // New returns a nemesis for c that records to rec (nil records nothing).
 func New(c *cluster.Cluster, rec Recorder) *Nemesis {
-	return &Nemesis{c: c, w: NewWindows(rec)}
+	return &Nemesis{c: c, w: NewWindows(rec), client: func(s string) string { return s }}
+}
+
+// NewOn returns a nemesis for c whose windows are w's, shared with the
+// faults a run applies by other means (one timeline, one count), and whose
+// faults name a client as a run does: client maps that name to the
+// cluster's.
+func NewOn(c *cluster.Cluster, w *Windows, client func(string) string) *Nemesis {
+	return &Nemesis{c: c, w: w, client: client}
 }
 
 // Apply applies f to the cluster and returns once its effect holds: a
@@ -176,7 +186,7 @@ func (n *Nemesis) apply(ctx context.Context, in *Injection) error {
 // applyToClient handles the faults that act on one client's link.
 func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
 	f := in.fault
-	cl, err := n.c.Client(f.Client)
+	cl, err := n.c.Client(n.client(f.Client))
 	if err != nil {
 		return err
 	}

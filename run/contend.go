@@ -12,7 +12,7 @@ import (
 )
 
 // Faulter is what contention under a fault needs of a run besides its
-// cycles, whatever its store: *Env is one, so is ZooKeeper's run.
+// cycles, whatever its store: etcd's run is one, so is ZooKeeper's.
 type Faulter interface {
 	Cycler
 	// Fault applies f until its Injection's Undo; for a fault that cuts a
@@ -46,7 +46,7 @@ type Faulter interface {
 // in. Whether the effects happened is the scenario's Effects' to judge,
 // from the history. A client's cycle is an acquire, a critical section
 // without work and a release — the run's own, if it has one (Cycle, as
-// *Env does: its clients have pause points).
+// etcd's run does: its clients pause after acquiring too).
 func ContendOnUnder(ctx context.Context, r Faulter, n int, f faults.Fault, ph Phases) error {
 	cycle := func(ctx context.Context, client string) bool { return cycleOn(ctx, r, client, 0, func() {}) }
 	if c, ok := r.(interface {

@@ -12,8 +12,8 @@ import (
 )
 
 // Cycler is what the workloads need of a run, whatever its store: clients
-// that acquire, work in their critical section and release. *Env is one;
-// so is the Redis engine's.
+// that acquire, work in their critical section and release: every
+// store's run is one.
 type Cycler interface {
 	Members() []string
 	TTL() int
@@ -36,7 +36,7 @@ func cycleOn(ctx context.Context, r Cycler, client string, work time.Duration, g
 	return csErr == nil
 }
 
-// SlowHoldersOn is the slow-holder workload (see Env.SlowHolders) on any
+// SlowHoldersOn is the slow-holder workload (see etcdrun.Env.SlowHolders) on any
 // run, etcd's or Redis'.
 func SlowHoldersOn(ctx context.Context, r Cycler, work map[string]time.Duration) error {
 	members := r.Members()

@@ -11,9 +11,8 @@
 // Outcome.String is the one place they become text.
 //
 // The stores' runs live in packages of their own: run/engine is the
-// store-neutral engine, and run/redisrun and run/zkrun the Redis and
-// ZooKeeper backends on it; run/etcdrun is etcd's run, which keeps its
-// own clients (cluster.Client) and nemesis.
+// store-neutral engine, and run/etcdrun, run/redisrun and run/zkrun the
+// etcd, Redis and ZooKeeper backends on it.
 //
 // Where things are:
 //   - record.go: the histories, each fact recorded on every one

@@ -7,10 +7,10 @@ import (
 	"github.com/locklab/locklab/run"
 )
 
-// Target is what a script runs on: one run of one lock on one store. The
-// etcd engine (*etcdrun.Env) and the Redis engine (redisrun.Env) are both
-// Targets, so the catalog's scripts, their outputs and their histories
-// are the same on either store. A command a store cannot do (isolate a
+// Target is what a script runs on: one run of one lock on one store. Each
+// store's run on the run engine (etcdrun.Env, redisrun.Env, zkrun.Env) is
+// one, so the catalog's scripts, their outputs and their histories are the
+// same on every store. A command a store cannot do (isolate a
 // member of a store that has none) answers an error saying so.
 type Target interface {
 	Runner

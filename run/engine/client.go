@@ -60,7 +60,10 @@ type client struct {
 	// waited (zero: none): a grant that follows on another lease is on a
 	// new one.
 	endedWaiting int64
-	crashes      int
+	// crashes counts the client's crashes; born is the count its lock was
+	// made at: a lock born before the last crash died with it, and the
+	// client's next step makes it anew (ready).
+	crashes, born int
 	// stuck: locker is still in an Acquire the lab stopped waiting for
 	// (run.Abandoned); a crash's new Locker ends it.
 	stuck bool
@@ -115,9 +118,12 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 	return nil
 }
 
-// renew gives c a new lock, as a process started again makes its lock
-// anew.
+// renew gives c a new lock, as a process started again (or a client whose
+// session the store ended) makes its lock anew; it holds nothing then.
 func (e *Engine) renew(c *client) error {
+	c.mu.Lock()
+	born := c.crashes
+	c.mu.Unlock()
 	l, done, err := e.store.Locker(c.name, c.links)
 	if err != nil {
 		return fmt.Errorf("making the lock for %s: %w", c.name, err)
@@ -125,6 +131,7 @@ func (e *Engine) renew(c *client) error {
 	c.mu.Lock()
 	oldLocker, oldDone, oldQuit := c.locker, c.done, c.quit
 	c.locker, c.done, c.quit, c.stuck = l, done, make(chan struct{}), false
+	c.held, c.born = false, born
 	c.mu.Unlock()
 	if oldQuit != nil {
 		close(oldQuit) // what closing the old Locker does to its Lost is the lab's doing
@@ -136,6 +143,33 @@ func (e *Engine) renew(c *client) error {
 		oldDone()
 	}
 	return nil
+}
+
+// Renew gives client a new lock now, as after its session ended.
+func (e *Engine) Renew(name string) error {
+	c, err := e.client(name)
+	if err != nil {
+		return err
+	}
+	return e.renew(c)
+}
+
+// retire ends c's lock as its process dies, with c's links cut so that
+// nothing of it gets out: what the store made for it besides (its
+// clients) closes now, so that nothing renews what it held; the lock
+// itself is closed when the client's next step makes a new one (ready),
+// as a process started again finds nothing of the old.
+func (e *Engine) retire(c *client) {
+	c.mu.Lock()
+	done, quit := c.done, c.quit
+	c.done, c.quit = nil, make(chan struct{})
+	c.mu.Unlock()
+	if quit != nil {
+		close(quit) // what the crash does to its grants' Lost is the lab's doing
+	}
+	if done != nil {
+		done()
+	}
 }
 
 // tap reads one connection of c's: requests carrying a followed grant's
@@ -181,6 +215,22 @@ type WireReader interface {
 	// read of the client's requests and one fed each read of the store's
 	// answers, in order (nil: that direction ended); either may be nil.
 	Wire(client string) (requests, answers func([]byte))
+}
+
+// PausePoint has client pass point of its work (after-acquire…): an
+// armed pause stops it there (Pause).
+func (e *Engine) PausePoint(ctx context.Context, name, point string) error {
+	c, err := e.client(name)
+	if err != nil {
+		return err
+	}
+	return c.gate.PausePoint(ctx, point)
+}
+
+// Pending reports whether client has a background step under way.
+func (e *Engine) Pending(name string) bool {
+	c, err := e.client(name)
+	return err == nil && c.async.Pending()
 }
 
 // Links are client's links, for a fault of the store's own that holds or
@@ -255,7 +305,9 @@ func (c *client) close() error {
 	c.mu.Unlock()
 	var errs []error
 	if l != nil {
-		errs = append(errs, l.Close())
+		// What a lock answers its Close is its own: a session whose lease
+		// the store ended says so, and rightly.
+		l.Close()
 	}
 	if done != nil {
 		errs = append(errs, done())

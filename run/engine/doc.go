@@ -3,7 +3,7 @@
 // history, the critical section, background steps, fault windows on the
 // clients' links, pauses and crashes. A store is a Store — its links, its
 // lock, and how it follows a grant — plus the faults of its own, in a
-// package of its own (the Redis one is run/redisrun).
+// package of its own (run/etcdrun, run/redisrun, run/zkrun).
 //
 // # Adding a store
 //
@@ -20,7 +20,9 @@
 //     (acquire next=lost: requests.go), and
 //     where it reads a client's connections (its session, whether it is
 //     done asking), WireReader, and where it tells a waiter done asking,
-//     Queueing;
+//     Queueing; and where a lock rests on a session of the client's own
+//     that the store may end under it (etcd's lease), SessionStore, with
+//     the smaller hooks of hooks.go where the store has what they ask;
 //   - an Env embedding *Engine that adds what a script.Target needs and
 //     only the store knows: Members, Close and its own faults (Isolate,
 //     Kill…), each applied through Engine.Apply so its window is on the

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +76,9 @@ type Config struct {
 	// Sweep is the store's own look at every grant it follows, taken every
 	// SweepEvery until Finish (and again by Finish's settle, if it asks).
 	Sweep func(ctx context.Context)
+	// Watch, if set, watches the store until Finish, recording on the
+	// run's histories (etcd's members' leaders).
+	Watch func(ctx context.Context, hs run.Histories)
 	// StoreName names the store in what it cannot do ("Redis").
 	StoreName string
 }
@@ -147,6 +151,9 @@ func New(cfg Config) (*Engine, error) {
 		if cfg.Sweep != nil {
 			wg.Go(func() { every(ctx, SweepEvery, cfg.Sweep) })
 		}
+		if cfg.Watch != nil {
+			wg.Go(func() { cfg.Watch(ctx, e.hs) })
+		}
 		// The lab standing still is the environment's, not the lock's: the
 		// servers' clocks run on while every client stands.
 		wg.Go(func() { run.WatchStalls(ctx, e.hs.Stall) })
@@ -172,6 +179,10 @@ func (e *Engine) Bind(ctx context.Context) {
 	defer e.mu.Unlock()
 	e.bg = ctx
 }
+
+// Background is the context for work that outlives step, the step
+// starting it: the run's (Bind), or step's if none is bound.
+func (e *Engine) Background(step context.Context) context.Context { return e.background(step) }
 
 // background is the context for work that outlives the step starting it.
 func (e *Engine) background(step context.Context) context.Context {
@@ -206,22 +217,34 @@ func (e *Engine) Reports() ([]models.Report, error) { return e.hs.Reports(e.mini
 func (e *Engine) Check() (run.Outcome, error) { return e.hs.Check(e.minimum) }
 
 // Finish ends open faults, stops the watchers, has settle look once more
-// at the store, records each resource's final value and closes the
-// clients: what a store's Close does before removing what the run left.
-func (e *Engine) Finish(ctx context.Context, settle func(context.Context)) error {
+// at the store, records each resource's final value (final reads one the
+// lab does not keep itself; nil: there is none) and closes the clients:
+// what a store's Close does before removing what the run left.
+func (e *Engine) Finish(ctx context.Context, settle func(context.Context) error, final func(context.Context, resource.Resource) (int64, error)) error {
 	_, herr := e.Heal(ctx)
 	e.stop()
 	<-e.done
 	e.following.Wait()
+	errs := []error{herr}
 	if settle != nil {
-		settle(ctx)
+		errs = append(errs, settle(ctx))
 	}
 	for i := range e.hs {
-		if p, ok := e.hs.Resource(i).(interface{ Peek() int64 }); ok {
+		r := e.hs.Resource(i)
+		if p, ok := r.(interface{ Peek() int64 }); ok {
 			e.hs.Final(i, p.Peek())
+			continue
 		}
+		if final == nil {
+			continue
+		}
+		v, err := final(ctx, r)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading the final value of %s: %w", r.Name(), err))
+			continue
+		}
+		e.hs.Final(i, v)
 	}
-	errs := []error{herr}
 	for _, c := range e.all() {
 		errs = append(errs, c.close())
 	}
@@ -234,6 +257,10 @@ func (e *Engine) Finish(ctx context.Context, settle func(context.Context)) error
 func (e *Engine) Apply(ctx context.Context, f faults.Fault, do faults.Applier) (*faults.Injection, error) {
 	return e.windows.Apply(ctx, f, do)
 }
+
+// Windows are the run's fault windows, for a store that applies faults
+// of its own by other means (etcd's nemesis): one timeline, one count.
+func (e *Engine) Windows() *faults.Windows { return e.windows }
 
 // NotHere answers a command the store cannot do.
 func (e *Engine) NotHere(what, why string) error {
@@ -250,12 +277,22 @@ func (e *Engine) ReleaseAnswerLost(context.Context, string) (run.Outcome, error)
 	return run.Outcome{}, e.NotHere("release answer=lost", "an etcd fault")
 }
 
-// ready is client, ready for a step of its lock's: an error if its Locker
-// is still in an Acquire that ignored its deadline (run.ErrStuck).
+// ready is client, ready for a step of its lock's: a lock made anew if
+// the client crashed since its last one was made, as a process started
+// again makes its lock; an error if its Locker is still in an Acquire that
+// ignored its deadline (run.ErrStuck).
 func (e *Engine) ready(name string) (*client, error) {
 	c, err := e.client(name)
 	if err != nil {
 		return nil, err
+	}
+	c.mu.Lock()
+	dead := c.born != c.crashes
+	c.mu.Unlock()
+	if dead {
+		if err := e.renew(c); err != nil {
+			return nil, err
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -273,6 +310,13 @@ func (e *Engine) client(name string) (*client, error) {
 		return nil, fmt.Errorf("unknown client %q (clients: %s)", name, strings.Join(e.order, ", "))
 	}
 	return c, nil
+}
+
+// Clients names the run's clients in creation order.
+func (e *Engine) Clients() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.order)
 }
 
 // all lists the run's clients in creation order.

@@ -138,7 +138,7 @@ func newEngineWithin(t *testing.T, opTimeout time.Duration) (*engine.Engine, *me
 	e, err := engine.New(engine.Config{Store: s, Resources: res, Options: lock.Options{TTL: 1}, StoreName: "memory",
 		OpTimeout: opTimeout})
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, e.Finish(context.Background(), nil)) })
+	t.Cleanup(func() { assert.NoError(t, e.Finish(context.Background(), nil, nil)) })
 	e.Bind(context.WithoutCancel(t.Context()))
 	return e, s
 }
@@ -221,7 +221,7 @@ func TestACrashedClientStartsAgainHoldingNothing(t *testing.T) {
 	out, err := e.Crash(ctx, "c1")
 	require.NoError(t, err)
 	assert.Equal(t, run.Crashed, out.Kind)
-	assert.Equal(t, 2, s.made["c1"], "a crashed client makes its lock anew")
+	assert.Equal(t, 1, s.made["c1"], "its lock dies with it, made anew at its next step")
 	assert.Empty(t, e.Holders())
 	lease, err := e.LeaseOf("c1")
 	require.NoError(t, err)
@@ -229,6 +229,7 @@ func TestACrashedClientStartsAgainHoldingNothing(t *testing.T) {
 	out, err = e.CSWork(ctx, "c1", 0)
 	assert.ErrorIs(t, err, lock.ErrNotHeld)
 	assert.Equal(t, run.FailNoGrant, out.Failure)
+	assert.Equal(t, 2, s.made["c1"], "a crashed client makes its lock anew")
 	_, err = e.WaitQueued(ctx, "c1")
 	assert.ErrorContains(t, err, "c1 is not acquiring")
 	s.free() // the store ends what the crash left behind

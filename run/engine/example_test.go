@@ -20,7 +20,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	defer e.Finish(context.Background(), nil)
+	defer e.Finish(context.Background(), nil, nil)
 	ctx := context.Background()
 	e.AddClient(ctx, "c1", "m1")
 	for _, step := range []func() (fmt.Stringer, error){

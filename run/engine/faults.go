@@ -25,19 +25,37 @@ func (e *Engine) Pause(ctx context.Context, name, point string) (run.Outcome, er
 	}
 	bg := e.background(ctx)
 	return c.pause.Arm(name, point, func() (*faults.Injection, error) {
-		return e.windows.Apply(bg, faults.Fault{Kind: faults.PauseClient, Client: name, Point: point},
-			func(ctx context.Context, in *faults.Injection) error {
-				wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait) // a client that never gets there must not hang a run
-				defer cancel()
-				at, err := c.gate.WaitPaused(wctx)
-				if err != nil {
-					return err
-				}
-				in.SetTarget(at)
-				in.SetUndo(func(context.Context) error { c.gate.Resume(c.unpark); return nil })
-				return nil
-			})
+		return e.windows.Apply(bg, faults.Fault{Kind: faults.PauseClient, Client: name, Point: point}, c.pausing)
 	}), nil
+}
+
+// pausing waits until c's armed pause has stopped it (for faults.
+// DefaultWait at most: a client that never gets there must not hang a
+// run); the pause's undo resumes it.
+func (c *client) pausing(ctx context.Context, in *faults.Injection) error {
+	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	defer cancel()
+	at, err := c.gate.WaitPaused(wctx)
+	if err != nil {
+		return err
+	}
+	in.SetTarget(at)
+	in.SetUndo(func(context.Context) error { c.gate.Resume(c.unpark); return nil })
+	return nil
+}
+
+// PauseFault pauses client at f.Point (a faults.PauseClient) and returns
+// once it has stopped there: a pause as a workload applies a fault, its
+// Injection's Undo resuming the client.
+func (e *Engine) PauseFault(ctx context.Context, f faults.Fault) (*faults.Injection, error) {
+	c, err := e.client(f.Client)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.gate.Arm(f.Point); err != nil {
+		return nil, err
+	}
+	return e.windows.Apply(ctx, f, c.pausing)
 }
 
 // WaitPaused waits until client's armed pause has stopped it.
@@ -114,8 +132,8 @@ func (e *Engine) Delay(ctx context.Context, name string, d time.Duration) (run.O
 
 // Crash kills client's process: its links are severed, its lock ends (a
 // lock renewing its lease stops), what it held is left to expire on the
-// store, and it starts again holding nothing. A pause ends with the
-// process it froze.
+// store, and it starts again holding nothing, its lock made anew at its
+// next step. A pause ends with the process it froze.
 func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 	c, err := e.client(name)
 	if err != nil {
@@ -131,10 +149,14 @@ func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 		if p := c.process(); p != nil {
 			p.Kill() // a process dies with its client, with no chance to clean up
 		}
+		var err error
+		if cr, ok := e.store.(Crasher); ok {
+			err = cr.Crashed(name)
+		}
 		for _, p := range c.links {
 			p.Sever()
 		}
-		err := e.renew(c)
+		e.retire(c)
 		c.heal()
 		e.hs.Observe(history.ObservedCrashed, name, "")
 		return err

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
@@ -19,6 +21,10 @@ import (
 
 // pollEvery is how often a wait looks at what it waits for.
 const pollEvery = 20 * time.Millisecond
+
+// ErrStopped marks a step that never ran: its context ended while the
+// client was paused before it.
+var ErrStopped = errors.New("stopped while paused")
 
 // asLab words a lock's error as the lab's outcomes class it.
 func asLab(err error) error {
@@ -33,6 +39,14 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	c, err := e.ready(name)
 	if err != nil {
 		return run.Outcome{}, err
+	}
+	if ss, ok := e.store.(SessionStore); ok && ss.Prepare(ctx, name) {
+		if err := e.renew(c); err != nil {
+			// It could not make a session: that is its ask's answer.
+			ids := e.hs.Invoke(name, history.Acquire, time.Time{})
+			e.hs.Complete(ids, history.Definite(err), history.Event{})
+			return run.FailedOutcome(run.Failed, name, err), err
+		}
 	}
 	c.mu.Lock()
 	l, crashes := c.locker, c.crashes
@@ -65,11 +79,20 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	}
 	if err != nil {
 		e.hs.Complete(ids, run.Classify(err), history.Event{})
-		return run.FailedOutcome(run.Failed, name, asLab(err)), err
+		expired, rerr := e.failed(ctx, c, Failure{Err: err})
+		if expired && !errors.Is(err, lock.ErrSessionExpired) {
+			err = errors.Join(lock.ErrSessionExpired, err)
+		}
+		return run.FailedOutcome(run.Failed, name, asLab(err)), errors.Join(err, rerr)
 	}
 	lease, renewed := e.store.Follow(name, g)
 	g.Lease = lease
 	e.hs.Complete(ids, nil, history.Event{Token: g.Token, Lease: lease, Tells: g.Lost != nil})
+	if gc, ok := e.store.(GrantChecker); ok {
+		// After the completion, so the grant is recorded when the lock
+		// returned it.
+		gc.Granted(ctx, name, g)
+	}
 	e.followLost(c, g)
 	label := e.tokens.Label(g.Token)
 	c.mu.Lock()
@@ -83,6 +106,20 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	// waited on is granted on that: the grant rests on the new one.
 	renewedLease := ended != 0 && lease != 0 && lease != ended
 	return run.Outcome{Kind: run.Granted, Client: name, Token: label, Tokenless: g.Token == 0, NewLease: renewedLease}, nil
+}
+
+// failed tells a SessionStore of c's step that failed, and makes c's lock
+// anew if it says so; expired says the store ended c's session.
+func (e *Engine) failed(ctx context.Context, c *client, f Failure) (expired bool, err error) {
+	ss, ok := e.store.(SessionStore)
+	if !ok {
+		return false, nil
+	}
+	expired, renew := ss.Failed(context.WithoutCancel(ctx), c.name, f)
+	if renew {
+		err = e.renew(c)
+	}
+	return expired, err
 }
 
 // lockContext bounds one call of l: the operation's timeout, and for a
@@ -109,7 +146,11 @@ func (e *Engine) CSWork(ctx context.Context, name string, d time.Duration) (run.
 		return run.Outcome{Kind: run.Failed, Client: name, Failure: run.FailNoGrant},
 			fmt.Errorf("%s: critical section without a grant: %w", name, lock.ErrNotHeld)
 	}
-	return run.CriticalSection(ctx, e.hs, run.InSection{Client: name, Grant: g, Work: d, OpTimeout: e.opTimeout,
+	var conn *clientv3.Client
+	if es, ok := e.store.(EtcdStore); ok {
+		conn = es.Conn(name)
+	}
+	return run.CriticalSection(ctx, e.hs, run.InSection{Client: name, Grant: g, Conn: conn, Work: d, OpTimeout: e.opTimeout,
 		PausePoint: func(ctx context.Context) error {
 			err := c.gate.PausePoint(ctx, resource.BeforeWrite)
 			c.mu.Lock()
@@ -129,7 +170,7 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 		return run.Outcome{}, err
 	}
 	if err := c.gate.PausePoint(ctx, resource.BeforeRelease); err != nil {
-		return run.Outcome{}, fmt.Errorf("stopped while paused: %w", err)
+		return run.Outcome{}, fmt.Errorf("%w: %w", ErrStopped, err)
 	}
 	c.mu.Lock()
 	g, lease, l, crashes := c.grant, c.lease, c.locker, c.crashes
@@ -141,6 +182,12 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 		}
 		g, lease = old, c.leaseOf[label]
 	}
+	c.mu.Unlock()
+	ss, sessions := e.store.(SessionStore)
+	if sessions {
+		ss.Releasing(ctx, name, g, lease)
+	}
+	c.mu.Lock()
 	c.releasing = true
 	c.mu.Unlock()
 	ids := e.hs.Invoke(name, history.Release, time.Time{})
@@ -151,9 +198,12 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 	if c.crashes != crashes {
 		err = cluster.ErrCrashed // nobody was left to hear the answer
 	}
-	// Holding ends when the release returns, whatever it answered.
+	// Holding ends when the release returns, whatever it answered, in the
+	// same step as releasing: no moment shows the grant held and not being
+	// released once it may be gone by the client's own hand.
 	c.releasing = false
-	if g.Value == c.grant.Value && g.Token == c.grant.Token {
+	latest := g.Value == c.grant.Value && g.Token == c.grant.Token
+	if latest {
 		c.held = false
 	}
 	c.mu.Unlock()
@@ -164,7 +214,11 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 		return run.Outcome{Kind: run.ReleasedEnded, Client: name}, nil
 	}
 	if err != nil {
-		return run.FailedOutcome(run.ReleaseFailed, name, asLab(err)), err
+		expired, rerr := e.failed(ctx, c, Failure{Err: err, Release: true, Latest: latest, Lease: lease})
+		if expired && !errors.Is(err, lock.ErrNotHeld) && !errors.Is(err, lock.ErrSessionExpired) {
+			err = errors.Join(lock.ErrSessionExpired, err)
+		}
+		return run.FailedOutcome(run.ReleaseFailed, name, asLab(err)), errors.Join(err, rerr)
 	}
 	return run.Outcome{Kind: run.Released, Client: name}, nil
 }
@@ -187,18 +241,23 @@ func (e *Engine) Await(ctx context.Context, name string) (run.Outcome, error) {
 	return c.async.Await(ctx, name)
 }
 
-// WaitQueued waits until client's pending acquire is visibly waiting: the
-// store has answered one of the client's requests since the wait began
-// and the acquire still pends (a request merely sent may not have reached
-// the store yet), and, on a Queueing store, the store shows it waiting
-// (or, for a waiter it never shows, a TTL has passed since that answer).
-// It reads no key: a lock that polls keeps none.
+// WaitQueued waits until client's pending acquire is visibly waiting: a
+// WaiterShower store shows it (its key is written), or the store has
+// answered one of the client's requests since the wait began and the
+// acquire still pends (a request merely sent may not have reached the
+// store yet), and, on a Queueing store, the store shows it waiting (or,
+// for a waiter it never shows, a TTL has passed since that answer). A lock
+// that polls keeps no key: the answer is what shows it.
 func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, error) {
 	c, err := e.client(name)
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	from := c.answered.Load()
+	answers := c.answered.Load
+	if ac, ok := e.store.(AnswerCounter); ok {
+		answers = func() int64 { return ac.Answered(name) }
+	}
+	from := answers()
 	c.mu.Lock()
 	l, acquiring := c.locker, c.acquiring
 	c.mu.Unlock()
@@ -208,10 +267,16 @@ func (e *Engine) WaitQueued(ctx context.Context, name string) (run.Outcome, erro
 	ctx, cancel := context.WithTimeout(ctx, run.QueueWait(l))
 	defer cancel()
 	q, _ := e.store.(Queueing)
+	shower, _ := e.store.(WaiterShower)
 	var told time.Time // when the store first answered the pending acquire
 	err = poll.Until(ctx, name+"'s acquire to be told to wait", pollEvery, func(ctx context.Context) (bool, error) {
+		if shower != nil {
+			if shown, err := shower.Shows(ctx, name); shown || err != nil {
+				return shown, err
+			}
+		}
 		c.mu.Lock()
-		answered := c.acquiring && c.answered.Load() > from
+		answered := c.acquiring && answers() > from
 		c.mu.Unlock()
 		if !answered || q == nil {
 			return answered, nil

@@ -3,7 +3,6 @@ package etcdrun
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
@@ -23,20 +22,17 @@ import (
 // again: left behind under a session that lives on, it holds the lock, or
 // a place in its queue, for a client that does not know it has it.
 func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (run.Outcome, error) {
-	w, err := e.worker(client)
-	if err != nil {
-		return run.Outcome{}, err
+	if e.conn(client) == nil {
+		return run.Outcome{}, e.unknown(client)
 	}
-	e.mu.Lock()
-	held := w.held
-	e.mu.Unlock()
+	_, held, _ := e.Holding(client)
 	switch {
 	case held:
 		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %s already holds the lock", client)
-	case w.async.Pending():
+	case e.Pending(client):
 		return run.Outcome{}, fmt.Errorf("acquire answer=lost: %s has a background step under way (await it first)", client)
 	}
-	before, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	before, err := e.c.Admin().Get(ctx, e.Options().Prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return run.Outcome{}, fmt.Errorf("acquire answer=lost: read the cluster's revision: %w", err)
 	}
@@ -44,11 +40,11 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (run.Outcome
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	out, err, uerr := run.LoseAnswer(ctx, e.background(ctx), func(ctx context.Context) (run.Outcome, error) {
+	out, err, uerr := run.LoseAnswer(ctx, e.Background(ctx), func(ctx context.Context) (run.Outcome, error) {
 		return e.Acquire(ctx, client)
 	}, func(wctx context.Context) error {
 		err := poll.Until(wctx, client+"'s acquire to write its key on the server", leasePoll, func(ctx context.Context) (bool, error) {
-			return e.hasKey(ctx, w, client, clientv3.WithMinCreateRev(before.Header.Revision+1))
+			return e.hasKey(ctx, client, clientv3.WithMinCreateRev(before.Header.Revision+1))
 		})
 		if err == nil {
 			e.runs.Observe(history.ObservedAcquireWritten, client, "")
@@ -60,7 +56,7 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (run.Outcome
 		return run.Outcome{}, fmt.Errorf("acquire answer=lost: the server never showed a key of %s's leases under %s (a lock keeps "+
 			"its keys under its prefix: lock.Options.Prefix in Go, LOCKLAB_LOCK for a lock run as a process) while the acquire, "+
 			"which came to %q, went unanswered: %w",
-			client, e.opts.Prefix, out, err)
+			client, e.Options().Prefix, out, err)
 	case uerr != nil:
 		return run.Outcome{}, uerr
 	}
@@ -68,57 +64,55 @@ func (e *Env) AcquireAnswerLost(ctx context.Context, client string) (run.Outcome
 	return out, nil
 }
 
-// hasKey reports whether a key of one of client's leases (w is its
-// worker) is under the run's prefix; opts narrow the read (a key created
-// after some revision).
-func (e *Env) hasKey(ctx context.Context, w *worker, client string, opts ...clientv3.OpOption) (bool, error) {
-	e.learn(w)
-	// Not keys-only: that drops each key's lease.
-	resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, append(opts, clientv3.WithPrefix())...)
-	if err != nil {
-		return false, err
+// ReleaseAnswerLost has client release its latest grant over a link that
+// fails one way: the request reaches the server and takes effect there (the
+// lab waits until the grant's key is gone or replaced, and records that it
+// saw so), then the connection is severed with the answer still held, so the
+// client hears only that its connection broke. The lock must treat that
+// release as ambiguous, and a retry of it as a release of that grant only.
+func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (run.Outcome, error) {
+	cn := e.conn(client)
+	if cn == nil {
+		return run.Outcome{}, e.unknown(client)
 	}
-	mine := e.leasesOf(client)
-	for _, kv := range resp.Kvs {
-		if mine[kv.Lease] {
-			return true, nil
-		}
+	g, _, _ := e.Holding(client)
+	e.mu.Lock()
+	unwatchable := cn.unwatchable
+	e.mu.Unlock()
+	switch {
+	case g.Key == "" || g.Token == 0:
+		return run.Outcome{}, fmt.Errorf("release answer=lost: %s's grant names no key and revision to watch on the server", client)
+	case unwatchable:
+		return run.Outcome{}, fmt.Errorf("release answer=lost: %s's grant's token %d is not the create revision of its key %s: "+
+			"the server cannot show its release", client, g.Token, g.Key)
 	}
-	return false, nil
-}
-
-// WaitFree waits until no key on a lease is left under the run's prefix:
-// every key a client wrote is gone, deleted or with its lease. A lock whose
-// client gave up must be free again within the bound on granting again
-// after a fault (RegrantWithin): a key left to its lease goes within a TTL;
-// one left under a session that lives on never goes, and the step fails
-// naming it.
-func (e *Env) WaitFree(ctx context.Context) (run.Outcome, error) {
-	ctx, cancel := context.WithTimeout(ctx, run.RegrantWithin(e.TTL()))
-	defer cancel()
-	var left []string
-	err := poll.Until(ctx, "the lock to be free", leasePoll, func(ctx context.Context) (bool, error) {
-		// Not keys-only: that drops each key's lease.
-		resp, err := e.c.Admin().Get(ctx, e.opts.Prefix, clientv3.WithPrefix())
-		if err != nil {
-			return false, err
-		}
-		left = left[:0]
-		for _, kv := range resp.Kvs {
-			if kv.Lease != 0 {
-				e.mu.Lock()
-				owner := e.leases[kv.Lease]
-				e.mu.Unlock()
-				if owner != "" {
-					owner += "'s "
-				}
-				left = append(left, fmt.Sprintf("%skey %s (lease %x)", owner, strings.TrimPrefix(string(kv.Key), e.opts.Prefix), kv.Lease))
-			}
-		}
-		return len(left) == 0, nil
+	cn.cl.CutAnswers()
+	type result struct {
+		out run.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	bg := e.Background(ctx)
+	go func() {
+		out, err := e.ReleaseGrant(bg, client, "")
+		done <- result{out, err}
+	}()
+	wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+	err := poll.Until(wctx, client+"'s release to take effect on the server", leasePoll, func(ctx context.Context) (bool, error) {
+		stands, err := e.grantStands(ctx, g)
+		return !stands, err
 	})
-	if err != nil {
-		return run.Outcome{}, fmt.Errorf("the lock was not free within %v: %s left: %w", run.RegrantWithin(e.TTL()), strings.Join(left, ", "), err)
+	cancel()
+	if err == nil {
+		e.runs.Observe(history.ObservedReleased, client, "")
 	}
-	return run.Outcome{Kind: run.Free}, nil
+	cn.cl.Sever()
+	cn.cl.Heal()
+	r := <-done
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	out := run.Settled(r.out, r.err)
+	out.Effected = true
+	return out, nil
 }

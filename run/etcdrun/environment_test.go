@@ -47,7 +47,7 @@ func slowLinkLapse(t *testing.T, c *cluster.Cluster, f lock.EtcdFactory, id stri
 	out, err = e.Acquire(ctx, "c2")
 	require.NoError(t, err)
 	require.True(t, out.Granted(), "%v", out)
-	_, err = e.CS(ctx, "c2")
+	_, err = e.CSWork(ctx, "c2", 0)
 	require.NoError(t, err)
 	reports, err := e.Reports()
 	require.NoError(t, err)

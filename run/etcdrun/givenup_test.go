@@ -52,9 +52,8 @@ func TestALeaseGivenUpUnheardIsTheEnvironments(t *testing.T) {
 	out, err := e.Acquire(ctx, "c1")
 	require.NoError(t, err)
 	require.True(t, out.Granted(), "%v", out)
-	e.mu.Lock()
-	lost := e.clients["c1"].grant.Lost
-	e.mu.Unlock()
+	g, _, _ := e.Holding("c1")
+	lost := g.Lost
 	cl, err := c.Client(e.clientName("c1"))
 	require.NoError(t, err)
 	cl.CutAnswers()
@@ -64,7 +63,7 @@ func TestALeaseGivenUpUnheardIsTheEnvironments(t *testing.T) {
 		t.Fatal("c1's client never gave its session up")
 	}
 	cl.Heal()
-	_, err = e.Release(ctx, "c1")
+	_, err = e.ReleaseGrant(ctx, "c1", "")
 	require.ErrorIs(t, err, lock.ErrSessionExpired)
 	said := 0
 	var saidEv history.Event

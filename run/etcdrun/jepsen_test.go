@@ -55,7 +55,7 @@ func TestJepsenComparison(t *testing.T) {
 	for _, name := range clients {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				env.cycle(ctx, name, 0)
+				env.Cycle(ctx, name)
 			}
 		})
 	}
@@ -78,7 +78,7 @@ func TestJepsenComparison(t *testing.T) {
 	}
 	env.nemesis.UndoAll(context.Background())
 	wg.Wait()
-	final, err := env.Value(context.Background(), 0)
+	final, err := env.final(context.Background(), env.runs.Resource(0))
 	require.NoError(t, err)
 	env.runs.Final(0, final)
 	events := env.Events(0)

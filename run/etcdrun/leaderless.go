@@ -17,10 +17,10 @@ const (
 
 // watchLeaders records, on every history, each span in which a member of
 // the run's cluster was without its leader (see WatchLeaders).
-func (e *Env) watchLeaders(ctx context.Context) {
+func (e *Env) watchLeaders(ctx context.Context, hs run.Histories) {
 	tick := leaderTick
 	if e.c.IsExternal() {
 		tick = externalLeaderTick
 	}
-	run.WatchLeaders(ctx, tick, e.c.LeaderViews, e.runs.Leaderless)
+	run.WatchLeaders(ctx, tick, e.c.LeaderViews, hs.Leaderless)
 }

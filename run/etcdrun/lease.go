@@ -10,6 +10,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
@@ -18,34 +19,38 @@ import (
 	"github.com/locklab/locklab/run"
 )
 
-// learn takes in every lease the server has granted through w's client
-// since the last look — a lock may take a new lease per acquire — so the
-// monitor follows each until the server ends it. A fresh grant is a server's
-// answer that the lease was alive then.
-func (e *Env) learn(w *worker) {
-	grants := w.cl.LeaseGrants()
+// learn takes in every lease the server has granted through client's
+// link since the last look — a lock may take a new lease per acquire — so
+// the sweep follows each until the server ends it. A fresh grant is a
+// server's answer that the lease was alive then.
+func (e *Env) learn(client string) {
+	cn := e.conn(client)
+	if cn == nil {
+		return
+	}
+	grants := cn.cl.LeaseGrants()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, g := range grants[e.learned[w.name]:] {
+	for _, g := range grants[e.learned[client]:] {
 		id := int64(g.ID)
 		if !e.lost[id] {
-			e.leases[id] = w.name
+			e.leases[id] = client
 			e.alive[id] = max(e.alive[id], int64(g.At.Sub(e.start)))
 			if g.TTL > 0 {
 				// The grant's answer is the one sure word on the TTL: a
-				// lease revoked before the monitor first saw it would
+				// lease revoked before the sweep first saw it would
 				// otherwise be recorded with none.
 				e.ttls[id] = g.TTL
 			}
 		}
 	}
-	e.learned[w.name] = len(grants)
+	e.learned[client] = len(grants)
 	if len(grants) > 0 {
 		// A lock may take its lease only when first asked to acquire (a
 		// lazy session, a process that says its lease only with a grant)
 		// and a new one per acquire: the client's lease is the latest the
 		// server granted through its link.
-		w.cl.SetLease(grants[len(grants)-1].ID)
+		cn.cl.SetLease(grants[len(grants)-1].ID)
 	}
 }
 
@@ -57,40 +62,47 @@ func saidLease(l lock.Locker) clientv3.LeaseID {
 	return 0
 }
 
-// leaseOf is the lease w's lock rests on now, as far as the lab knows: the
-// Go lock's own word, else the latest lease granted through the client's
-// link (a process lock's, or a lock whose session is not made yet when
-// asked, only in Acquire).
-func (e *Env) leaseOf(w *worker) clientv3.LeaseID {
-	e.learn(w)
-	if _, ok := w.locker.(process.Program); !ok {
-		if l := saidLease(w.locker); l != 0 {
-			return l
+// leaseOf is the lease client's lock rests on now, as far as the lab
+// knows: the Go lock's own word, else the latest lease granted through the
+// client's link (a process lock's, or a lock whose session is not made yet
+// when asked, only in Acquire).
+func (e *Env) leaseOf(client string) clientv3.LeaseID {
+	e.learn(client)
+	cn := e.conn(client)
+	if cn == nil {
+		return 0
+	}
+	e.mu.Lock()
+	l := cn.locker
+	e.mu.Unlock()
+	if _, ok := l.(process.Program); !ok {
+		if lease := saidLease(l); lease != 0 {
+			return lease
 		}
 	}
-	return w.cl.Lease()
+	return cn.cl.Lease()
 }
 
-// knownLease is w's lease, for a step that acts on it or waits for its
-// end; an error if w's lock has taken none (a lock that never answered,
-// say): lease 0 is one the server never has, and would read as "gone".
-func (e *Env) knownLease(w *worker) (clientv3.LeaseID, error) {
-	if lease := e.leaseOf(w); lease != 0 {
+// knownLease is client's lease, for a step that acts on it or waits for
+// its end; an error if its lock has taken none (a lock that never
+// answered, say): lease 0 is one the server never has, and would read as
+// "gone".
+func (e *Env) knownLease(client string) (clientv3.LeaseID, error) {
+	if e.conn(client) == nil {
+		return 0, e.unknown(client)
+	}
+	if lease := e.leaseOf(client); lease != 0 {
 		return lease, nil
 	}
-	return 0, fmt.Errorf("%s has no lease the lab knows of: its lock has not taken one", w.name)
+	return 0, fmt.Errorf("%s has no lease the lab knows of: its lock has not taken one", client)
 }
 
 // WaitLeaseGone waits until the server no longer has client's lease and
 // records it on every history.
 func (e *Env) WaitLeaseGone(ctx context.Context, client string) (run.Outcome, error) {
-	w, err := e.worker(client)
-	if err != nil {
-		return run.Outcome{}, err
-	}
 	ctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
 	defer cancel()
-	lease, err := e.knownLease(w)
+	lease, err := e.knownLease(client)
 	if err != nil {
 		return run.Outcome{}, err
 	}
@@ -152,13 +164,10 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 	// ends it by the client's choice: one still crossing the link is
 	// waited for (a bound: under load an answer may come later, and the
 	// loss is then recorded without it).
-	e.mu.Lock()
-	w, known := e.clients[client]
-	e.mu.Unlock()
 	var revoked time.Time
-	if known {
+	if cn := e.conn(client); cn != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), revokeAnswerWait)
-		revoked, _ = w.cl.Revoked(ctx, lease)
+		revoked, _ = cn.cl.Revoked(ctx, lease)
 		cancel()
 	}
 	e.mu.Lock()
@@ -183,10 +192,10 @@ func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time)
 // and their answers. The caller holds e.mu.
 func (e *Env) leaseEnd(client string, lease clientv3.LeaseID, lastAlive time.Time) history.LeaseEnd {
 	end := history.LeaseEnd{Client: client, Lease: int64(lease), TTL: e.ttls[int64(lease)], LastAlive: lastAlive}
-	if w, ok := e.clients[client]; ok {
-		end.LastRenewal, _ = w.cl.LastRenewal(lease, lastAlive)
-		end.Renewals = append(granted(w, lease), w.cl.Renewals(lease)...)
-		end.KeptAlive = w.cl.KeptAlive(lease)
+	if cn, ok := e.conns[client]; ok {
+		end.LastRenewal, _ = cn.cl.LastRenewal(lease, lastAlive)
+		end.Renewals = append(granted(cn.cl, lease), cn.cl.Renewals(lease)...)
+		end.KeptAlive = cn.cl.KeptAlive(lease)
 	}
 	return end
 }
@@ -194,8 +203,8 @@ func (e *Env) leaseEnd(client string, lease clientv3.LeaseID, lastAlive time.Tim
 // lastRenewal is the latest keep-alive client sent lease at or before t.
 // The caller holds e.mu.
 func (e *Env) lastRenewal(client string, lease clientv3.LeaseID, t time.Time) (time.Time, bool) {
-	if w, ok := e.clients[client]; ok {
-		return w.cl.LastRenewal(lease, t)
+	if cn, ok := e.conns[client]; ok {
+		return cn.cl.LastRenewal(lease, t)
 	}
 	return time.Time{}, false
 }
@@ -210,19 +219,19 @@ func (e *Env) noteSaidEnded(client string, lease clientv3.LeaseID) {
 	defer e.mu.Unlock()
 	end := e.leaseEnd(client, lease, e.start.Add(time.Duration(e.alive[int64(lease)])))
 	end.LastRenewal, _ = e.lastRenewal(client, lease, now)
-	if w, ok := e.clients[client]; ok {
+	if cn, ok := e.conns[client]; ok {
 		// The grant's answer is the server's first word that the lease
 		// lives, a TTL from then, as a keep-alive's answer is.
-		end.KeptAlive = append(granted(w, lease), end.KeptAlive...)
+		end.KeptAlive = append(granted(cn.cl, lease), end.KeptAlive...)
 	}
 	e.runs.SaidEnded(end)
 }
 
-// granted is when w's link was answered the grant of lease (none if it
+// granted is when cl's link was answered the grant of lease (none if it
 // was not seen).
-func granted(w *worker, lease clientv3.LeaseID) []time.Time {
+func granted(cl *cluster.Client, lease clientv3.LeaseID) []time.Time {
 	var out []time.Time
-	for _, g := range w.cl.LeaseGrants() {
+	for _, g := range cl.LeaseGrants() {
 		if g.ID == lease {
 			out = append(out, g.At)
 		}
@@ -235,15 +244,11 @@ func granted(w *worker, lease clientv3.LeaseID) []time.Time {
 // is gone now, so the loss is on the timeline exactly, however young the
 // lease), or by cutting the client until the server lets it lapse.
 func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, error) {
-	w, err := e.worker(client)
+	lease, err := e.knownLease(client) // learned now: a waiter's lease may be younger than its Locker
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	lease, err := e.knownLease(w) // learned now: a waiter's lease may be younger than its Locker
-	if err != nil {
-		return run.Outcome{}, err
-	}
-	w.cl.SetLease(lease) // the lease the fault ends
+	e.conn(client).cl.SetLease(lease) // the lease the fault ends
 	sent := time.Now()
 	if mode == faults.ModeRevoke {
 		// The revoke's answer is the exact record of this loss: the
@@ -269,38 +274,9 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, err
 	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
 		return run.Outcome{}, err
 	}
-	e.mu.Lock()
-	if w.acquiring {
-		w.endedWaiting = int64(lease)
-	}
-	e.mu.Unlock()
+	e.EndedWaiting(client, int64(lease))
 	return run.Outcome{Kind: run.LeaseEnded, Client: client, Mode: mode}, nil
 }
-
-// monitorLeases watches every lease any client has had, until the server
-// drops it or ctx ends, so that a lease that lapses during a fault is on the
-// timeline even when no step waited for it — including one a client has
-// already replaced after learning its session expired. Validity windows
-// depend on it.
-func (e *Env) monitorLeases(ctx context.Context) {
-	t := time.NewTicker(leasePoll)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		e.sweepLeases(ctx)
-	}
-}
-
-// watchStalls records, on every history, each time the lab's own process
-// stood still for a stall's length or more (starved of CPU, a stop-the-world
-// pause): its clients and the embedded cluster stood still with it, so a
-// lease that lapsed then is no finding against the lock (see
-// history.ObservedStalled).
-func (e *Env) watchStalls(ctx context.Context) { run.WatchStalls(ctx, e.runs.Stall) }
 
 // sweepLeases asks the server once about every lease not yet seen gone,
 // and returns the first error of each question that had no answer (a busy
@@ -310,8 +286,8 @@ func (e *Env) sweepLeases(ctx context.Context) map[clientv3.LeaseID]error {
 		client string
 		lease  clientv3.LeaseID
 	}
-	for _, w := range e.workers() {
-		e.learn(w)
+	for _, name := range e.connected() {
+		e.learn(name)
 	}
 	e.mu.Lock()
 	var leases []pair

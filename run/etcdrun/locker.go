@@ -9,6 +9,7 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 )
 
 // made is what a lock's factory came to.
@@ -17,38 +18,31 @@ type made struct {
 	err error
 }
 
-// renew gives w a new Locker (and lease), as a client does after losing its
-// session. A lock's factory takes no context, and one may block: a session
-// begins with a lease grant, which on a member cut off from the quorum
-// waits for the quorum (etcd's client retries it for minutes). renew waits
-// for it for an operation's timeout, as long as an acquire may take (see
-// patience); then it gives up with an error that is a timeout
-// (context.DeadlineExceeded), and the factory is left at work. The client's next renew waits for that
+// makeLocker makes a new Locker (and lease) for client, as a client does
+// after losing its session or starting again. A lock's factory takes no
+// context, and one may block: a session begins with a lease grant, which on
+// a member cut off from the quorum waits for the quorum (etcd's client
+// retries it for minutes). makeLocker waits for it for an operation's
+// timeout, as long as an acquire may take (see patience); then it gives up
+// with an error that is a timeout (context.DeadlineExceeded), and the
+// factory is left at work. The client's next makeLocker waits for that
 // same call again rather than start another; a Locker it makes after all
-// is used then, or closed with the run (see dropMaking).
-func (e *Env) renew(w *worker) error {
+// is used then, or closed with the run (see dropMaking). A lock run as a
+// process has its client learn everything off the wire.
+func (e *Env) makeLocker(client string) (lock.Locker, error) {
 	e.mu.Lock()
-	old := w.locker
-	if w.quit != nil {
-		close(w.quit) // what closing it does to its grants' Lost is the lab's doing
+	cn := e.conns[client]
+	if cn == nil {
+		e.mu.Unlock()
+		return nil, e.unknown(client)
 	}
-	w.quit, w.told = make(chan struct{}), nil
-	if w.closed {
-		old = nil // closed by a renew that gave up: a second Close could wait as long again
-	}
-	w.closed = true
-	e.mu.Unlock()
-	if old != nil {
-		old.Close()
-	}
-	e.mu.Lock()
-	ch := w.making
+	ch := cn.making
 	if ch == nil {
 		ch = make(chan made, 1)
-		w.making = ch
-		cli := w.cl.Etcd()
+		cn.making = ch
+		cli := cn.cl.Etcd()
 		go func() {
-			l, err := e.factory(cli, "lock", e.opts)
+			l, err := e.factory(cli, "lock", e.Options())
 			ch <- made{l, err}
 		}()
 	}
@@ -60,20 +54,24 @@ func (e *Env) renew(w *worker) error {
 	select {
 	case m = <-ch:
 	case <-timer.C:
-		return fmt.Errorf("client %s: its lock was not made within %v: %w", w.name, wait, context.DeadlineExceeded)
+		return nil, fmt.Errorf("its factory had not returned within %v: %w", wait, context.DeadlineExceeded)
 	}
 	e.mu.Lock()
-	w.making = nil
+	cn.making = nil
+	if m.err == nil {
+		cn.locker = m.l
+	}
 	e.mu.Unlock()
 	if m.err != nil {
-		return fmt.Errorf("client %s: %w", w.name, m.err)
+		return nil, m.err
 	}
-	e.mu.Lock()
-	w.locker, w.held, w.born, w.closed, w.stuck = m.l, false, w.crashes, false, false
-	e.mu.Unlock()
-	w.cl.SetLease(saidLease(m.l))
-	e.learn(w)
-	return nil
+	if _, ok := m.l.(process.Program); ok && !cn.cl.IsWired() {
+		// The lab learns a process's leases off the wire.
+		cn.cl.Wired()
+	}
+	cn.cl.SetLease(saidLease(m.l))
+	e.learn(client)
+	return m.l, nil
 }
 
 // patience is how long renew waits for a lock's factory: an operation's
@@ -85,9 +83,9 @@ func (e *Env) renew(w *worker) error {
 // is not the lock's to answer for, nor a reason to end the run.
 func (e *Env) patience() time.Duration {
 	if len(e.nemesis.Active()) > 0 {
-		return e.opTimeout
+		return e.OpTimeout()
 	}
-	return e.opTimeout + history.DeadlineWait
+	return e.OpTimeout() + history.DeadlineWait
 }
 
 // memberCutOff reports whether member is cut off from the quorum now: an
@@ -112,14 +110,17 @@ func (e *Env) memberCutOff(member string) bool {
 	return false
 }
 
-// dropMaking waits, until ctx ends, for a factory renew gave up on, once
-// w's client is closed (which ends what a session's grant waits for), and
-// closes the Locker it made, if any: nothing of the run outlives it. A
-// factory still at work when ctx ends is named in the error.
-func (e *Env) dropMaking(ctx context.Context, w *worker) error {
+// dropMaking waits, until ctx ends, for a factory makeLocker gave up on,
+// once client's connection is closed (which ends what a session's grant
+// waits for), and closes the Locker it made, if any: nothing of the run
+// outlives it. A factory still at work when ctx ends is named in the
+// error.
+func (e *Env) dropMaking(ctx context.Context, client string) error {
 	e.mu.Lock()
-	ch := w.making
-	w.making = nil
+	var ch chan made
+	if cn := e.conns[client]; cn != nil {
+		ch, cn.making = cn.making, nil
+	}
 	e.mu.Unlock()
 	if ch == nil {
 		return nil
@@ -131,6 +132,6 @@ func (e *Env) dropMaking(ctx context.Context, w *worker) error {
 		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("client %s: its lock's factory was still at work when the run ended", w.name)
+		return fmt.Errorf("client %s: its lock's factory was still at work when the run ended", client)
 	}
 }

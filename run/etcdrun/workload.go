@@ -7,6 +7,7 @@ import (
 
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/engine"
 )
 
 // SlowHolders runs the slow-holder workload: each client of work (in name
@@ -19,8 +20,21 @@ func (e *Env) SlowHolders(ctx context.Context, work map[string]time.Duration) er
 }
 
 // Cycle is one client's acquire → critical section → release, with its
-// pause points; it reports whether the critical section ran.
-func (e *Env) Cycle(ctx context.Context, client string) bool { return e.cycle(ctx, client, 0) }
+// pause points (after-acquire among them); it reports whether the critical
+// section ran.
+func (e *Env) Cycle(ctx context.Context, client string) bool {
+	if _, err := e.Acquire(ctx, client); err != nil {
+		return false
+	}
+	if e.PausePoint(ctx, client, resource.AfterAcquire) != nil {
+		return false
+	}
+	_, csErr := e.CSWork(ctx, client, 0)
+	if _, err := e.ReleaseGrant(ctx, client, ""); errors.Is(err, engine.ErrStopped) {
+		return false
+	}
+	return csErr == nil
+}
 
 // WaitLeader waits until the rest of the cluster follows a leader other
 // than member, and names it.
@@ -35,35 +49,5 @@ func (e *Env) CutOff(member string) []string { return e.clientsOn(member) }
 // Leased reports whether the server has a lease of client's, as far as
 // the run has seen.
 func (e *Env) Leased(client string) bool { return len(e.leasesOf(client)) > 0 }
-
-// Histories are the run's histories.
-func (e *Env) Histories() run.Histories { return e.runs }
-
-// cycle is one client's acquire → critical section (working for work, see
-// cs) → release, with its pause points; it reports whether the critical
-// section ran.
-func (e *Env) cycle(ctx context.Context, client string, work time.Duration) bool {
-	return e.cycleThen(ctx, client, work, func() {})
-}
-
-// cycleThen is cycle, calling granted once the client holds the lock.
-func (e *Env) cycleThen(ctx context.Context, client string, work time.Duration, granted func()) bool {
-	w, err := e.worker(client)
-	if err != nil {
-		return false
-	}
-	if _, err := e.Acquire(ctx, client); err != nil {
-		return false
-	}
-	granted()
-	if w.cl.PausePoint(ctx, resource.AfterAcquire) != nil {
-		return false
-	}
-	_, csErr := e.cs(ctx, client, work)
-	if _, err := e.Release(ctx, client); errors.Is(err, errPaused) {
-		return false
-	}
-	return csErr == nil
-}
 
 var _ run.Faulter = (*Env)(nil)

@@ -159,7 +159,7 @@ func (e *Env) member(name string) (int, error) {
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(e.Finish(ctx, e.sweep), e.removeKeys(ctx))
+	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, nil), e.removeKeys(ctx))
 }
 
 // removeKeys deletes every key under the run's prefix on every running

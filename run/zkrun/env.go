@@ -225,7 +225,7 @@ func (e *Env) lockPath() string { return zklock.Path("lock", e.Options()) }
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(e.Finish(ctx, e.sweep), e.removeNodes())
+	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, nil), e.removeNodes())
 }
 
 // removeNodes deletes the run's lock nodes and their parent.
