@@ -245,8 +245,12 @@ func (e *Engine) Finish(ctx context.Context, settle func(context.Context) error,
 		}
 		e.hs.Final(i, v)
 	}
+	cc, _ := e.store.(ClientCloser)
 	for _, c := range e.all() {
 		errs = append(errs, c.close())
+		if cc != nil {
+			errs = append(errs, cc.CloseClient(c.name))
+		}
 	}
 	errs = append(errs, e.abandoned.Wait(ctx))
 	return errors.Join(errs...)

@@ -67,3 +67,11 @@ type WaiterShower interface {
 type Crasher interface {
 	Crashed(client string) error
 }
+
+// A ClientCloser keeps something of each client's across its locks (etcd's
+// connection): CloseClient closes it when the run finishes, once the
+// client's lock is closed and before the lab waits for an Acquire it
+// abandoned (which may end only with it).
+type ClientCloser interface {
+	CloseClient(client string) error
+}

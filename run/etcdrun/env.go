@@ -63,6 +63,8 @@ type conn struct {
 	// unwatchable: the held grant's token is not its key's create
 	// revision, so the key on the server says nothing about the grant.
 	unwatchable bool
+	// closed: the client is closed (closeClient).
+	closed bool
 }
 
 // Config describes a run.
@@ -144,7 +146,7 @@ func (e *Env) Close() error {
 	defer cancel()
 	errs := []error{e.Finish(ctx, e.settle, e.final)}
 	for _, name := range e.connected() {
-		errs = append(errs, e.c.CloseClient(e.clientName(name)))
+		errs = append(errs, e.closeClient(name)) // one whose lock was never made
 		errs = append(errs, e.dropMaking(ctx, name))
 	}
 	if e.c.IsExternal() {
@@ -172,6 +174,21 @@ func (e *Env) settle(context.Context) error {
 // client, without taking part in the workload.
 func (e *Env) final(ctx context.Context, r resource.Resource) (int64, error) {
 	return r.Read(ctx, e.c.Admin(), lock.Grant{})
+}
+
+// closeClient closes client's connection to the cluster, once.
+func (e *Env) closeClient(client string) error {
+	e.mu.Lock()
+	cn := e.conns[client]
+	closed := cn == nil || cn.closed
+	if cn != nil {
+		cn.closed = true
+	}
+	e.mu.Unlock()
+	if closed {
+		return nil
+	}
+	return e.c.CloseClient(e.clientName(client))
 }
 
 // clientName makes the cluster-wide client name; runs share a cluster.

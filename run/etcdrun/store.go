@@ -23,6 +23,7 @@ var (
 	_ engine.WaiterShower  = store{}
 	_ engine.Crasher       = store{}
 	_ engine.WireReader    = store{}
+	_ engine.ClientCloser  = store{}
 )
 
 // Links connects a new lab client to member (cluster.Client): its one
@@ -208,3 +209,7 @@ func (s store) Wire(client string) (requests, answers func([]byte)) {
 	}
 	return cn.cl.WireReaders()
 }
+
+// CloseClient closes the client's etcd connection and its proxy, as the
+// run finishes: an Acquire the lab abandoned on it ends with it.
+func (s store) CloseClient(client string) error { return s.e.closeClient(client) }
