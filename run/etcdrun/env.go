@@ -44,7 +44,7 @@ type Env struct {
 	alive   map[int64]int64         // lease → last time (run clock) it was seen alive
 	ttls    map[int64]time.Duration // lease → the TTL the server granted it
 	leases  map[int64]string        // every lease a client has had and not yet lost → client
-	learned map[string]int          // client → how many of its lease grants the monitor has taken in
+	learned map[string]int          // client → how many of its lease grants the sweep has taken in
 	// revoking are the leases Expire is revoking: it records their loss.
 	revoking map[int64]bool
 	// asked is when (run clock) a release of a grant on each lease was

@@ -156,7 +156,7 @@ func (e *Env) checkLease(ctx context.Context, client string, lease clientv3.Leas
 const revokeAnswerWait = 2 * time.Second
 
 // markLost records, once, that the server ended lease: now it is known
-// gone; it was last known alive at aliveAt, or (zero) at the monitor's last
+// gone; it was last known alive at aliveAt, or (zero) at the sweep's last
 // sighting. The record says too when the client last sent the lease a
 // keep-alive before that, and the TTL the server granted it.
 func (e *Env) markLost(client string, lease clientv3.LeaseID, aliveAt time.Time) {
@@ -252,7 +252,7 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, err
 	sent := time.Now()
 	if mode == faults.ModeRevoke {
 		// The revoke's answer is the exact record of this loss: the
-		// monitor must not record it first, from an older sighting.
+		// sweep must not record it first, from an older sighting.
 		e.mu.Lock()
 		e.revoking[int64(lease)] = true
 		e.mu.Unlock()
@@ -268,7 +268,7 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, err
 	}
 	if mode == faults.ModeRevoke {
 		if in.AlreadyGone() {
-			sent = time.Time{} // it ended before the revoke: the monitor's last sighting is all we know
+			sent = time.Time{} // it ended before the revoke: the sweep's last sighting is all we know
 		}
 		e.markLost(client, lease, sent)
 	} else if _, err := e.checkLease(ctx, client, lease); err != nil {
@@ -335,7 +335,7 @@ func (e *Env) settleLeases(ctx context.Context) error {
 	}
 }
 
-// followGrant has the monitor follow the lease client's grant rests on:
+// followGrant has the sweep follow the lease client's grant rests on:
 // one the lab did not see granted (the grant's answer lost on its way to
 // the client, say) is a grant's all the same.
 func (e *Env) followGrant(client string, lease int64) {
