@@ -10,11 +10,6 @@ import (
 // reaches next.
 const AnyPoint = pausegate.AnyPoint
 
-// OnPause has hook run when a pause stops the client's worker (with true,
-// once the link is cut) and when it ends (with false, after the link
-// heals): a lock that runs as a process of its own is frozen with it.
-func (cl *Client) OnPause(hook func(frozen bool)) { cl.pause.SetHook(hook) }
-
 // PausePoint is called by the client's worker at each named point of its work
 // (after acquire, before write, …). If a pause is armed for this point, the
 // worker's link is cut and PausePoint blocks until Resume or ctx ends;

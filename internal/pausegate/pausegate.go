@@ -17,14 +17,13 @@ var ErrCrashed = errors.New("the client crashed")
 
 // Gate is one client's pause gate. The zero Gate is ready; Name names the
 // client in errors, OnPark runs as the worker stops (it cuts the client's
-// link) and Hook, if set, runs after it with true, and with false as the
-// pause ends, before the worker goes on. Set them before the first use.
+// link, and freezes a lock run as a process). Set them before the first
+// use.
 type Gate struct {
 	Name   string
 	OnPark func()
 
 	mu      sync.Mutex
-	hook    func(frozen bool)
 	armed   string        // point to stop at; "" when not armed
 	at      string        // point where the worker stopped; "" while not stopped
 	parked  chan struct{} // closed once the worker stopped
@@ -33,14 +32,6 @@ type Gate struct {
 	// unmet is the parked channel of a pause the client crashed before
 	// reaching: its waiter hears ErrCrashed.
 	unmet chan struct{}
-}
-
-// SetHook sets the hook run when the worker stops (true) and goes on
-// (false): a lock that runs as a process of its own is frozen with it.
-func (g *Gate) SetHook(hook func(frozen bool)) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.hook = hook
 }
 
 // PausePoint is called by the worker at each named point of its work. If a
@@ -60,9 +51,6 @@ func (g *Gate) PausePoint(ctx context.Context, point string) error {
 	g.at = point
 	if g.OnPark != nil {
 		g.OnPark()
-	}
-	if g.hook != nil {
-		g.hook(true)
 	}
 	release := g.release
 	close(g.parked)
@@ -153,7 +141,7 @@ func (g *Gate) Kill() {
 }
 
 // Resume releases the gate, running heal first (if not nil) when the worker
-// had stopped, then the hook. Resuming a gate not armed does nothing.
+// had stopped. Resuming a gate not armed does nothing.
 func (g *Gate) Resume(heal func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -162,9 +150,6 @@ func (g *Gate) Resume(heal func()) {
 	}
 	if g.at != "" && heal != nil {
 		heal()
-	}
-	if g.at != "" && g.hook != nil {
-		g.hook(false)
 	}
 	close(g.release)
 	g.armed, g.at = "", ""

@@ -129,14 +129,8 @@ func New(cfg Config) (*Env, error) {
 	return e, nil
 }
 
-// Nemesis is the run's nemesis; its faults land on every history.
-func (e *Env) Nemesis() *faults.Nemesis { return e.nemesis }
-
 // Members names the cluster's members, in order.
 func (e *Env) Members() []string { return e.c.Members() }
-
-// Cluster is the cluster the run uses.
-func (e *Env) Cluster() *cluster.Cluster { return e.c }
 
 // Close undoes active faults, takes a last look at every lease, records
 // each resource's final value, closes the run's lockers and clients and,

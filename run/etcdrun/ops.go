@@ -184,9 +184,3 @@ func (e *Env) leasesOf(client string) map[int64]bool {
 	}
 	return out
 }
-
-// isLost reports whether the server is known to have ended the lease g
-// rests on.
-func (e *Env) isLost(g lock.Grant) bool {
-	return g.Lease != 0 && e.isLeaseLost(g.Lease)
-}

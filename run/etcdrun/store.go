@@ -87,13 +87,11 @@ func (s store) Granted(ctx context.Context, client string, g lock.Grant) {
 // a lease that ends then is the release's doing, not a grant found ended.
 func (s store) Released(lease int64) bool {
 	e := s.e
-	if lease == 0 || !e.isLeaseLost(lease) {
-		return false
-	}
 	e.mu.Lock()
 	asked := e.asked[lease]
+	delete(e.asked, lease)
 	e.mu.Unlock()
-	return !e.aliveSince(clientv3.LeaseID(lease), asked)
+	return lease != 0 && e.isLeaseLost(lease) && !e.aliveSince(clientv3.LeaseID(lease), asked)
 }
 
 // Releasing notes when a release of a grant on lease was asked, and looks
