@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/locklab/locklab/internal/bounded"
 )
 
 // MaxLine is the longest line Read accepts.
@@ -88,9 +90,10 @@ func Encode(out io.Writer, h Header, events []Event) error {
 	return nil
 }
 
-// ReadFile reads and validates the history file at path.
+// ReadFile reads and validates the history file at path, a regular file
+// of at most bounded.History bytes.
 func ReadFile(path string) (Header, []Event, error) {
-	f, err := os.Open(path)
+	f, err := bounded.Open(path, bounded.History)
 	if err != nil {
 		return Header{}, nil, fmt.Errorf("history: %w", err)
 	}

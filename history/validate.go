@@ -54,6 +54,9 @@ func (v *validator) check(e Event, line int) string {
 		return fmt.Sprintf("time goes backwards: %d after %d", e.Time, v.lastTime)
 	}
 	v.lastTime = e.Time
+	if err := eventNames(e); err != nil {
+		return err.Error()
+	}
 	if e.Token < 0 || e.Lease < 0 {
 		return fmt.Sprintf("negative token %d or lease %d", e.Token, e.Lease)
 	}
@@ -184,9 +187,50 @@ func checkHeader(h Header) string {
 	if h.Members < 0 {
 		return fmt.Sprintf("negative members %d", h.Members)
 	}
+	if err := headerNames(h); err != nil {
+		return err.Error()
+	}
 	if m := h.Minimum; m != nil && (m.Grants < 0 || m.Sections < 0 || m.Accepted < 0 || m.Releases < 0 ||
 		m.Clients < 0 || m.RegrantWithin < 0) {
 		return fmt.Sprintf("a negative minimum: %+v", *m)
 	}
 	return ""
+}
+
+// eventNames checks the names an event carries that become words of a
+// report's pages.
+func eventNames(e Event) error {
+	if e.Client != "" {
+		if err := CheckName("client", e.Client); err != nil {
+			return err
+		}
+	}
+	if e.Member != "" {
+		if err := CheckName("member", e.Member); err != nil {
+			return err
+		}
+	}
+	if e.Lock != "" {
+		return CheckLockName(e.Lock)
+	}
+	return nil
+}
+
+// headerNames checks the names a header carries: they become paths and
+// words of a report's pages.
+func headerNames(h Header) error {
+	if h.Scenario != "" {
+		if err := CheckName("scenario", h.Scenario); err != nil {
+			return err
+		}
+	}
+	if h.Resource != "" {
+		if err := CheckName("resource", h.Resource); err != nil {
+			return err
+		}
+	}
+	if h.Lock != "" {
+		return CheckLockName(h.Lock)
+	}
+	return nil
 }

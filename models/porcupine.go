@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"slices"
 	"time"
@@ -35,9 +36,12 @@ func (m model[S]) porcupine() porcupine.Model {
 			}
 			return out
 		},
-		Hash:              func(state any) uint64 { return m.hash(state.(S)) },
+		Hash: func(state any) uint64 { return m.hash(state.(S)) },
+		// Porcupine's page sets an operation's description as text, but a
+		// state's as HTML (its tooltip's innerHTML): escaped here, so that
+		// a name in a history is never markup there.
 		DescribeOperation: func(input, _ any) string { return describe(input.(history.Operation)) },
-		DescribeState:     func(state any) string { return m.state(state.(S)) },
+		DescribeState:     func(state any) string { return html.EscapeString(m.state(state.(S))) },
 	}
 	if m.partition != nil {
 		nm.Partition = func(ops []porcupine.Operation) [][]porcupine.Operation {

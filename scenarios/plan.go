@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
 )
@@ -156,4 +157,38 @@ func (p Plan) work() map[string]time.Duration {
 		out[c] = time.Duration(d)
 	}
 	return out
+}
+
+// Check says what is wrong with a schedule read back from a file (nil:
+// nothing): a name outside the grammar of names, a step that is no command
+// of the scenario language. A replay refuses such a schedule before it
+// runs anything.
+func (p Plan) Check() error {
+	if err := history.CheckName("scenario", p.Scenario); err != nil {
+		return err
+	}
+	if p.Member != "" {
+		if err := history.CheckName("member", p.Member); err != nil {
+			return err
+		}
+	}
+	for c := range p.Work {
+		if err := history.CheckName("client", c); err != nil {
+			return fmt.Errorf("work: %w", err)
+		}
+	}
+	if p.Store != "" {
+		if err := history.CheckName("store", p.Store); err != nil {
+			return err
+		}
+	}
+	if p.TTL < 0 || p.TTL > script.MaxTTL {
+		return fmt.Errorf("ttl %d: want 0 to %d", p.TTL, script.MaxTTL)
+	}
+	for i, st := range p.Steps {
+		if _, err := script.ParseLine(st); err != nil {
+			return fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	return nil
 }

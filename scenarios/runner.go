@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"runtime"
 	"slices"
@@ -512,11 +513,22 @@ func restore(ctx context.Context, c *cluster.Cluster) error {
 // colon, slashes and spaces (CI artifact uploaders refuse a colon), so
 // whatever is not a letter, a digit, '.', '-', '+' or '_' becomes '_'.
 func SafeName(lk string) string {
-	return strings.Map(func(r rune) rune {
+	safe := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '+', r == '_':
 			return r
 		}
 		return '_'
 	}, lk)
+	if len(safe) > maxSafeName {
+		// A long command: its start, and a hash of the whole that tells two
+		// such commands apart, within a file name's length on every system.
+		h := fnv.New32a()
+		h.Write([]byte(lk))
+		safe = fmt.Sprintf("%s-%08x", safe[:maxSafeName-9], h.Sum32())
+	}
+	return safe
 }
+
+// maxSafeName is the longest name SafeName makes.
+const maxSafeName = 96

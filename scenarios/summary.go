@@ -2,10 +2,13 @@ package scenarios
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/models"
 )
@@ -71,4 +74,39 @@ func writeJSON(path string, v any) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	})
+}
+
+// CheckNames says which name of s breaks the grammar of names (nil: none
+// does): a results file read back — a shard's, say — names the paths of
+// its histories and the words of its report by them.
+func (s Summary) CheckNames() error {
+	if c := s.Campaign; c != nil {
+		if err := checkAll("scenario", c.Scenarios, history.CheckName); err != nil {
+			return fmt.Errorf("campaign: %w", err)
+		}
+		if err := checkAll("resource", c.Resources, history.CheckName); err != nil {
+			return fmt.Errorf("campaign: %w", err)
+		}
+		if err := checkAll("lock", c.Locks, func(_, n string) error { return history.CheckLockName(n) }); err != nil {
+			return fmt.Errorf("campaign: %w", err)
+		}
+	}
+	for i, r := range s.Results {
+		err := errors.Join(history.CheckName("scenario", r.Scenario), history.CheckName("resource", r.Resource),
+			history.CheckLockName(r.Lock))
+		if err != nil {
+			return fmt.Errorf("result %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// checkAll checks each name with check.
+func checkAll(what string, names []string, check func(what, name string) error) error {
+	for _, n := range names {
+		if err := check(what, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }

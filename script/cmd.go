@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock/resource"
 )
 
@@ -175,6 +176,9 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 		case len(x.Vals) == 0 && slices.Contains(sp.flags, x.Key):
 			c.Async = true
 		case len(x.Vals) == 0 && sp.client && c.Client == "":
+			if err := history.CheckName("client", x.Key); err != nil {
+				return Cmd{}, fmt.Errorf("%s: %w", name, err)
+			}
 			c.Client = x.Key
 		case len(x.Vals) == 0:
 			return Cmd{}, fmt.Errorf("%s: unexpected argument %q%s", name, x.Key, sp.accepts())

@@ -43,6 +43,8 @@ func TestParseLineChecksValues(t *testing.T) {
 		"heal c1":                          `heal: unexpected argument "c1" (it takes no arguments)`,
 		"grab c1":                          `unknown command "grab"`,
 		"acquire":                          "acquire: want a client name",
+		"client c<script> member=m1":       `client: client "c<script>": '<' is not allowed in a name`,
+		"acquire ../c1":                    `acquire: client "../c1": a name starts with a letter or a digit`,
 	} {
 		_, err := script.ParseLine(line)
 		if assert.Error(t, err, line) {

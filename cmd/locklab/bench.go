@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -140,10 +139,10 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	var bf benchFlags
 	fs := newFlagSet("bench")
 	lockFlag := fs.String("lock", "all", "lock name, comma list, or all")
-	clientsFlag := fs.String("clients", "1,10,100", "contending clients, a comma list")
-	fs.DurationVar(&bf.duration, "duration", 3*time.Second, "how long each measurement runs")
-	fs.DurationVar(&bf.work, "work", 0, "how long each holder works while it holds the lock")
-	fs.IntVar(&bf.ttl, "ttl", 5, "each client's lease, in seconds")
+	clientsFlag := fs.String("clients", "1,10,100", fmt.Sprintf("contending clients, a comma list of counts from 1 to %d", maxBenchClients))
+	fs.DurationVar(&bf.duration, "duration", 3*time.Second, fmt.Sprintf("how long each measurement runs, more than 0 and at most %v", maxBenchDuration))
+	fs.DurationVar(&bf.work, "work", 0, fmt.Sprintf("how long each holder works while it holds the lock, 0 to %v", maxBenchDuration))
+	fs.IntVar(&bf.ttl, "ttl", 5, fmt.Sprintf("each client's lease, in seconds, 1 to %d", maxTTL))
 	fs.BoolVar(&bf.fsync, "fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
 	fs.BoolVar(&bf.inProcess, "in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
 	fs.StringVar(&bf.out, "out", "", "directory to write bench.json and bench.html to (default: print only)")
@@ -172,19 +171,19 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 		}
 	})
 	switch {
-	case bf.duration <= 0:
-		return bf, usagef("--duration: want a positive duration, got %s", bf.duration)
-	case bf.ttl < 1:
-		return bf, usagef("--ttl: want at least 1 second, got %d", bf.ttl)
-	case bf.work < 0:
-		return bf, usagef("--work: want a duration of 0 or more, got %s", bf.work)
+	case bf.duration <= 0 || bf.duration > maxBenchDuration:
+		return bf, usagef("--duration: want more than 0 and at most %v, got %s", maxBenchDuration, bf.duration)
+	case bf.ttl < 1 || bf.ttl > maxTTL:
+		return bf, usagef("--ttl: want 1 to %d seconds, got %d", maxTTL, bf.ttl)
+	case bf.work < 0 || bf.work > maxBenchDuration:
+		return bf, usagef("--work: want 0 to %v, got %s", maxBenchDuration, bf.work)
 	}
 	if bf.external, bf.logger, err = bf.cluster.check(); err != nil {
 		return bf, err
 	}
 	if bf.out != "" {
-		if err := os.MkdirAll(bf.out, 0o755); err != nil {
-			return bf, usagef("--out: %v", err)
+		if _, err := outDir(bf.out, "bench"); err != nil {
+			return bf, err
 		}
 	}
 	if bf.external != nil && bf.fsync {
@@ -270,8 +269,8 @@ func parseCounts(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, usagef("--clients: want a comma list of positive counts, got %q", s)
+		if err != nil || n < 1 || n > maxBenchClients {
+			return nil, usagef("--clients: want a comma list of counts from 1 to %d, got %q", maxBenchClients, s)
 		}
 		out = append(out, n)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
+	"github.com/locklab/locklab/internal/bounded"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
@@ -73,6 +75,10 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 	}
 	if *out != "" {
 		if err := writeCheckReport(*out, path, checked, args); err != nil {
+			var u usageError
+			if errors.As(err, &u) {
+				return exitUsage, err
+			}
 			return exitUsage, usagef("--out: %v", err)
 		}
 		views, _ := filepath.Glob(filepath.Join(*out, "*.porcupine.html"))
@@ -95,10 +101,13 @@ func cmdCheck(args []string, stdout io.Writer) (int, error) {
 // writeCheckReport writes the report of one checked history to dir, with a
 // copy of the history beside it so that the report stands on its own.
 func writeCheckReport(dir, historyPath string, r scenarios.Result, args []string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	raw, err := bounded.ReadFile(historyPath, bounded.History)
+	if err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(historyPath)
+	// Read before the directory is taken: an earlier check's report is
+	// emptied, and the history may be its copy.
+	rd, err := outDir(dir, "check")
 	if err != nil {
 		return err
 	}
@@ -107,14 +116,14 @@ func writeCheckReport(dir, historyPath string, r scenarios.Result, args []string
 		name += ".history.jsonl"
 	}
 	copied := filepath.Join(dir, name)
-	if abs(copied) != abs(historyPath) {
-		if err := atomicfile.Write(copied, func(w io.Writer) error { _, err := w.Write(raw); return err }); err != nil {
-			return err
-		}
+	if err := atomicfile.Write(copied, func(w io.Writer) error { _, err := w.Write(raw); return err }); err != nil {
+		rd.removeAll()
+		return err
 	}
 	r.History = copied
 	rep, err := scenarios.Report(dir, "locklab check", append([]string{"locklab", "check"}, args...), []scenarios.Result{r}, nil)
 	if err != nil {
+		rd.removeAll()
 		return err
 	}
 	rep.Complete = true
@@ -174,7 +183,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, usagef("replay: want one run directory (reports/…/<scenario>/<lock>/<seed>), got %d arguments", flags.NArg())
 	}
 	dir := flags.Arg(0)
-	raw, err := os.ReadFile(filepath.Join(dir, "schedule.json"))
+	raw, err := bounded.ReadFile(filepath.Join(dir, "schedule.json"), bounded.Schedule)
 	if errors.Is(err, fs.ErrNotExist) {
 		why := "no such directory"
 		if info, serr := os.Stat(dir); serr == nil && info.IsDir() {
@@ -189,8 +198,13 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, usagef("replay: %v", err)
 	}
 	var plan scenarios.Plan
-	if err := json.Unmarshal(raw, &plan); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&plan); err != nil {
 		return exitUsage, usagef("replay: %s: %v", filepath.Join(dir, "schedule.json"), err)
+	}
+	if err := plan.Check(); err != nil {
+		return exitUsage, usagef("replay: %s: %v (nothing was run)", filepath.Join(dir, "schedule.json"), err)
 	}
 	recorded, lockName, resources, err := recordedVerdicts(dir)
 	if err != nil {
@@ -216,17 +230,16 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, err
 	}
 	cfg.Replay = &plan
-	out, created, err := outDir(*outFlag)
+	rd, err := outDir(*outFlag, "replay")
 	if err != nil {
 		return exitUsage, err
 	}
+	out := rd.Path
 	cfg.Out = out
 	fmt.Fprintf(stdout, "replaying %s × %s, seed %d\n", plan.Scenario, lockName, plan.Seed)
 	sum, err := scenarios.Run(ctx, cfg)
 	if err != nil && !errors.Is(err, scenarios.ErrInterrupted) {
-		for _, d := range created { // nothing ran: no directory left behind
-			os.Remove(d)
-		}
+		rd.discard() // nothing ran: no directory left behind
 		return exitUsage, err
 	}
 	code := exitOK

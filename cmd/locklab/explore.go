@@ -34,12 +34,12 @@ type exploreFlags struct {
 func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.lock, "lock", "queue", "the lock to explore (a built-in or known-bad one, on etcd or Redis)")
 	fs.StringVar(&f.resource, "resource", "fenced", "the resource whose checks must pass (comma list, or all)")
-	fs.IntVar(&f.cases, "cases", 50, "cases to draw")
+	fs.IntVar(&f.cases, "cases", 50, fmt.Sprintf("cases to draw, 1 to %d", maxCases))
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the drawn cases (the same seed draws the same cases)")
-	fs.IntVar(&f.steps, "steps", 10, "most actions drawn per case (the closing steps come on top)")
+	fs.IntVar(&f.steps, "steps", 10, fmt.Sprintf("most actions drawn per case, 1 to %d (the closing steps come on top)", maxSteps))
 	fs.StringVar(&f.faults, "faults", "all", "fault kinds to draw: "+strings.Join(script.WalkFaults(), ", ")+" (comma list), or all")
-	fs.IntVar(&f.ttl, "ttl", 1, "lease TTL in seconds of the drawn scripts (operations' timeouts scale with it): 2–5 gives a slow or busy machine time to renew")
-	fs.DurationVar(&f.shrink, "shrink-time", 2*time.Minute, "most time spent shrinking a failing case")
+	fs.IntVar(&f.ttl, "ttl", 1, fmt.Sprintf("lease TTL in seconds of the drawn scripts (operations' timeouts scale with it), 1 to %d: 2–5 gives a slow or busy machine time to renew", maxTTL))
+	fs.DurationVar(&f.shrink, "shrink-time", 2*time.Minute, fmt.Sprintf("most time spent shrinking a failing case, more than 0 and at most %v", maxShrink))
 	fs.StringVar(&f.out, "out", "", "where to write the shrunk failing script (default reports/explore/LOCK-RESOURCE-SEED.txt)")
 	fs.StringVar(&f.shardOf, "shard", "", "K/N: draw only shard K of N of the --cases (case i goes to shard i mod N + 1), and write a results file for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX")
 	f.cf.register(fs)
@@ -127,6 +127,9 @@ func (f *exploreFlags) campaign() (explore.Campaign, exploreLock, error) {
 	}
 	if err := checkExploreCounts(f.cases, f.steps, f.ttl, camp.Members); err != nil {
 		return camp, factory, err
+	}
+	if f.shrink <= 0 || f.shrink > maxShrink {
+		return camp, factory, usagef("--shrink-time: want more than 0 and at most %v, got %v", maxShrink, f.shrink)
 	}
 	name := fmt.Sprintf("%s-%s-%d", f.lock, strings.Join(camp.Resources, "+"), f.seed)
 	if f.shardOf != "" {
@@ -260,10 +263,10 @@ func checkExploreCounts(cases, steps, ttl, members int) error {
 	switch {
 	case ttl < 1 || ttl > maxTTL:
 		return usagef("--ttl: want 1 to %d s, got %d", maxTTL, ttl)
-	case cases < 1:
-		return usagef("--cases: want at least 1, got %d", cases)
-	case steps < 1:
-		return usagef("--steps: want at least 1, got %d", steps)
+	case cases < 1 || cases > maxCases:
+		return usagef("--cases: want 1 to %d, got %d", maxCases, cases)
+	case steps < 1 || steps > maxSteps:
+		return usagef("--steps: want 1 to %d, got %d", maxSteps, steps)
 	case members < 3:
 		return usagef("--members: explore's scripts use three members, got %d", members)
 	}

@@ -24,7 +24,7 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	var cf clusterFlags
 	fs := newFlagSet("lab")
 	lk := fs.String("lock", "etcd-mutex", "the lock the lab starts with (the page switches)")
-	ttl := fs.Int("ttl", live.DefaultTTL, "lease TTL in seconds")
+	ttl := fs.Int("ttl", live.DefaultTTL, fmt.Sprintf("lease TTL in seconds, 1 to %d", maxTTL))
 	open := fs.Bool("open", false, "open the page in the system's browser")
 	cf.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -33,8 +33,8 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("lab: unexpected argument %q", fs.Arg(0))
 	}
-	if *ttl < 1 {
-		return exitUsage, usagef("--ttl: want at least 1 second, got %d", *ttl)
+	if *ttl < 1 || *ttl > maxTTL {
+		return exitUsage, usagef("--ttl: want 1 to %d seconds, got %d", maxTTL, *ttl)
 	}
 	if kind, ok := scenarios.KindOf(*lk); ok {
 		if cf.endpoints != "" || cf.members != redisMembers {

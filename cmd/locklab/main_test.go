@@ -69,7 +69,11 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 	}
 	const final = `{"t":1,"type":"final","value":0}` + "\n"
 	noCheck := file("no-check.txt", "client c1 member=m1\n----\nc1: connected to m1\n\nacquire c1\n----\nc1: granted token=t1\n")
-	longLine := file("long.txt", "client c1 member=m1\n----\nc1: connected to m1\n\n# "+strings.Repeat("x", 10<<20)+"\n")
+	longLine := file("long.txt", "client c1 member=m1\n----\nc1: connected to m1\n\n# "+strings.Repeat("x", 100<<10)+"\n")
+	huge := file("huge.txt", "# "+strings.Repeat("x", 2<<20)+"\n")
+	markup := file("markup.jsonl", `{"locklab_history":2,"seed":1}`+"\n"+
+		`{"t":1,"type":"invoke","id":1,"client":"\"><img src=x onerror=alert(1)>","op":"acquire"}`+"\n"+final)
+	traversal := file("traversal.jsonl", `{"locklab_history":2,"seed":1,"scenario":"../s2/payload"}`+"\n"+final)
 	cases := []struct {
 		args []string
 		want []string
@@ -110,6 +114,21 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"bench", "--ttl", "0"}, []string{"--ttl"}},
 		{[]string{"bench", "--work", "-1s"}, []string{"--work"}},
 		{[]string{"bench", "--endpoints", "127.0.0.1:1", "--fsync"}, []string{"--fsync"}},
+		// Bounds: every count, size and duration, and every file read.
+		{[]string{"run", "--runs", "1000000000000"}, []string{"--runs: want 1 to 1000, got 1000000000000"}},
+		{[]string{"run", "--parallel", "100000"}, []string{"--parallel: want 1 to 64, got 100000"}},
+		{[]string{"run", "--script", "/dev/zero"}, []string{"--script: read /dev/zero: not a regular file (a device)"}},
+		{[]string{"run", "--script", dir}, []string{"not a regular file (a directory)"}},
+		{[]string{"run", "--script", huge}, []string{"huge.txt", "larger than the lab reads"}},
+		{[]string{"run", "--script", file("a<b>.txt", "")}, []string{"a scenario is named after its file", `'<' is not allowed in a name`}},
+		{[]string{"bench", "--clients", "20000"}, []string{"--clients: want a comma list of counts from 1 to 1000"}},
+		{[]string{"bench", "--duration", "100h"}, []string{"--duration: want more than 0 and at most 10m0s"}},
+		{[]string{"explore", "--shrink-time", "-1s"}, []string{"--shrink-time: want more than 0 and at most 1h0m0s, got -1s"}},
+		{[]string{"explore", "--cases", "100000000"}, []string{"--cases: want 1 to 100000"}},
+		{[]string{"lab", "--ttl", "100000"}, []string{"--ttl: want 1 to 30 seconds"}},
+		{[]string{"check", "/dev/zero"}, []string{"/dev/zero: not a regular file (a device)"}},
+		{[]string{"check", markup}, []string{"markup.jsonl:2: client", "a name starts with a letter or a digit"}},
+		{[]string{"check", traversal}, []string{"traversal.jsonl:1: header: scenario", "a name starts with a letter or a digit"}},
 	}
 	for _, tc := range cases {
 		code, _, stderr := locklab(t, t.Context(), tc.args...)

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/bounded"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -70,7 +72,7 @@ func cmdMerge(args []string, stdout io.Writer) (int, error) {
 			return exitUsage, err
 		}
 	}
-	_, created, err := outDir(*out)
+	rd, err := outDir(*out, "merge")
 	if err != nil {
 		return exitUsage, err
 	}
@@ -78,7 +80,7 @@ func cmdMerge(args []string, stdout io.Writer) (int, error) {
 	for i := range sums {
 		rs, ex, err := copyShard(dirs[i], *out, sums[i].Results)
 		if err != nil {
-			removeCreated(created)
+			rd.removeAll()
 			return exitUsage, err
 		}
 		sums[i].Results = rs
@@ -116,14 +118,21 @@ func readSummary(dir string) (scenarios.Summary, error) {
 		}
 		return scenarios.Summary{}, usagef("merge: %s: %s; merge takes whole runs, each a shard's --out with its results.json", dir, why)
 	}
-	return readStrict[scenarios.Summary](file, "a locklab results file")
+	sum, err := readStrict[scenarios.Summary](file, "a locklab results file")
+	if err != nil {
+		return sum, err
+	}
+	if err := sum.CheckNames(); err != nil {
+		return sum, usagef("merge: %s: %v", file, err)
+	}
+	return sum, nil
 }
 
 // readStrict decodes the JSON file into a T, refusing fields a T does not
 // have, or says in one line what is wrong (what names what it should be).
 func readStrict[T any](file, what string) (T, error) {
 	var v T
-	b, err := os.ReadFile(file)
+	b, err := bounded.ReadFile(file, bounded.Results)
 	if err != nil {
 		return v, usagef("merge: %v", err)
 	}
@@ -174,6 +183,9 @@ func copyShard(dir, out string, results []scenarios.Result) ([]scenarios.Result,
 // catalog — so that a merge refuses a broken shard before writing
 // anything.
 func shardWhole(dir string, results []scenarios.Result) error {
+	if err := onlyFiles(dir); err != nil {
+		return err
+	}
 	for _, r := range results {
 		if r.History == "" {
 			continue
@@ -189,12 +201,19 @@ func shardWhole(dir string, results []scenarios.Result) error {
 	return nil
 }
 
-// removeCreated removes what a failed command made: the directories
-// created (deepest first, as outDir lists them) and everything in them.
-func removeCreated(created []string) {
-	if len(created) > 0 {
-		os.RemoveAll(created[len(created)-1])
-	}
+// onlyFiles checks that a shard's directory holds regular files and
+// directories only: a symbolic link (to /etc/shadow, or to another
+// shard), a device or a FIFO in a shard is refused, never followed.
+func onlyFiles(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return usagef("merge: %v", err)
+		}
+		if path == dir || d.Type().IsRegular() || d.IsDir() {
+			return nil
+		}
+		return usagef("merge: %s: %s; a shard holds regular files and directories only (nothing was written)", path, bounded.Kind(d.Type()))
+	})
 }
 
 // copyDir copies the files of src (one run: histories, schedule; not its
@@ -219,8 +238,12 @@ func copyDir(src, dst string, done map[string]bool) error {
 	return nil
 }
 
-// copyFile copies src to dst, making dst's directory.
+// copyFile copies the regular file src to dst, making dst's directory. A
+// link is not followed.
 func copyFile(src, dst string) error {
+	if err := readableFile(src); err != nil {
+		return err
+	}
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -238,6 +261,18 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return o.Close()
+}
+
+// readableFile checks that path is a regular file, not a link to one.
+func readableFile(path string) error {
+	info, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s: %s; only regular files are copied", path, bounded.Kind(info.Mode()))
+	}
+	return nil
 }
 
 // same reports whether two paths name one directory.

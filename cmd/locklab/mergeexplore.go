@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/locklab/locklab/explore"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/atomicfile"
 )
 
@@ -23,19 +23,33 @@ func mergeExplore(out string, files []string, stdout io.Writer) (int, error) {
 		if err != nil {
 			return exitUsage, err
 		}
+		for _, fl := range s.Failures {
+			if err := history.CheckName("script", fl.Script); err != nil || !strings.HasSuffix(fl.Script, ".txt") {
+				return exitUsage, usagef("merge: %s: a failure's script %q is not the name of a scenario file beside it (NAME.txt)", f, fl.Script)
+			}
+		}
 		sums[i] = s
 	}
 	sum, err := explore.Merge(sums, files)
 	if err != nil {
 		return exitUsage, usagef("merge: %v", err)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return exitUsage, usagef("merge: --out: %v", err)
+	for i, s := range sums {
+		for _, fl := range s.Failures {
+			if err := readableFile(filepath.Join(filepath.Dir(files[i]), fl.Script)); err != nil {
+				return exitUsage, usagef("merge: the failing script of %s: %v", files[i], err)
+			}
+		}
+	}
+	rd, err := outDir(out, "merge")
+	if err != nil {
+		return exitUsage, err
 	}
 	for i, s := range sums {
 		for _, fl := range s.Failures {
 			src := filepath.Join(filepath.Dir(files[i]), fl.Script)
 			if err := copyFile(src, filepath.Join(out, fl.Script)); err != nil {
+				rd.removeAll()
 				return exitUsage, usagef("merge: the failing script of %s: %v", files[i], err)
 			}
 		}

@@ -11,11 +11,12 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/bounded"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
@@ -36,7 +37,7 @@ type clusterFlags struct {
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&f.members, "members", 3, "members of the embedded cluster")
+	fs.IntVar(&f.members, "members", 3, fmt.Sprintf("members of the embedded cluster, 1 to %d", maxMembers))
 	fs.StringVar(&f.endpoints, "endpoints", "", "client URLs of your own cluster (instead of an embedded one)")
 	fs.StringVar(&f.cacert, "cacert", "", "CA file for --endpoints over TLS")
 	fs.StringVar(&f.cert, "cert", "", "client certificate for --endpoints")
@@ -90,10 +91,10 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.lock, "lock", "all", "lock name, comma list, or all")
 	fs.StringVar(&f.resource, "resource", "all", "resource name, comma list, or all")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the schedules")
-	fs.IntVar(&f.runs, "runs", 1, "runs per scenario × lock (seeds seed, seed+1, …)")
-	fs.IntVar(&f.ttl, "ttl", 1, "lease TTL in seconds of the scenarios written for 1 s (the others scale with it): 2–5 gives a slow or busy machine time to renew")
+	fs.IntVar(&f.runs, "runs", 1, fmt.Sprintf("runs per scenario × lock (seeds seed, seed+1, …), 1 to %d", maxRuns))
+	fs.IntVar(&f.ttl, "ttl", 1, fmt.Sprintf("lease TTL in seconds of the scenarios written for 1 s (the others scale with it), 1 to %d: 2–5 gives a slow or busy machine time to renew", maxTTL))
 	fs.IntVar(&f.parallel, "parallel", runParallel(),
-		"configurations run at once, each on its own embedded cluster (or sharing --endpoints); one per CPU when a lock runs as a process")
+		fmt.Sprintf("configurations run at once, 1 to %d, each on its own embedded cluster (or sharing --endpoints); one per CPU when a lock runs as a process", maxParallel))
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
@@ -206,11 +207,14 @@ func readScripts(list string) ([]scenarios.Scenario, error) {
 	var out []scenarios.Scenario
 	for _, path := range strings.Split(list, ",") {
 		path = strings.TrimSpace(path)
-		text, err := os.ReadFile(path)
+		text, err := bounded.ReadFile(path, bounded.Script)
 		if err != nil {
 			return nil, usagef("--script: %v", err)
 		}
 		name := strings.TrimSuffix(filepath.Base(path), ".txt")
+		if err := history.CheckName("scenario", name); err != nil {
+			return nil, usagef("--script %s: a scenario is named after its file: %v", path, err)
+		}
 		if _, err := scenarios.Lookup(name); err == nil {
 			name = "script-" + name
 		}
@@ -264,10 +268,10 @@ func (f *runFlags) config() (scenarios.Config, error) {
 	switch {
 	case f.expect != "catalog" && f.expect != "pass":
 		return cfg, usagef("--expect: want catalog or pass, got %q", f.expect)
-	case f.runs < 1:
-		return cfg, usagef("--runs: want at least 1, got %d", f.runs)
-	case f.parallel < 1:
-		return cfg, usagef("--parallel: want at least 1, got %d", f.parallel)
+	case f.runs < 1 || f.runs > maxRuns:
+		return cfg, usagef("--runs: want 1 to %d, got %d", maxRuns, f.runs)
+	case f.parallel < 1 || f.parallel > maxParallel:
+		return cfg, usagef("--parallel: want 1 to %d, got %d", maxParallel, f.parallel)
 	}
 	cfg.External, cfg.Logger, err = f.clusterFlags.check()
 	if err != nil {
@@ -367,10 +371,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		// at once on 2 cores: 14 of 684 results ERROR; one per CPU: none).
 		cfg.Parallel = min(cfg.Parallel, runtime.NumCPU())
 	}
-	out, created, err := outDir(f.out)
+	rd, err := outDir(f.out, "run")
 	if err != nil {
 		return exitUsage, err
 	}
+	out := rd.Path
 	cfg.Out = out
 	shard := ""
 	if cfg.Shard.Count > 1 {
@@ -393,9 +398,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 	case err != nil:
 		// Nothing ran: leave no report directory, nor the parents made for
 		// it (reports/), each removed only if still empty.
-		for _, d := range created {
-			os.Remove(d)
-		}
+		rd.discard()
 		return exitUsage, err
 	}
 	printSummary(stdout, sum)
@@ -419,38 +422,6 @@ func writeReport(dir, title string, command []string, sum scenarios.Summary, ext
 	}
 	rep.Complete, rep.Seconds = sum.Complete, sum.Seconds
 	return reports.Write(dir, rep)
-}
-
-// outDir picks the results directory: the flag, or reports/<time>. created
-// lists the directories it made, deepest first.
-func outDir(flagValue string) (dir string, created []string, err error) {
-	dir = flagValue
-	if dir == "" {
-		dir = filepath.Join("reports", time.Now().Format("20060102-150405.000"))
-	}
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil {
-			break
-		}
-		created = append(created, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", nil, usagef("--out: %v", err)
-	}
-	return dir, created, nil
-}
-
-// linkLatest points reports/latest at dir (best effort).
-func linkLatest(dir string) {
-	latest := filepath.Join(filepath.Dir(dir), "latest")
-	tmp := latest + ".tmp"
-	os.Remove(tmp)
-	if os.Symlink(filepath.Base(dir), tmp) == nil {
-		os.Rename(tmp, latest)
-	}
 }
 
 // runParallel is how many configurations a run runs at once unless told:

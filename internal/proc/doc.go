@@ -9,5 +9,7 @@
 // Where things are:
 //   - proc.go: Program, Answer, the start-up allowance and the offered tools
 //   - program_linux.go: the processes (groups, signals, /proc)
+//   - strays_linux.go: what a program started and left outside its group,
+//     found by the mark it inherited, ended and reaped
 //   - program_other.go: elsewhere, a Program that says it needs Linux
 package proc

@@ -28,6 +28,11 @@ import (
 // can (process groups, SIGSTOP, a parent-death signal, /proc).
 func Supported() error { return nil }
 
+// strayHold is how long, once a program exited, the lab waits for the
+// rest of what it wrote to standard error while a child it left holds the
+// pipe open.
+const strayHold = 200 * time.Millisecond
+
 // stopTimeout bounds how long a process has to leave after SIGTERM (or
 // after its standard input closed) before it is killed.
 const stopTimeout = StopAllowance / 2
@@ -78,7 +83,8 @@ func (l *Program) start() (*running, error) {
 			return nil, err
 		}
 	}
-	env = append(env, l.DirVar+"="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env = append(env, l.DirVar+"="+dir, MarkVar+"="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	becomeSubreaper()
 	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
 	cmd.Env = env
 	// Its own process group, so that a pause or a stop reaches whatever it
@@ -88,6 +94,10 @@ func (l *Program) start() (*running, error) {
 	p := &running{cmd: cmd, dir: dir, lines: make(chan string, 16), exited: make(chan struct{}), gone: make(chan struct{}), stderr: &tailbuf.Buffer{},
 		started: time.Now(), up: make(chan struct{})}
 	cmd.Stderr = p.stderr
+	// A child it left running outside its group (setsid) may hold its
+	// standard error open: Wait does not wait for that child's end, which
+	// comes only when the lab ends it (see endStrays).
+	cmd.WaitDelay = strayHold
 	// Standard output through a pipe of our own, not cmd.StdoutPipe: Wait
 	// closes that one as soon as the process exits, and its last answer
 	// could be lost unread.
@@ -273,6 +283,9 @@ func (l *Program) stop(p *running, sig syscall.Signal) {
 				groupGone(pg, p.exited, stopTimeout)
 			}
 		}
+		// What it started and left outside its group (setsid, a double
+		// fork) ends with it.
+		endStrays(MarkVar+"="+p.dir, stopTimeout)
 		p.stdin.Close()
 		close(p.gone)
 		os.RemoveAll(p.dir)
