@@ -143,7 +143,7 @@ func Run(ctx context.Context, c *cluster.Cluster, cfg Config) (Result, error) {
 	if cfg.Factory == nil {
 		return Result{}, errors.New("bench: no etcd lock factory (a Redis lock is measured by RunRedis)")
 	}
-	workers, err := startWorkers(c, cfg)
+	workers, err := startWorkers(ctx, c, cfg)
 	defer closeAll(workers)
 	if err != nil {
 		return Result{}, err
@@ -302,7 +302,7 @@ func (w worker) close() {
 // startWorkers makes cfg.Clients clients, on members in turn, each with a
 // Locker of its own on one lock name. The workers made so far are returned
 // even with an error, for the caller to close.
-func startWorkers(c *cluster.Cluster, cfg Config) ([]worker, error) {
+func startWorkers(ctx context.Context, c *cluster.Cluster, cfg Config) ([]worker, error) {
 	run := runs.Add(1)
 	members := c.Members()
 	var workers []worker
@@ -310,6 +310,9 @@ func startWorkers(c *cluster.Cluster, cfg Config) ([]worker, error) {
 	// same (external) cluster never share a queue.
 	name := fmt.Sprintf("lock-%08x-%d", rand.Uint32(), run) // not cfg.Lock: an exec: lock's names a command
 	for i := range cfg.Clients {
+		if err := ctx.Err(); err != nil { // interrupted while the clients start
+			return workers, err
+		}
 		cl, err := c.NewClient(fmt.Sprintf("bench%d-c%d", run, i+1), members[i%len(members)])
 		if err != nil {
 			return workers, fmt.Errorf("bench: %w", err)

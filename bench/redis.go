@@ -40,6 +40,10 @@ func runOn[C contender](ctx context.Context, cfg Config, newWorker func(cfg Conf
 	name := fmt.Sprintf("lock-%08x-%d", rand.Uint32(), run) // not cfg.Lock: an exec: lock's names a command
 	var workers []C
 	for i := range cfg.Clients {
+		if err := ctx.Err(); err != nil { // interrupted while the clients start
+			closeAll(workers)
+			return Result{}, err
+		}
 		w, err := newWorker(cfg, name, i)
 		if err != nil {
 			closeAll(workers)

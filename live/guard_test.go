@@ -74,6 +74,12 @@ func TestTheLabServesOnlyItsOwnPage(t *testing.T) {
 		map[string]string{"Origin": srv.URL, "Sec-Fetch-Site": "same-origin"})
 	assert.Equal(t, http.StatusOK, code, body)
 	assert.Contains(t, body, "c1: connected to m1")
+	// No page of another origin frames it.
+	resp, err := http.Get(srv.URL + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, "frame-ancestors 'self'", resp.Header.Get("Content-Security-Policy"))
+	assert.Equal(t, "SAMEORIGIN", resp.Header.Get("X-Frame-Options"))
 	host := strings.TrimPrefix(srv.URL, "http://127.0.0.1")
 	code, _ = send(t, http.MethodGet, srv.URL+"/state", nil, map[string]string{"Host": "localhost" + host})
 	assert.Equal(t, http.StatusOK, code)

@@ -35,7 +35,8 @@ var pageHTML []byte
 // send it requests. It serves only requests made to a loopback host
 // (127.0.0.1, localhost, ::1: a name that resolves there, DNS rebinding,
 // is refused, reads included), changes nothing for a page of another
-// origin (Go's CrossOriginProtection: 403), and takes no request body over
+// origin (Go's CrossOriginProtection: 403), is framed by no page of
+// another origin (frame-ancestors 'self'), and takes no request body over
 // MaxRequest.
 func (l *Lab) Handler() http.Handler {
 	return guard(l.routes())
@@ -52,6 +53,11 @@ func guard(h http.Handler) http.Handler {
 		http.Error(w, "locklab lab: a request from a page of another origin changes nothing here", http.StatusForbidden)
 	}))
 	return cop.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// No page of another origin frames the lab (clickjacking its
+		// buttons); its own page frames its /view.
+		w.Header().Set("Content-Security-Policy", "frame-ancestors 'self'")
+		w.Header().Set("X-Frame-Options", "SAMEORIGIN")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if !loopback(r.Host) {
 			http.Error(w, fmt.Sprintf("locklab lab: serves only 127.0.0.1, localhost and ::1, not Host %.100q", r.Host), http.StatusForbidden)
 			return

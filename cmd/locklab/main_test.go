@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -475,6 +476,46 @@ func TestBench(t *testing.T) {
 		assert.Positive(t, r.CPU.Cluster, "the cluster's CPU, apart")
 	}
 	assert.FileExists(t, filepath.Join(out, reports.BenchFile))
+}
+
+// cancelOn is a writer that ends a command's context once the command
+// wrote want: an interrupt that comes at a known point of its work.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	want   string
+	cancel func()
+	at     time.Time
+}
+
+func (c *cancelOn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf.Write(p)
+	if c.at.IsZero() && strings.Contains(c.buf.String(), c.want) {
+		c.at = time.Now()
+		c.cancel()
+	}
+	return len(p), nil
+}
+
+// An interrupt in the middle of a measurement of many clients ends bench
+// at once: the measurement stops, its clients close, nothing is written.
+func TestBenchInterruptedWhileMeasuring(t *testing.T) {
+	t.Parallel() // runs on a cluster of its own, mostly waiting
+	out := filepath.Join(t.TempDir(), "b")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	stdout := &cancelOn{want: "clients  locks/s", cancel: cancel}
+	var stderr bytes.Buffer
+	code := run(ctx, []string{"bench", "--lock", "queue", "--clients", "200", "--duration", "5m", "--out", out}, stdout, &stderr)
+	took := time.Since(stdout.at)
+	require.False(t, stdout.at.IsZero(), "the measurement started: %s", stdout.buf.String())
+	assert.Equal(t, exitUndecided, code)
+	assert.Contains(t, stderr.String(), "interrupted")
+	assert.NoFileExists(t, filepath.Join(out, "bench.json"))
+	t.Logf("bench ended %v after the interrupt", took)
+	assert.Less(t, took, time.Minute, "an interrupted bench ends, not runs its 5 minutes")
 }
 
 func TestBenchInterrupted(t *testing.T) {
