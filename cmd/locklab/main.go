@@ -71,6 +71,12 @@ func main() {
 		redis.SetLogger(silent{})
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal stops the command cleanly; a second one, should
+		// that take too long, ends the process as signals do by default.
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -41,6 +41,10 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 // bytes fails with ErrTooLarge. A path that names no regular file (a
 // directory, a device, a FIFO, a socket) is an error.
 func Open(path string, limit int64) (io.ReadCloser, error) {
+	// Looked at before it is opened: opening a FIFO waits for a writer.
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("not a regular file (%s)", Kind(info.Mode()))}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

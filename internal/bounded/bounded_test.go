@@ -53,3 +53,14 @@ func TestAReaderStopsAtItsLimit(t *testing.T) {
 	_, err = r.Read(buf)
 	assert.True(t, errors.Is(err, ErrTooLarge), "%v", err)
 }
+
+// A FIFO is refused before it is opened: opening one waits for a writer.
+func TestOpenRefusesAFIFOWithoutWaiting(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no FIFOs here")
+	}
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, mkfifo(p))
+	_, err := ReadFile(p, 5)
+	assert.ErrorContains(t, err, "not a regular file (a FIFO)")
+}
