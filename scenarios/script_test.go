@@ -135,11 +135,19 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	}
 	// A lease the server ended says what TTL it was granted and when
 	// its client last renewed it: the isolated holder's session kept
-	// sending keep-alives into the cut, to the end.
+	// sending keep-alives into the cut. (A fact of the history, not a
+	// timing: how close to the end the last one went depends on how busy
+	// the machine was, and the environment check judges that.)
+	cutAt := int64(-1)
+	for _, w := range history.FaultWindows(env.Events(0)) {
+		if w.Spec.Client == "c1" && cutAt < 0 {
+			cutAt = w.Start
+		}
+	}
 	for _, l := range history.LeaseLosses(env.Events(0)) {
 		assert.Equal(t, (time.Duration(s.TTL) * time.Second).Nanoseconds(), l.TTL, "%s's lease %x: the granted TTL", l.Client, l.Lease)
 		if filepath.Base(path) == "isolated-holder.txt" && l.Client == "c1" && len(differs) == 0 {
-			assert.True(t, l.Renewed(), "c1 renewed its lease within a TTL of its last sighting: %+v", l)
+			assert.True(t, cutAt >= 0 && l.RenewedAt > cutAt, "c1 sent keep-alives into the cut (cut at %d): %+v", cutAt, l)
 		}
 	}
 	if len(differs) > 0 {
