@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -344,11 +346,35 @@ func isTimeout(err error) bool {
 	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-// isConnectionLost reports whether err is a broken or refused connection.
+// isConnectionLost reports whether err is a broken or refused connection:
+// the network's own errors, or one a store's client says it with (see
+// ConnectionLostErrors).
 func isConnectionLost(err error) bool {
 	var op *net.OpError
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) || errors.As(err, &op)
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) || errors.As(err, &op) ||
+		slices.ContainsFunc(lostErrs(), func(e error) bool { return errors.Is(err, e) })
+}
+
+var (
+	lostMu  sync.Mutex
+	lostSet []error
+)
+
+// ConnectionLostErrors adds errors with which a store's client says its
+// connection broke (go-zookeeper's "zk: connection closed"), so that a
+// lock's error is classed alike on every store. A store's package calls it
+// from its init function.
+func ConnectionLostErrors(errs ...error) {
+	lostMu.Lock()
+	defer lostMu.Unlock()
+	lostSet = append(lostSet, errs...)
+}
+
+func lostErrs() []error {
+	lostMu.Lock()
+	defer lostMu.Unlock()
+	return lostSet
 }
 
 // FailedOutcome is the outcome of an operation of client that failed with err, of

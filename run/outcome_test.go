@@ -76,3 +76,13 @@ func TestSettled(t *testing.T) {
 	crashed := run.Outcome{Kind: run.Crashed, Client: "c1"}
 	assert.Equal(t, crashed, run.Settled(crashed, errors.New("undo failed")))
 }
+
+// A store's client that says its connection broke in words of its own
+// (go-zookeeper's "zk: connection closed") is classed as every store's
+// broken connection is, once the store names its error.
+func TestAStoresOwnConnectionLostErrorIsALostConnection(t *testing.T) {
+	closed := errors.New("store: connection closed")
+	assert.Equal(t, "c1: error: store: connection closed", run.FailedOutcome(run.Failed, "c1", closed).String())
+	run.ConnectionLostErrors(closed)
+	assert.Equal(t, "c1: error: connection lost", run.FailedOutcome(run.Failed, "c1", fmt.Errorf("acquire: %w", closed)).String())
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/run"
 )
 
 // watch is one grant the sweep follows, from its grant until its node
@@ -158,4 +159,9 @@ func (e *Env) nodesLeft(context.Context) ([]string, error) {
 		return nil, nil
 	}
 	return children, err
+}
+
+func init() {
+	// go-zookeeper answers a request its broken connection cut short so.
+	run.ConnectionLostErrors(zk.ErrConnectionClosed)
 }
