@@ -183,28 +183,9 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, usagef("replay: want one run directory (reports/…/<scenario>/<lock>/<seed>), got %d arguments", flags.NArg())
 	}
 	dir := flags.Arg(0)
-	raw, err := bounded.ReadFile(filepath.Join(dir, "schedule.json"), bounded.Schedule)
-	if errors.Is(err, fs.ErrNotExist) {
-		why := "no such directory"
-		if info, serr := os.Stat(dir); serr == nil && info.IsDir() {
-			why = "it holds no schedule.json"
-			if fileExists(filepath.Join(dir, "results.json")) {
-				why = "it is a whole run; replay takes one of its configurations"
-			}
-		}
-		return exitUsage, usagef("replay: %s: %s (a run directory is one configuration's: <out>/<scenario>/<lock>/<seed>, with its schedule.json)", dir, why)
-	}
+	plan, err := readSchedule(dir)
 	if err != nil {
-		return exitUsage, usagef("replay: %v", err)
-	}
-	var plan scenarios.Plan
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&plan); err != nil {
-		return exitUsage, usagef("replay: %s: %v", filepath.Join(dir, "schedule.json"), err)
-	}
-	if err := plan.Check(); err != nil {
-		return exitUsage, usagef("replay: %s: %v (nothing was run)", filepath.Join(dir, "schedule.json"), err)
+		return exitUsage, err
 	}
 	recorded, lockName, resources, err := recordedVerdicts(dir)
 	if err != nil {
@@ -303,6 +284,35 @@ func judgeFile(h *history.Header, events []history.Event) (models.Report, []mode
 		}
 	}
 	return models.JudgeHistory(*h, events, models.DefaultTimeout)
+}
+
+// readSchedule reads and checks the schedule.json of the run directory
+// dir, or says in one line what is wrong.
+func readSchedule(dir string) (scenarios.Plan, error) {
+	raw, err := bounded.ReadFile(filepath.Join(dir, "schedule.json"), bounded.Schedule)
+	if errors.Is(err, fs.ErrNotExist) {
+		why := "no such directory"
+		if info, serr := os.Stat(dir); serr == nil && info.IsDir() {
+			why = "it holds no schedule.json"
+			if fileExists(filepath.Join(dir, "results.json")) {
+				why = "it is a whole run; replay takes one of its configurations"
+			}
+		}
+		return scenarios.Plan{}, usagef("replay: %s: %s (a run directory is one configuration's: <out>/<scenario>/<lock>/<seed>, with its schedule.json)", dir, why)
+	}
+	if err != nil {
+		return scenarios.Plan{}, usagef("replay: %v", err)
+	}
+	var plan scenarios.Plan
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&plan); err != nil {
+		return scenarios.Plan{}, usagef("replay: %s: %v", filepath.Join(dir, "schedule.json"), err)
+	}
+	if err := plan.Check(); err != nil {
+		return scenarios.Plan{}, usagef("replay: %s: %v (nothing was run)", filepath.Join(dir, "schedule.json"), err)
+	}
+	return plan, nil
 }
 
 // recordedVerdicts judges every history a run directory holds, as check

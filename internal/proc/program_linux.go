@@ -66,24 +66,10 @@ func (l *Program) start() (*running, error) {
 	if l.p != nil {
 		return l.p, nil
 	}
-	dir, err := piddir.Make("", "exec")
+	dir, env, err := l.prepare()
 	if err != nil {
-		return nil, fmt.Errorf("lock: %w", err)
+		return nil, err
 	}
-	env := append(os.Environ(), l.Env...)
-	marks, err := linkTools(dir)
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("lock: %w", err)
-	}
-	env = append(env, marks...)
-	if l.Setup != nil {
-		if err := l.Setup(dir); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-	}
-	env = append(env, l.DirVar+"="+dir, MarkVar+"="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	becomeSubreaper()
 	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
 	cmd.Env = env
@@ -148,6 +134,28 @@ func (l *Program) start() (*running, error) {
 	}()
 	l.p = p
 	return p, nil
+}
+
+// prepare makes the program's own directory, with the tools offered in
+// it, and says what environment the program starts with.
+func (l *Program) prepare() (dir string, env []string, err error) {
+	if dir, err = piddir.Make("", "exec"); err != nil {
+		return "", nil, fmt.Errorf("lock: %w", err)
+	}
+	env = append(os.Environ(), l.Env...)
+	marks, err := linkTools(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("lock: %w", err)
+	}
+	env = append(env, marks...)
+	if l.Setup != nil {
+		if err := l.Setup(dir); err != nil {
+			os.RemoveAll(dir)
+			return "", nil, err
+		}
+	}
+	return dir, append(env, l.DirVar+"="+dir, MarkVar+"="+dir, "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH")), nil
 }
 
 // Ask sends one command and returns the answer. If ctx ends first, the
