@@ -7,10 +7,12 @@ import (
 	"net/url"
 	"sync"
 	"syscall"
+	"time"
 
 	"go.etcd.io/etcd/client/pkg/v3/types"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
+	"google.golang.org/grpc"
 
 	"github.com/locklab/locklab/cluster/netproxy"
 )
@@ -36,6 +38,7 @@ type member struct {
 	etcd       *embed.Etcd // nil while down
 	peerAddr   string      // the running member's own listening addresses
 	clientAddr string
+	grpcs      []*grpc.Server // the running member's gRPC servers
 }
 
 // endpoint is the URL clients use to reach the member.
@@ -98,8 +101,47 @@ func (c *Cluster) embedConfig(m *member, initialCluster, client string) *embed.C
 	ec.ElectionMs = c.cfg.ElectionMs
 	ec.UnsafeNoFsync = !c.cfg.Fsync
 	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(c.cfg.Logger.Named(m.name))
+	// The member's gRPC servers, kept so that a kill stops them — and waits
+	// for their handlers — before the server's storage closes: a request
+	// still being served then reads a closed bolt database, and the panic
+	// ends the whole process (etcd issue 17223; seen here once, a
+	// serializable Range, with the machine busy).
+	ec.GRPCAdditionalServerOptions = append(ec.GRPCAdditionalServerOptions, grpc.WaitForHandlers(true))
+	ec.ServiceRegister = m.keepServer
 	return ec
 }
+
+// keepServer notes one of m's gRPC servers as it starts.
+func (m *member) keepServer(s *grpc.Server) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.grpcs = append(m.grpcs, s)
+}
+
+// stopServing stops m's gRPC servers, each once every handler of it has
+// returned, or after grpcStopBound (a handler that ignores its cancelled
+// context): what reads its storage has read before the storage closes.
+func (m *member) stopServing() {
+	m.mu.Lock()
+	servers := m.grpcs
+	m.grpcs = nil
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(s.Stop)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(grpcStopBound)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}
+
+// grpcStopBound bounds how long a kill waits for a member's handlers.
+const grpcStopBound = 5 * time.Second
 
 // startOn starts m with the cluster's configuration on a free loopback
 // port for its clients, trying another if the port was taken meanwhile.
@@ -133,6 +175,9 @@ func freeLoopback() (string, error) {
 // with its data afterwards. It returns once the server runs, not once it has
 // joined (wait on ReadyNotify for that).
 func (m *member) start(ec *embed.Config) error {
+	m.mu.Lock()
+	m.grpcs = nil // the servers of its last start are stopped
+	m.mu.Unlock()
 	e, err := embed.StartEtcd(ec)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", m.name, err)
@@ -159,6 +204,7 @@ func (m *member) stop(kill bool) {
 	}
 	if kill {
 		m.sever()
+		m.stopServing()
 		e.Server.HardStop()
 	}
 	e.Close()
