@@ -38,10 +38,10 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	}
 	if kind, ok := scenarios.KindOf(*lk); ok {
 		if cf.endpoints != "" || cf.members != redisMembers {
-			return exitUsage, usagef("--lock %s: a Redis lock runs on the lab's Redis, not on etcd (--endpoints, --members)", *lk)
+			return exitUsage, usagef("--lock %s: a lock on %s runs on servers the lab starts, not on etcd (--endpoints, --members)", *lk, kind.Label())
 		}
-		return serveLab(ctx, live.Config{Store: redisLabStore(kind), Lock: *lk, TTL: *ttl},
-			"the lab's Redis, started anew for each run", *open, stdout)
+		return serveLab(ctx, live.Config{Store: backendLabStore(*lk, kind), Lock: *lk, TTL: *ttl},
+			kind.Label()+", started anew for each run", *open, stdout)
 	}
 	locks := etcdlock.Builtin()
 	for _, r := range etcdlock.Regressions() {
@@ -69,20 +69,20 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	return serveLab(ctx, live.Config{Cluster: c, Locks: locks, Lock: *lk, TTL: *ttl}, where(c, cf), *open, stdout)
 }
 
-// redisLabStore is the live lab's store of the Redis locks of kind: each
-// run on Redis started for it.
-func redisLabStore(kind scenarios.LockKind) live.Store {
+// backendLabStore is the live lab's store of the locks of another store
+// than etcd of the same kind as the lock called name: each run on servers
+// started for it.
+func backendLabStore(name string, kind scenarios.LockKind) live.Store {
 	var names []string
-	for _, n := range append(redislock.Names(), redislock.KnownBad()...) {
-		if k, _ := scenarios.KindOf(n); k == kind {
-			names = append(names, n)
+	for _, b := range scenarios.Backends() {
+		for _, n := range b.Names() {
+			if k, _ := scenarios.KindOf(n); k == kind {
+				names = append(names, n)
+			}
 		}
 	}
-	members := redisMembers
-	if kind == scenarios.RedlockLock {
-		members = redislock.RedlockMasters
-	}
-	return live.BackendStore(names, kind, members)
+	l, _ := scenarios.LookupBackendLock(name)
+	return live.BackendStore(names, kind, l.Store(nil).Members())
 }
 
 // serveLab serves the lab cfg makes until ctx ends (Ctrl-C); where says
