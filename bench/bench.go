@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/internal/cputime"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/zklock"
@@ -26,7 +27,7 @@ type Config struct {
 	// instead (RunRedis), over every server as a master if Masters, and
 	// ZooKeeper a ZooKeeper lock's (RunZooKeeper), or ZooKeeperExec one
 	// that makes its own session (a lock run as a process).
-	Factory       lock.EtcdFactory
+	Factory       etcdlock.Factory
 	Redis         redislock.Factory
 	Masters       bool
 	ZooKeeper     zklock.Factory

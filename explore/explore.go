@@ -14,7 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/etcdrun"
@@ -29,7 +29,7 @@ type Config struct {
 	Cluster *cluster.Cluster
 	// Lock names the lock in scripts and messages; Factory makes it.
 	Lock    string
-	Factory lock.EtcdFactory
+	Factory etcdlock.Factory
 	// Open starts one case's run, of the lock, with leases of ttl seconds
 	// and keys under runID (see Engine): a store's own engine.
 	Open func(ctx context.Context, runID string, ttl int) (Engine, error)

@@ -63,6 +63,10 @@ func (in *Injection) SetTarget(t string) { in.target = t }
 // SetUndo says how to undo the fault.
 func (in *Injection) SetUndo(undo func(context.Context) error) { in.undo = undo }
 
+// SetAlreadyGone says, for an expire-lease, that the server had ended the
+// lease before the fault came to end it.
+func (in *Injection) SetAlreadyGone() { in.gone = true }
+
 // KeepOpen says nothing will undo the fault (a member that never comes
 // back in the run): its window stays open to the end of the history.
 func (in *Injection) KeepOpen() { in.open = true }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 
 	"github.com/locklab/locklab/scenarios"
@@ -28,7 +28,7 @@ type Config struct {
 	// Cluster and Locks are a lab of etcd locks (EtcdStore): the locks the
 	// page offers, by name. Store, if set, is the lab's store instead.
 	Cluster *cluster.Cluster
-	Locks   map[string]lock.EtcdFactory
+	Locks   map[string]etcdlock.Factory
 	Store   Store
 	// Lock is the lock the page starts with.
 	Lock string
@@ -110,7 +110,7 @@ func New(cfg Config) (*Lab, error) {
 }
 
 // Names lists the locks' names, sorted.
-func Names(locks map[string]lock.EtcdFactory) []string {
+func Names(locks map[string]etcdlock.Factory) []string {
 	return slices.Sorted(maps.Keys(locks))
 }
 

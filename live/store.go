@@ -8,7 +8,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
@@ -38,13 +38,13 @@ type Store interface {
 
 // EtcdStore is a Store of etcd locks (by name) on c, every run sharing it
 // under a key prefix of its own.
-func EtcdStore(c *cluster.Cluster, locks map[string]lock.EtcdFactory) Store {
+func EtcdStore(c *cluster.Cluster, locks map[string]etcdlock.Factory) Store {
 	return etcdStore{c, locks}
 }
 
 type etcdStore struct {
 	c     *cluster.Cluster
-	locks map[string]lock.EtcdFactory
+	locks map[string]etcdlock.Factory
 }
 
 func (s etcdStore) Locks() []string          { return Names(s.locks) }

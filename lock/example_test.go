@@ -10,6 +10,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/resource"
 )
 
@@ -63,7 +64,7 @@ func Example() {
 	defer c.Close()
 	cl, _ := c.NewClient("c1", "m1")
 
-	var factory lock.EtcdFactory = newSimpleLock
+	var factory etcdlock.Factory = newSimpleLock
 	l, _ := factory(cl.Etcd(), "orders", lock.Options{})
 	g, err := l.Acquire(ctx)
 	fmt.Println("acquired:", err == nil, "token:", g.Token)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Sentinel errors. Test them with errors.Is.
@@ -69,13 +67,6 @@ type Locker interface {
 	Close() error
 }
 
-// A Leaser is an etcd Locker that says which lease keeps it alive, zero
-// if none yet. It is optional: the lab otherwise follows the latest lease
-// the client's link was granted.
-type Leaser interface {
-	Lease() clientv3.LeaseID
-}
-
 // A Poller is a Locker that waits by polling, on a timer of its own, rather
 // than by watching. Polls is how many times it has tried again after
 // finding the lock taken: each is a wake-up of the waiter, as a watch event
@@ -106,14 +97,12 @@ const (
 
 // Factory makes a Locker for the lock called name, used through client:
 // the store's client for this client's own link (C is *clientv3.Client for
-// etcd, []*redis.Client for Redis: one primary, or Redlock's masters).
+// etcd — etcdlock.Factory —, []*redis.Client for Redis: one primary, or
+// Redlock's masters; *zk.Conn for ZooKeeper).
 type Factory[C any] func(client C, name string, opts Options) (Locker, error)
 
-// EtcdFactory makes a Locker on etcd.
-type EtcdFactory = Factory[*clientv3.Client]
-
-// Regression is a deliberately broken lock that reproduces a public etcd
-// lock bug. It is not in the default matrix; it exists so that the lab
+// Regression is a deliberately broken lock that reproduces a public lock
+// bug. It is not in the default matrix; it exists so that the lab
 // proves, on every build, that it still catches the bug: the named scenarios
 // must FAIL it on every seed and every resource, fenced and etcd-guarded
 // included. A change that lets one pass has cost the lab its power to
@@ -129,6 +118,4 @@ type Regression struct {
 	Scenarios []string
 	// Check is the check whose FAIL catches it.
 	Check string
-	// Factory makes it.
-	Factory EtcdFactory
 }

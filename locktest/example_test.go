@@ -3,14 +3,13 @@ package locktest_test
 import (
 	"testing"
 
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/locktest"
 )
 
 // newMyLock stands for your lock's factory: anything that makes a
 // lock.Locker from an etcd client.
-var newMyLock lock.EtcdFactory = etcdlock.NewQueue
+var newMyLock etcdlock.Factory = etcdlock.NewQueue
 
 // testMyLock is the whole gate, as it goes into your own _test.go (named
 // TestMyLock there): every catalog scenario on an embedded 3-member

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -38,7 +39,7 @@ type target struct {
 	// store is "etcd", or the registered store the lock is adopted by.
 	store string
 	// etcd makes the lock on etcd; nil on another store.
-	etcd lock.EtcdFactory
+	etcd etcdlock.Factory
 	// factory is the lock's factory as given (any store's).
 	factory any
 	// other is the lock on another store; zero on etcd.
@@ -128,7 +129,7 @@ func CompareWith(builtins ...string) Option {
 }
 
 // Store runs the lock on the named store: "etcd" (the default for a
-// lock.EtcdFactory), "redis" (a primary and two replicas; the default for
+// etcdlock.Factory), "redis" (a primary and two replicas; the default for
 // a lock.Factory[[]*redis.Client]) or "redlock" (five independent
 // masters). A store other than etcd is linked by importing its package:
 //
@@ -178,7 +179,7 @@ func Cases(n int) Option {
 // the test that calls Run must not call t.Setenv (set the environment in
 // TestMain instead).
 //
-// factory is a lock.Factory of the store's client: a lock.EtcdFactory
+// factory is a lock.Factory of the store's client: an etcdlock.Factory
 // for etcd, a lock.Factory[[]*redis.Client] for Redis (see Store).
 func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 	t.Helper()
@@ -280,7 +281,7 @@ func runCatalog(t *testing.T, g *gate, cfg config, selected []string, tg target,
 		Extra: cfg.extra, Parallel: cfg.parallel, TTL: cfg.ttl,
 	}
 	if tg.etcd != nil {
-		sc.Factories = map[string]lock.EtcdFactory{Name: tg.etcd}
+		sc.Factories = map[string]etcdlock.Factory{Name: tg.etcd}
 	} else {
 		sc.Store, sc.StoreFactories = tg.store, map[string]any{Name: tg.factory}
 	}
@@ -330,14 +331,14 @@ func lessonsFor(cfg config, k scenarios.LockKind) (kept, leftOut []string) {
 // targetOf is the lock factory makes, on the store cfg names or, if none,
 // the store whose client factory takes.
 func targetOf[C any](cfg config, factory lock.Factory[C]) (target, error) {
-	if f, ok := any(factory).(lock.EtcdFactory); ok {
+	if f, ok := any(factory).(etcdlock.Factory); ok {
 		if cfg.store != "" && cfg.store != "etcd" {
-			return target{}, fmt.Errorf("Store(%q): the lock is a lock.EtcdFactory, a lock on etcd", cfg.store)
+			return target{}, fmt.Errorf("Store(%q): the lock is an etcdlock.Factory, a lock on etcd", cfg.store)
 		}
 		return target{store: "etcd", etcd: f, factory: f}, nil
 	}
 	if cfg.store == "etcd" {
-		return target{}, fmt.Errorf(`Store("etcd"): the lock is a %T, not a lock.EtcdFactory`, factory)
+		return target{}, fmt.Errorf(`Store("etcd"): the lock is a %T, not an etcdlock.Factory`, factory)
 	}
 	if cfg.external != nil {
 		return target{}, errors.New("Endpoints: an etcd cluster of your own is for a lock on etcd")

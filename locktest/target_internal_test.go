@@ -38,9 +38,9 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 		err string
 		tg  func() (target, error)
 	}{
-		{`Store("redis"): the lock is a lock.EtcdFactory, a lock on etcd`,
+		{`Store("redis"): the lock is an etcdlock.Factory, a lock on etcd`,
 			func() (target, error) { return targetOf(config{store: "redis"}, etcdlock.NewQueue) }},
-		{`Store("etcd"): the lock is a lock.Factory[[]*github.com/redis/go-redis/v9.Client], not a lock.EtcdFactory`,
+		{`Store("etcd"): the lock is a lock.Factory[[]*github.com/redis/go-redis/v9.Client], not an etcdlock.Factory`,
 			func() (target, error) { return targetOf(config{store: "etcd"}, onRedis) }},
 		{`unknown store "nosuch" (stores: etcd, redis, redlock, zookeeper)`,
 			func() (target, error) { return targetOf(config{store: "nosuch"}, onRedis) }},

@@ -5,9 +5,19 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"github.com/locklab/locklab/cluster"
 )
+
+// LeaderView is what one member of a store with a leader, up and
+// answering, says of its cluster's leadership.
+type LeaderView struct {
+	// Member names the member.
+	Member string
+	// Follows says the member follows a leader (or is one).
+	Follows bool
+	// Term is the member's term: it grows with every election the member
+	// takes part in or hears of, however brief.
+	Term uint64
+}
 
 // WatchLeaders notes, until ctx ends, every span in which a member was
 // without its leader, asking views (every member's word on its leader)
@@ -18,7 +28,7 @@ import (
 // (an election between two looks, however brief), or when ctx ends.
 // Without a fault that reaches the members, such a span is the machine's
 // doing (see history.ObservedLeaderless).
-func WatchLeaders(ctx context.Context, interval time.Duration, views func(context.Context) []cluster.LeaderView,
+func WatchLeaders(ctx context.Context, interval time.Duration, views func(context.Context) []LeaderView,
 	lost func(member string, from time.Time)) {
 	term := map[string]uint64{}
 	since := map[string]time.Time{}

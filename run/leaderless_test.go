@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/run"
 )
 
@@ -18,10 +17,10 @@ import (
 // the watch ends is ended then. A member seen for the first time is no
 // election.
 func TestWatchLeadersNotesEachSpan(t *testing.T) {
-	v := func(m string, follows bool, term uint64) cluster.LeaderView {
-		return cluster.LeaderView{Member: m, Follows: follows, Term: term}
+	v := func(m string, follows bool, term uint64) run.LeaderView {
+		return run.LeaderView{Member: m, Follows: follows, Term: term}
 	}
-	looks := [][]cluster.LeaderView{
+	looks := [][]run.LeaderView{
 		{v("m1", true, 2), v("m2", true, 2), v("m3", true, 2)},
 		{v("m1", true, 2), v("m2", false, 2), v("m3", true, 2)}, // m2 loses its leader
 		{v("m1", true, 2), v("m2", false, 3), v("m3", true, 2)},
@@ -32,7 +31,7 @@ func TestWatchLeadersNotesEachSpan(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
 	var got []string
-	run.WatchLeaders(ctx, time.Millisecond, func(context.Context) []cluster.LeaderView {
+	run.WatchLeaders(ctx, time.Millisecond, func(context.Context) []run.LeaderView {
 		if n == len(looks)-1 {
 			cancel()
 		}

@@ -13,11 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
@@ -311,29 +307,31 @@ func describe(f Failure, detail string) string {
 }
 
 // failureOf classes an error (nil: none) and, for one it does not know,
-// keeps its text.
+// keeps its text. A store's own errors are classed by what it registered
+// (see StoreErrors), in the same order of precedence as the lock's.
 func failureOf(err error) (Failure, string) {
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0, ""
-	case errors.Is(err, lock.ErrSessionExpired), errors.Is(err, rpctypes.ErrLeaseNotFound):
+	}
+	c := storeClass(err)
+	switch {
+	case errors.Is(err, lock.ErrSessionExpired), c == FailSessionExpired:
 		return FailSessionExpired, ""
 	case errors.Is(err, lock.ErrNotHeld):
 		return FailNotHeld, ""
 	case errors.Is(err, lock.ErrNoToken):
 		return FailNoToken, ""
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, rpctypes.ErrTimeout),
-		status.Code(err) == codes.DeadlineExceeded:
+	case errors.Is(err, context.DeadlineExceeded), c == FailTimedOut:
 		return FailTimedOut, ""
 	case errors.Is(err, context.Canceled):
 		return FailCancelled, ""
-	case status.Code(err) == codes.Unavailable:
-		return FailConnectionLost, ""
+	case c != 0:
+		return c, ""
 	case isTimeout(err):
 		return FailTimedOut, ""
 	case isConnectionLost(err):
 		return FailConnectionLost, ""
-	case errors.Is(err, cluster.ErrCrashed):
+	case errors.Is(err, pausegate.ErrCrashed):
 		return FailCrashed, ""
 	}
 	return FailOther, err.Error()
@@ -347,34 +345,55 @@ func isTimeout(err error) bool {
 }
 
 // isConnectionLost reports whether err is a broken or refused connection:
-// the network's own errors, or one a store's client says it with (see
-// ConnectionLostErrors).
+// the network's own errors.
 func isConnectionLost(err error) bool {
 	var op *net.OpError
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) || errors.As(err, &op) ||
-		slices.ContainsFunc(lostErrs(), func(e error) bool { return errors.Is(err, e) })
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, net.ErrClosed) || errors.As(err, &op)
 }
+
+// An ErrorClasser classes a store client's own errors: the Failure err
+// says (etcd's "lease not found" is FailSessionExpired, go-zookeeper's
+// "zk: connection closed" FailConnectionLost), 0 for one it does not know.
+type ErrorClasser func(err error) Failure
 
 var (
-	lostMu  sync.Mutex
-	lostSet []error
+	classMu  sync.Mutex
+	classers []ErrorClasser
 )
 
-// ConnectionLostErrors adds errors with which a store's client says its
-// connection broke (go-zookeeper's "zk: connection closed"), so that a
-// lock's error is classed alike on every store. A store's package calls it
-// from its init function.
-func ConnectionLostErrors(errs ...error) {
-	lostMu.Lock()
-	defer lostMu.Unlock()
-	lostSet = append(lostSet, errs...)
+// StoreErrors adds a store's ErrorClasser, so that a lock's error is
+// classed alike on every store. A store's package calls it from its init
+// function.
+func StoreErrors(c ErrorClasser) {
+	classMu.Lock()
+	defer classMu.Unlock()
+	classers = append(classers, c)
 }
 
-func lostErrs() []error {
-	lostMu.Lock()
-	defer lostMu.Unlock()
-	return lostSet
+// ErrorsAre is an ErrorClasser that classes errs, and whatever wraps one
+// of them, as f.
+func ErrorsAre(f Failure, errs ...error) ErrorClasser {
+	return func(err error) Failure {
+		if slices.ContainsFunc(errs, func(e error) bool { return errors.Is(err, e) }) {
+			return f
+		}
+		return 0
+	}
+}
+
+// storeClass is the first registered store's class of err, 0 if none
+// knows it.
+func storeClass(err error) Failure {
+	classMu.Lock()
+	cs := slices.Clone(classers)
+	classMu.Unlock()
+	for _, c := range cs {
+		if f := c(err); f != 0 {
+			return f
+		}
+	}
+	return 0
 }
 
 // FailedOutcome is the outcome of an operation of client that failed with err, of

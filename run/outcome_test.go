@@ -83,6 +83,6 @@ func TestSettled(t *testing.T) {
 func TestAStoresOwnConnectionLostErrorIsALostConnection(t *testing.T) {
 	closed := errors.New("store: connection closed")
 	assert.Equal(t, "c1: error: store: connection closed", run.FailedOutcome(run.Failed, "c1", closed).String())
-	run.ConnectionLostErrors(closed)
+	run.StoreErrors(run.ErrorsAre(run.FailConnectionLost, closed))
 	assert.Equal(t, "c1: error: connection lost", run.FailedOutcome(run.Failed, "c1", fmt.Errorf("acquire: %w", closed)).String())
 }

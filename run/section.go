@@ -5,10 +5,8 @@ import (
 	"errors"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/resource"
 )
@@ -17,16 +15,16 @@ import (
 type InSection struct {
 	Client string
 	Grant  lock.Grant
-	// Conn is the client's own connection to etcd, for a resource etcd
-	// keeps (nil on a store with none): if the client crashes in the
-	// section, what is left of it dies with that connection.
-	Conn *clientv3.Client
+	// Conn is the client's own connection to its store, for a resource
+	// the store keeps (nil on a store with none): if the client crashes in
+	// the section, what is left of it dies with that connection.
+	Conn resource.Conn
 	// Work is how long the client works between its reads and its writes.
 	Work time.Duration
 	// OpTimeout bounds each read and each write.
 	OpTimeout time.Duration
 	// PausePoint passes the before-write pause point: an error (the
-	// client crashed, cluster.ErrCrashed, or the run ended) means it
+	// client crashed, pausegate.ErrCrashed, or the run ended) means it
 	// writes nothing.
 	PausePoint func(context.Context) error
 }
@@ -59,7 +57,7 @@ func CriticalSection(ctx context.Context, hs Histories, c InSection) (Outcome, e
 		err := errs[i]
 		if err == nil && pauseErr != nil {
 			err = pauseErr
-			if errors.Is(pauseErr, cluster.ErrCrashed) {
+			if errors.Is(pauseErr, pausegate.ErrCrashed) {
 				err = history.Definite(pauseErr) // it died before writing
 			}
 		}

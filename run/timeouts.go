@@ -4,8 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
-
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 )
@@ -21,11 +19,11 @@ const DefaultOpTimeout = 2 * time.Second
 func OpTimeoutFor(ttl int) time.Duration { return DefaultOpTimeout * time.Duration(max(ttl, 1)) }
 
 // Classify marks the errors that certainly changed nothing, on any store:
-// the lock's own refusals, and etcd's refusal of a request on a lease it
-// no longer has.
+// the lock's own refusals, and a store's refusal of a request on a session
+// it no longer has (etcd's "lease not found", see StoreErrors).
 func Classify(err error) error {
 	if errors.Is(err, lock.ErrSessionExpired) || errors.Is(err, lock.ErrNotHeld) || errors.Is(err, lock.ErrNoToken) ||
-		errors.Is(err, rpctypes.ErrLeaseNotFound) {
+		err != nil && storeClass(err) == FailSessionExpired {
 		return history.Definite(err)
 	}
 	return err

@@ -197,7 +197,7 @@ func Adopt(store string, factory any) (string, BackendLock, error) {
 		return "", BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)%s", store,
 			strings.Join(append([]string{"etcd"}, names...), ", "), importHint(names))
 	}
-	return "", BackendLock{}, fmt.Errorf("no store linked into this program takes a %T (etcd's takes a lock.EtcdFactory)%s",
+	return "", BackendLock{}, fmt.Errorf("no store linked into this program takes a %T (etcd's takes an etcdlock.Factory)%s",
 		factory, importHint(names))
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/badlocks"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -29,7 +30,7 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"gave-up", "retried-release"},
 		Locks:     []string{"deaf", "dup"}, Resources: []string{"fenced"},
-		Factories: map[string]lock.EtcdFactory{
+		Factories: map[string]etcdlock.Factory{
 			"deaf": badlocks.Deaf,
 			"dup":  badlocks.Dup,
 		},
@@ -111,7 +112,7 @@ func TestASilentLockMatchesNothing(t *testing.T) {
 	var made atomic.Int32
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Out: t.TempDir(),
 		Scenarios: []string{"paused-holder"}, Locks: []string{"silent"}, Resources: []string{"unfenced"},
-		Factories: map[string]lock.EtcdFactory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
+		Factories: map[string]etcdlock.Factory{"silent": func(*clientv3.Client, string, lock.Options) (lock.Locker, error) {
 			return silent{answers: made.Add(1) == 1}, nil
 		}},
 		Seed: 1, Runs: 1,

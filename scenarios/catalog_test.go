@@ -226,7 +226,7 @@ func TestAConstantTokenIsNoPass(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention"}, Locks: []string{"constant"}, Resources: []string{"fenced"},
-		Factories: map[string]lock.EtcdFactory{"constant": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		Factories: map[string]etcdlock.Factory{"constant": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := etcdlock.NewQueue(cli, name, opts)
 			return constantToken{l}, err
 		}},
@@ -271,7 +271,7 @@ func TestATokenThatIsNoRevisionIsNamed(t *testing.T) {
 	dir := t.TempDir()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"contention"}, Locks: []string{"ahead"}, Resources: []string{"etcd-guarded"},
-		Factories: map[string]lock.EtcdFactory{"ahead": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		Factories: map[string]etcdlock.Factory{"ahead": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := etcdlock.NewQueue(cli, name, opts)
 			return aheadToken{l}, err
 		}},
@@ -330,7 +330,7 @@ func TestOneBugOneVerdictWhateverTheWords(t *testing.T) {
 	require.True(t, ok)
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"retried-release"}, Locks: []string{"etcd-22082", "wordy"}, Resources: resource.Names(),
-		Factories: map[string]lock.EtcdFactory{"wordy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		Factories: map[string]etcdlock.Factory{"wordy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := bad.Factory(cli, name, opts)
 			return wordy{l}, err
 		}},
@@ -392,7 +392,7 @@ func (z *lazy) Release(ctx context.Context, g lock.Grant) error {
 
 func (z *lazy) Lease() clientv3.LeaseID {
 	if l, _ := z.locker(false); l != nil {
-		if x, ok := l.(lock.Leaser); ok {
+		if x, ok := l.(etcdlock.Leaser); ok {
 			return x.Lease()
 		}
 	}
@@ -413,7 +413,7 @@ func TestALazySessionLockPasses(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "expire-while-waiting", "isolated-holder"}, Locks: []string{"lazy"},
 		Resources: resource.Names(),
-		Factories: map[string]lock.EtcdFactory{"lazy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		Factories: map[string]etcdlock.Factory{"lazy": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			return &lazy{cli: cli, name: name, opts: opts}, nil
 		}},
 		Seed: 1, Runs: 1,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
@@ -15,12 +14,12 @@ import (
 // pick the scenarios and the resources you protect, and expect every
 // configuration to pass. Here the "user's lock" is the built-in queue lock.
 func Example_gateYourLock() {
-	var mine lock.EtcdFactory = etcdlock.NewQueue
+	var mine etcdlock.Factory = etcdlock.NewQueue
 	sum, err := scenarios.Run(context.Background(), scenarios.Config{
 		Scenarios:  []string{"paused-holder", "expire-while-waiting"},
 		Locks:      []string{"mine"},
 		Resources:  []string{"fenced", "etcd-guarded"},
-		Factories:  map[string]lock.EtcdFactory{"mine": mine},
+		Factories:  map[string]etcdlock.Factory{"mine": mine},
 		Seed:       1,
 		ExpectPass: true,
 	})

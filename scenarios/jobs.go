@@ -122,7 +122,7 @@ func (cfg *Config) locks() (map[string]BackendLock, error) {
 	}
 	for _, r := range etcdlock.Regressions() {
 		factories[r.Name] = r.Factory
-		cfg.regressions[r.Name] = r
+		cfg.regressions[r.Name] = r.Regression
 	}
 	for _, b := range Backends() {
 		for _, r := range b.Regressions() {

@@ -13,7 +13,7 @@ type LockKind string
 
 // The kinds of lock of the stores the lab has.
 const (
-	EtcdLock    LockKind = "etcd"    // a lock on etcd (every lock.EtcdFactory)
+	EtcdLock    LockKind = "etcd"    // a lock on etcd (every etcdlock.Factory)
 	RedisLock   LockKind = "redis"   // a lock on one Redis primary
 	RedlockLock LockKind = "redlock" // a lock over independent Redis masters
 	// ZooKeeperLock is a lock on a ZooKeeper ensemble.

@@ -149,7 +149,7 @@ func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Locks: []string{"lease-per-attempt"},
-		Resources: resource.Names(), Seed: 1, Runs: 2, Factories: map[string]lock.EtcdFactory{"lease-per-attempt": newLeasePerAttempt},
+		Resources: resource.Names(), Seed: 1, Runs: 2, Factories: map[string]etcdlock.Factory{"lease-per-attempt": newLeasePerAttempt},
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 2*2*len(resource.Names()))

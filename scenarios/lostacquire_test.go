@@ -11,6 +11,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
@@ -58,11 +59,11 @@ func TestLostAcquireCatchesALeftKey(t *testing.T) {
 // caughtOnEveryResource runs a user's lock (factory) through scenario on
 // every resource over runs seeds: every result must be FAIL, not as the
 // catalog expects of a user's lock, and caught by check.
-func caughtOnEveryResource(t *testing.T, scenario string, factory lock.EtcdFactory, runs int, check, why string) {
+func caughtOnEveryResource(t *testing.T, scenario string, factory etcdlock.Factory, runs int, check, why string) {
 	t.Helper()
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{scenario}, Locks: []string{"users-lock"}, Resources: resource.Names(),
-		Seed: 1, Runs: runs, Factories: map[string]lock.EtcdFactory{"users-lock": factory},
+		Seed: 1, Runs: runs, Factories: map[string]etcdlock.Factory{"users-lock": factory},
 	})
 	require.NoError(t, err)
 	require.Len(t, sum.Results, runs*len(resource.Names()))

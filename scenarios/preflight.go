@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 )
 
@@ -30,7 +31,7 @@ const PreflightTimeout = process.StartupAllowance + 5*time.Second
 // same error: its error says so at once instead, in one sentence, with
 // what the lock said. A release that returns an error is left to the
 // lessons. lg, if not nil, gets the cluster's logs.
-func Preflight(ctx context.Context, f lock.EtcdFactory, x *cluster.External, lg *zap.Logger) (err error) {
+func Preflight(ctx context.Context, f etcdlock.Factory, x *cluster.External, lg *zap.Logger) (err error) {
 	var c *cluster.Cluster
 	if x != nil {
 		xc := *x
@@ -50,7 +51,7 @@ func Preflight(ctx context.Context, f lock.EtcdFactory, x *cluster.External, lg 
 // probe makes one Locker of f on c, under a key prefix of its own (removed
 // afterwards), and has it acquire and release once: the grant it was
 // given, or why it was given none (see Preflight).
-func probe(ctx context.Context, c *cluster.Cluster, f lock.EtcdFactory) (g lock.Grant, err error) {
+func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory) (g lock.Grant, err error) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)

@@ -18,6 +18,7 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 )
@@ -54,7 +55,7 @@ type Config struct {
 	Replay *Plan
 	// Factories adds locks to the built-in ones (etcdlock.Builtin and the
 	// known-bad etcdlock.Regressions), or replaces a built-in of the same name.
-	Factories map[string]lock.EtcdFactory
+	Factories map[string]etcdlock.Factory
 	// StoreFactories adds Go locks of another store than etcd, by name:
 	// each a lock.Factory of that store's client ([]*redis.Client for
 	// Redis; see Adopt).
@@ -231,7 +232,7 @@ func DefaultParallel() int { return min(2*runtime.NumCPU(), 8) }
 type job struct {
 	s       Scenario
 	lock    string
-	factory lock.EtcdFactory
+	factory etcdlock.Factory
 	// other, for a lock of another store (Redis), runs it (factory is nil
 	// then).
 	other *BackendLock

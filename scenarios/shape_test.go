@@ -47,7 +47,7 @@ func (b *bare) Release(ctx context.Context, _ lock.Grant) error { return b.Locke
 // ("granted token=t1"), in the order the grants come.
 func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
-	factory := func(noToken bool) lock.EtcdFactory {
+	factory := func(noToken bool) etcdlock.Factory {
 		return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := etcdlock.NewQueue(cli, name, opts)
 			return &bare{Locker: l, noToken: noToken}, err
@@ -56,7 +56,7 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"paused-holder", "isolated-holder", "retried-release", "contention"},
 		Locks:     []string{"own-token", "no-token"},
-		Resources: resource.Names(), Factories: map[string]lock.EtcdFactory{"own-token": factory(false), "no-token": factory(true)},
+		Resources: resource.Names(), Factories: map[string]etcdlock.Factory{"own-token": factory(false), "no-token": factory(true)},
 		Seed: 1, Runs: 1, Out: t.TempDir(),
 	})
 	require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestIsolatedAsksCatchesAStaleLocalView(t *testing.T) {
 	t.Parallel() // a few configurations, mostly waiting: side by side with the others
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{
 		Scenarios: []string{"isolated-asks"}, Locks: []string{"remembering"}, Resources: []string{"fenced"},
-		Factories: map[string]lock.EtcdFactory{"remembering": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
+		Factories: map[string]etcdlock.Factory{"remembering": func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 			l, err := etcdlock.NewQueue(cli, name, opts)
 			return &remembering{Locker: l, cli: cli}, err
 		}},

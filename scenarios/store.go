@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/script"
 )
@@ -14,7 +14,7 @@ import (
 // etcdStore runs a configuration on an etcd cluster.
 type etcdStore struct {
 	c       *cluster.Cluster
-	factory lock.EtcdFactory
+	factory etcdlock.Factory
 	shape   grantShape
 }
 

@@ -10,9 +10,9 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock/resource"
 )
 
@@ -92,7 +92,7 @@ var checks = map[string]check{
 	"members": between(1, MaxMembers, "a count of members"),
 	"ttl":     between(1, MaxTTL, "a whole number of seconds"),
 	"member":  numbered("m", "a member name"),
-	"at":      oneOf(resource.AfterAcquire, resource.BeforeWrite, resource.BeforeRelease, cluster.AnyPoint),
+	"at":      oneOf(resource.AfterAcquire, resource.BeforeWrite, resource.BeforeRelease, pausegate.AnyPoint),
 	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),
 	"answer":  oneOf("lost"),
 	"next":    oneOf("lost"),

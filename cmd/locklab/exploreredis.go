@@ -6,7 +6,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/explore"
-	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/resource"
 	labrun "github.com/locklab/locklab/run"
@@ -23,7 +23,7 @@ const redisMembers = 3
 // lock's factory, or a Redis lock's and how many independent masters it
 // takes (0: one primary with replicas).
 type exploreLock struct {
-	etcd    lock.EtcdFactory
+	etcd    etcdlock.Factory
 	redis   redislock.Factory
 	masters int
 	// other is a lock of another store (ZooKeeper's): each case runs on

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
@@ -109,7 +110,11 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	}
 	add("locks on real ZooKeeper (not in the default matrix; --lock names them; zookeeperd needed):", rows)
 	rows = nil
-	for _, r := range slices.Concat(etcdlock.Regressions(), redislock.Regressions(), zklock.Regressions()) {
+	var regs []lock.Regression
+	for _, r := range etcdlock.Regressions() {
+		regs = append(regs, r.Regression)
+	}
+	for _, r := range slices.Concat(regs, redislock.Regressions(), zklock.Regressions()) {
 		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
 	add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)

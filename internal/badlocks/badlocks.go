@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // naiveQueue is a revision queue written against the contract alone, with
@@ -32,15 +33,15 @@ type naiveQueue struct {
 // puts only: the delete that should wake it never does, and it waits until
 // its context ends — leaving its key queued, so those behind it wait too.
 // The hand-off check catches it.
-var Deaf lock.EtcdFactory = newNaive(func(q *naiveQueue) { q.deaf = true })
+var Deaf etcdlock.Factory = newNaive(func(q *naiveQueue) { q.deaf = true })
 
 // Dup is a queue lock that enqueues a key of its own at every Acquire and
 // leaves it when Acquire gives up: a waiter that timed out leaves a key
 // that nobody will release while its session lives, and the next waiter
 // waits behind it. The hand-off check catches it.
-var Dup lock.EtcdFactory = newNaive(func(q *naiveQueue) { q.dup = true })
+var Dup etcdlock.Factory = newNaive(func(q *naiveQueue) { q.dup = true })
 
-func newNaive(set func(*naiveQueue)) lock.EtcdFactory {
+func newNaive(set func(*naiveQueue)) etcdlock.Factory {
 	return func(cli *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 		if opts.TTL == 0 {
 			opts.TTL = lock.DefaultTTL

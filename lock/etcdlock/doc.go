@@ -2,7 +2,8 @@
 // own Mutex and Election as they ship, the lab's adapters of them and its
 // own locks, the known-bad locks that reproduce public bugs, and a lock of
 // anyone's run as a program (Exec). Each keeps package lock's contract: a
-// lock.EtcdFactory is handed the client's own etcd client.
+// Factory (a lock.Factory of etcd's client) is handed the client's own
+// etcd client; a Leaser says which lease keeps it alive.
 //
 // Where things are:
 //   - locks.go: each lock described once (Lock: its line, factory, whether

@@ -11,6 +11,17 @@ import (
 	"github.com/locklab/locklab/lock"
 )
 
+// Factory makes a Locker on etcd: a lock.Factory of the client's own etcd
+// client.
+type Factory = lock.Factory[*clientv3.Client]
+
+// A Leaser is an etcd Locker that says which lease keeps it alive, zero
+// if none yet. It is optional: the lab otherwise follows the latest lease
+// the client's link was granted.
+type Leaser interface {
+	Lease() clientv3.LeaseID
+}
+
 // Guard returns the comparison that holds only while grant g's lock key
 // still exists with this grant's revision: put it in the If of a Txn to make a
 // write conditional on still holding the lock (etcd's IsOwner, after Acquire).

@@ -39,7 +39,7 @@ import (
 // Exec returns the factory of the lock run by command (a program and its
 // arguments, split on spaces). Locks run as processes need Linux; elsewhere
 // Exec says so.
-func Exec(command string) (lock.EtcdFactory, error) {
+func Exec(command string) (Factory, error) {
 	argv := strings.Fields(command)
 	if len(argv) == 0 {
 		return nil, fmt.Errorf("%w: %s names no program", lock.ErrUnknownLock, process.ExecPrefix)

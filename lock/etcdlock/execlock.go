@@ -17,7 +17,7 @@ import (
 // execFactory runs argv; setup, if not nil, prepares the process's own
 // directory before it starts (the built-in etcdctl lock writes its script
 // there).
-func execFactory(argv []string, setup func(dir string) error) lock.EtcdFactory {
+func execFactory(argv []string, setup func(dir string) error) Factory {
 	return func(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 		if err := proc.Supported(); err != nil {
 			return nil, err

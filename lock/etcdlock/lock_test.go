@@ -515,7 +515,7 @@ func TestAcquireAdoptsItsOwnKeyLeftByALostAnswer(t *testing.T) {
 func TestSlowHolderKeepsItsLease(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	c := start(t)
-	factories := map[string]lock.EtcdFactory{"set-nx-px": etcdlock.NewSetNXPX}
+	factories := map[string]etcdlock.Factory{"set-nx-px": etcdlock.NewSetNXPX}
 	for _, kind := range builtins() {
 		factories[kind] = etcdlock.Builtin()[kind]
 	}
@@ -554,7 +554,18 @@ func TestSlowHolderKeepsItsLease(t *testing.T) {
 }
 
 // leaseOf is the lease a built-in etcd lock says it rests on.
-func leaseOf(l lock.Locker) clientv3.LeaseID { return l.(lock.Leaser).Lease() }
+func leaseOf(l lock.Locker) clientv3.LeaseID { return l.(etcdlock.Leaser).Lease() }
 
 // builtins are the built-in locks and the lab's adapters of them.
 func builtins() []string { return append(etcdlock.Names(), etcdlock.Adapters()...) }
+
+// etcd-guarded is kept in etcd: given no etcd client (a resource handed
+// another store's connection), it says so rather than panic.
+func TestEtcdGuardedNeedsAnEtcdClient(t *testing.T) {
+	r, err := resource.NewResource("etcd-guarded", "locklab/counter")
+	require.NoError(t, err)
+	_, err = r.Read(t.Context(), nil, lock.Grant{})
+	require.ErrorContains(t, err, "need an etcd client, got <nil>")
+	_, err = r.Write(t.Context(), "not a client", lock.Grant{Token: 1, Key: "k"}, 1)
+	require.ErrorContains(t, err, "need an etcd client, got string")
+}

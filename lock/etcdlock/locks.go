@@ -15,7 +15,7 @@ type Lock struct {
 	Name string
 	// About says in a line what it is.
 	About   string
-	Factory lock.EtcdFactory
+	Factory Factory
 	// Adapter marks the lab's own adapter of a lock people use, made to
 	// keep the contract where the lock as shipped does not: run by name,
 	// not among Names (a run of every lock runs the locks as they ship).
@@ -66,8 +66,8 @@ func Find(name string) (Lock, error) {
 
 // Builtin returns the built-in locks' factories by name, a fresh map each
 // call.
-func Builtin() map[string]lock.EtcdFactory {
-	out := make(map[string]lock.EtcdFactory, len(locks))
+func Builtin() map[string]Factory {
+	out := make(map[string]Factory, len(locks))
 	for _, l := range locks {
 		out[l.Name] = l.Factory
 	}
@@ -93,7 +93,7 @@ func names(adapters bool) []string {
 
 // Lookup returns the built-in lock called name, or the lock run as a
 // process by "exec:COMMAND" (see Exec).
-func Lookup(name string) (lock.EtcdFactory, error) {
+func Lookup(name string) (Factory, error) {
 	if cmd, ok := strings.CutPrefix(name, process.ExecPrefix); ok {
 		return Exec(cmd)
 	}

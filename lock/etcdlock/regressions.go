@@ -18,94 +18,122 @@ import (
 
 // Regressions returns the known-bad locks, in a fixed order, a fresh
 // slice each call.
-func Regressions() []lock.Regression { return slices.Clone(regressions) }
+func Regressions() []Regression { return slices.Clone(regressions) }
+
+// Regression is a known-bad lock on etcd (see lock.Regression) and what
+// makes it.
+type Regression struct {
+	lock.Regression
+	// Factory makes it.
+	Factory Factory
+}
 
 // regressions are the known-bad locks, in a fixed order.
-var regressions = []lock.Regression{
+var regressions = []Regression{
 	{
-		Name: "etcd-11456",
-		Bug: "after waiting, the lock is granted without checking that the waiter's own key (and session) still " +
-			"exist: a waiter whose lease ended while it waited is told it holds the lock",
-		Link:      "https://github.com/etcd-io/etcd/issues/11456",
-		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
+		Regression: lock.Regression{
+			Name: "etcd-11456",
+			Bug: "after waiting, the lock is granted without checking that the waiter's own key (and session) still " +
+				"exist: a waiter whose lease ended while it waited is told it holds the lock",
+			Link:      "https://github.com/etcd-io/etcd/issues/11456",
+			Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
+		},
 		Factory: NewWaitWithoutRecheck,
 	},
 	{
-		Name: "etcd-22082",
-		Bug: "release deletes the lock key by name only, and is retried after an ambiguous failure: the retry " +
-			"deletes the same session's newer lock, and a waiter is granted beside its holder",
-		Link:      "https://github.com/etcd-io/etcd/issues/22082",
-		Scenarios: []string{"retried-release"}, Check: "validity",
+		Regression: lock.Regression{
+			Name: "etcd-22082",
+			Bug: "release deletes the lock key by name only, and is retried after an ambiguous failure: the retry " +
+				"deletes the same session's newer lock, and a waiter is granted beside its holder",
+			Link:      "https://github.com/etcd-io/etcd/issues/22082",
+			Scenarios: []string{"retried-release"}, Check: "validity",
+		},
 		Factory: NewMutexUnguarded,
 	},
 	{
-		Name: "etcd-12017",
-		Bug: "the guard a holder writes under (IsOwner: its key exists at its revision) is already true while it " +
-			"waits, and the caller takes it for ownership: acquire returns once the key is queued",
-		Link:      "https://github.com/etcd-io/etcd/issues/12017",
-		Scenarios: []string{"contention"}, Check: "validity",
+		Regression: lock.Regression{
+			Name: "etcd-12017",
+			Bug: "the guard a holder writes under (IsOwner: its key exists at its revision) is already true while it " +
+				"waits, and the caller takes it for ownership: acquire returns once the key is queued",
+			Link:      "https://github.com/etcd-io/etcd/issues/12017",
+			Scenarios: []string{"contention"}, Check: "validity",
+		},
 		Factory: NewOwnerWhileWaiting,
 	},
 	{
-		Name: "set-nx-px",
-		Bug: "the lease is set once, when the lock is taken, and never renewed (Redis' SET key value NX PX ttl): " +
-			"a holder whose critical section outlasts the TTL loses the lock while it still works",
-		Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
-		Scenarios: []string{"slow-holder"}, Check: "lease-kept",
+		Regression: lock.Regression{
+			Name: "set-nx-px",
+			Bug: "the lease is set once, when the lock is taken, and never renewed (Redis' SET key value NX PX ttl): " +
+				"a holder whose critical section outlasts the TTL loses the lock while it still works",
+			Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
+			Scenarios: []string{"slow-holder"}, Check: "lease-kept",
+		},
 		Factory: NewSetNXPX,
 	},
 	{
-		Name: "campaign-unchecked",
-		Bug: "etcd's Election taken at Campaign's word: a candidate whose lease ended while it waited is told it " +
-			"leads once the keys before its own are gone, though its own key went with its lease",
-		Link:      "https://github.com/etcd-io/etcd/pull/22387",
-		Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
+		Regression: lock.Regression{
+			Name: "campaign-unchecked",
+			Bug: "etcd's Election taken at Campaign's word: a candidate whose lease ended while it waited is told it " +
+				"leads once the keys before its own are gone, though its own key went with its lease",
+			Link:      "https://github.com/etcd-io/etcd/pull/22387",
+			Scenarios: []string{"expire-while-waiting", "expire-while-waiting-lapse"}, Check: "expired-waiter",
+		},
 		Factory: NewCampaignUnchecked,
 	},
 	{
-		Name: "etcd-5199",
-		Bug: "each acquire queues a key of a name drawn afresh, and one that fails leaves its key queued (etcd's " +
-			"Mutex before it named the key after the session): an acquire whose answer was lost holds the lock, " +
-			"or a place in its queue, for nobody while its session lives, and everyone behind it waits",
-		Link:      "https://github.com/etcd-io/etcd/pull/5199",
-		Scenarios: []string{"lost-acquire"}, Check: "liveness",
+		Regression: lock.Regression{
+			Name: "etcd-5199",
+			Bug: "each acquire queues a key of a name drawn afresh, and one that fails leaves its key queued (etcd's " +
+				"Mutex before it named the key after the session): an acquire whose answer was lost holds the lock, " +
+				"or a place in its queue, for nobody while its session lives, and everyone behind it waits",
+			Link:      "https://github.com/etcd-io/etcd/pull/5199",
+			Scenarios: []string{"lost-acquire"}, Check: "liveness",
+		},
 		Factory: NewFreshKey,
 	},
 	{
-		Name: "renew-gives-up",
-		Bug: "the lock renews its own lease, and the first keep-alive that fails ends the renewing for good: a link " +
-			"that fails for a moment while it holds lets its lease lapse, and the next client is granted while it " +
-			"still works",
-		Link:      "https://github.com/linagora/cozy-stack/pull/4911",
-		Scenarios: []string{"link-blip"}, Check: "lease-kept",
+		Regression: lock.Regression{
+			Name: "renew-gives-up",
+			Bug: "the lock renews its own lease, and the first keep-alive that fails ends the renewing for good: a link " +
+				"that fails for a moment while it holds lets its lease lapse, and the next client is granted while it " +
+				"still works",
+			Link:      "https://github.com/linagora/cozy-stack/pull/4911",
+			Scenarios: []string{"link-blip"}, Check: "lease-kept",
+		},
 		Factory: NewRenewGivesUp,
 	},
 	{
-		Name: "renew-late",
-		Bug: "the lock renews its own lease a TTL less a fiftieth after the last keep-alive's answer, not after it " +
-			"was sent: on a link slow by more than a fiftieth of the TTL each way, a keep-alive arrives after the " +
-			"lease has ended, and the next client is granted while it still works",
-		Link:      "https://redis.io/topics/distlock",
-		Scenarios: []string{"slow-link"}, Check: "lease-kept",
+		Regression: lock.Regression{
+			Name: "renew-late",
+			Bug: "the lock renews its own lease a TTL less a fiftieth after the last keep-alive's answer, not after it " +
+				"was sent: on a link slow by more than a fiftieth of the TTL each way, a keep-alive arrives after the " +
+				"lease has ended, and the next client is granted while it still works",
+			Link:      "https://redis.io/topics/distlock",
+			Scenarios: []string{"slow-link"}, Check: "lease-kept",
+		},
 		Factory: NewRenewLate,
 	},
 	{
-		Name: "stale-reentry",
-		Bug: "re-entrant by the client's name, read serializably: a client whose member is cut off from the quorum " +
-			"reads there the key its lapsed lease held, takes it for a grant it still holds, and is told it holds " +
-			"the lock beside the holder the rest of the cluster granted it to",
-		Link:      "https://github.com/gravitational/teleport/pull/16941",
-		Scenarios: []string{"isolated-asks"}, Check: "validity",
+		Regression: lock.Regression{
+			Name: "stale-reentry",
+			Bug: "re-entrant by the client's name, read serializably: a client whose member is cut off from the quorum " +
+				"reads there the key its lapsed lease held, takes it for a grant it still holds, and is told it holds " +
+				"the lock beside the holder the rest of the cluster granted it to",
+			Link:      "https://github.com/gravitational/teleport/pull/16941",
+			Scenarios: []string{"isolated-asks"}, Check: "validity",
+		},
 		Factory: NewStaleReentry,
 	},
 	withFactory(knownbad.IgnoringDeadlineRegression("ignores-deadline"), NewDeadlineIgnored),
 	{
-		Name: "lost-untold",
-		Bug: "the grant's Lost is a channel nothing closes (etcd's Mutex gives no word that it is no longer held, " +
-			"and a Lost not taken from the session that holds the key never closes): a holder whose lease the server " +
-			"ended is never told, and works on under a lock the next client now holds",
-		Link:      "https://github.com/etcd-io/etcd/issues/6127",
-		Scenarios: []string{"holder-told"}, Check: "told-lost",
+		Regression: lock.Regression{
+			Name: "lost-untold",
+			Bug: "the grant's Lost is a channel nothing closes (etcd's Mutex gives no word that it is no longer held, " +
+				"and a Lost not taken from the session that holds the key never closes): a holder whose lease the server " +
+				"ended is never told, and works on under a lock the next client now holds",
+			Link:      "https://github.com/etcd-io/etcd/issues/6127",
+			Scenarios: []string{"holder-told"}, Check: "told-lost",
+		},
 		Factory: NewLostUntold,
 	},
 }
@@ -120,13 +148,13 @@ func RegressionNames() []string {
 }
 
 // LookupRegression finds a known-bad lock by name.
-func LookupRegression(name string) (lock.Regression, bool) {
+func LookupRegression(name string) (Regression, bool) {
 	for _, r := range regressions {
 		if r.Name == name {
 			return r, true
 		}
 	}
-	return lock.Regression{}, false
+	return Regression{}, false
 }
 
 // enqueue puts the session's key (named after its lease) in the queue, as
@@ -331,7 +359,6 @@ func (l *setNXPX) Close() error {
 }
 
 // withFactory is r, made by f.
-func withFactory(r lock.Regression, f lock.EtcdFactory) lock.Regression {
-	r.Factory = f
-	return r
+func withFactory(r lock.Regression, f Factory) Regression {
+	return Regression{Regression: r, Factory: f}
 }

@@ -3,14 +3,11 @@ package resource
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/etcdlock"
 )
 
 // Pause points: where a worker can be frozen deterministically.
@@ -46,35 +43,81 @@ const (
 	LockLost Rejection = "lock-lost"
 )
 
+// Conn is a client's own connection to the store that keeps a resource
+// (etcd's *clientv3.Client for etcd-guarded), nil for a resource the lab
+// keeps in memory. A store's guarded resource takes its own kind and
+// refuses any other.
+type Conn any
+
 // Resource is a counter a lock protects. Read and Write go through the
-// client's own etcd connection where the resource lives in etcd, so a cut or
-// paused client cannot reach it either. Both carry the holder's grant: a
+// client's own connection where the resource lives in the lock's store, so
+// a cut or paused client cannot reach it either. Both carry the holder's grant: a
 // fenced resource fences the whole read-modify-write, not only the write.
 // Implementations are safe for concurrent use.
 type Resource interface {
 	Name() string
-	Read(ctx context.Context, client *clientv3.Client, g lock.Grant) (int64, error)
+	Read(ctx context.Context, client Conn, g lock.Grant) (int64, error)
 	// Write sets the counter to value with g's fencing token. A rejected
 	// write is not an error: Written says why.
-	Write(ctx context.Context, client *clientv3.Client, g lock.Grant, value int64) (Written, error)
+	Write(ctx context.Context, client Conn, g lock.Grant, value int64) (Written, error)
 }
 
-// NewResource returns a fresh resource by name: "unfenced", "fenced" or
-// "etcd-guarded" (its counter kept at key).
+// NewResource returns a fresh resource by name: "unfenced", "fenced", or
+// one a store registered ("etcd-guarded", its counter kept at key).
 func NewResource(name, key string) (Resource, error) {
 	switch name {
 	case "unfenced":
 		return &Unfenced{}, nil
 	case "fenced":
 		return &Fenced{}, nil
-	case "etcd-guarded":
-		return &Guarded{Key: key}, nil
+	}
+	regMu.Lock()
+	i := slices.IndexFunc(registered, func(m maker) bool { return m.name == name })
+	var m maker
+	if i >= 0 {
+		m = registered[i]
+	}
+	regMu.Unlock()
+	if i >= 0 {
+		return m.make(key), nil
 	}
 	return nil, fmt.Errorf("lock: unknown resource %q (resources: %s)", name, strings.Join(Names(), ", "))
 }
 
-// ResourceNames lists the resources in a fixed order.
-func Names() []string { return []string{"unfenced", "fenced", "etcd-guarded"} }
+// Names lists the resources in a fixed order: the lab's own, then the
+// stores' in the order they registered.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	names := []string{"unfenced", "fenced"}
+	for _, r := range registered {
+		names = append(names, r.name)
+	}
+	return names
+}
+
+// A maker is a resource a store keeps, by name.
+type maker struct {
+	name string
+	make func(key string) Resource
+}
+
+var (
+	regMu      sync.Mutex
+	registered []maker
+)
+
+// Register adds a resource a store keeps ("etcd-guarded"): make returns a
+// fresh one whose counter the store keeps at key. A store's lock package
+// calls it from its init function; a name registered twice panics.
+func Register(name string, make func(key string) Resource) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if name == "unfenced" || name == "fenced" || slices.ContainsFunc(registered, func(m maker) bool { return m.name == name }) {
+		panic("resource: " + name + " registered twice")
+	}
+	registered = append(registered, maker{name, make})
+}
 
 // Unfenced is an in-memory counter that accepts every write, like a file, a
 // cache or an external API with no checks.
@@ -87,7 +130,7 @@ type Unfenced struct {
 func (*Unfenced) Name() string { return "unfenced" }
 
 // Read returns the counter.
-func (u *Unfenced) Read(context.Context, *clientv3.Client, lock.Grant) (int64, error) {
+func (u *Unfenced) Read(context.Context, Conn, lock.Grant) (int64, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.value, nil
@@ -101,7 +144,7 @@ func (u *Unfenced) Peek() int64 {
 }
 
 // Write always succeeds.
-func (u *Unfenced) Write(_ context.Context, _ *clientv3.Client, _ lock.Grant, value int64) (Written, error) {
+func (u *Unfenced) Write(_ context.Context, _ Conn, _ lock.Grant, value int64) (Written, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.value = value
@@ -129,7 +172,7 @@ func (*Fenced) Name() string { return "fenced" }
 // Read returns the counter and registers g's token: no write with an older
 // token is accepted after it. A grant without a token is refused with
 // ErrNoToken rather than trusted.
-func (f *Fenced) Read(_ context.Context, _ *clientv3.Client, g lock.Grant) (int64, error) {
+func (f *Fenced) Read(_ context.Context, _ Conn, g lock.Grant) (int64, error) {
 	if g.Token == 0 {
 		return 0, lock.ErrNoToken
 	}
@@ -149,7 +192,7 @@ func (f *Fenced) Peek() int64 {
 
 // Write accepts value if g's token is at least the largest seen so far by a
 // read or a write. A grant without a token is refused with ErrNoToken.
-func (f *Fenced) Write(_ context.Context, _ *clientv3.Client, g lock.Grant, value int64) (Written, error) {
+func (f *Fenced) Write(_ context.Context, _ Conn, g lock.Grant, value int64) (Written, error) {
 	if g.Token == 0 {
 		return Written{}, lock.ErrNoToken
 	}
@@ -162,50 +205,6 @@ func (f *Fenced) Write(_ context.Context, _ *clientv3.Client, g lock.Grant, valu
 	return Written{Accepted: true}, nil
 }
 
-// Guarded is a counter kept in etcd at Key, written with a Txn that succeeds
-// only if the writer's lock key still exists with the writer's revision —
-// etcd's own recommendation (If(mutex.IsOwner())).
-type Guarded struct {
-	Key string
-}
-
-// Name is "etcd-guarded".
-func (*Guarded) Name() string { return "etcd-guarded" }
-
-// Read reads the counter (zero if never written), linearizably. The guard
-// on the write is what fences: it holds only while g's key is still the
-// lock's, so a read needs none.
-func (r *Guarded) Read(ctx context.Context, client *clientv3.Client, _ lock.Grant) (int64, error) {
-	resp, err := client.Get(ctx, r.Key)
-	if err != nil {
-		return 0, err
-	}
-	if len(resp.Kvs) == 0 {
-		return 0, nil
-	}
-	v, err := strconv.ParseInt(string(resp.Kvs[0].Value), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("lock: counter at %s: %w", r.Key, err)
-	}
-	return v, nil
-}
-
-// Write puts value only while g's lock key is unchanged.
-func (r *Guarded) Write(ctx context.Context, client *clientv3.Client, g lock.Grant, value int64) (Written, error) {
-	guard, err := etcdlock.Guard(g)
-	if err != nil {
-		return Written{}, err
-	}
-	resp, err := client.Txn(ctx).If(guard).Then(clientv3.OpPut(r.Key, strconv.FormatInt(value, 10))).Commit()
-	if err != nil {
-		return Written{}, err
-	}
-	if !resp.Succeeded {
-		return Written{Rejection: LockLost, Reason: "lock key gone or replaced: the lock was lost"}, nil
-	}
-	return Written{Accepted: true}, nil
-}
-
 // Section is what one critical section did.
 type Section struct {
 	Read int64
@@ -214,7 +213,7 @@ type Section struct {
 
 // CriticalSection is the workload's critical section: read the counter,
 // pass the BeforeWrite pause point, write read+1 with the grant's token.
-func CriticalSection(ctx context.Context, r Resource, client *clientv3.Client, g lock.Grant, p PausePoints) (Section, error) {
+func CriticalSection(ctx context.Context, r Resource, client Conn, g lock.Grant, p PausePoints) (Section, error) {
 	v, err := r.Read(ctx, client, g)
 	if err != nil {
 		return Section{}, err

@@ -3,9 +3,8 @@ package engine
 import (
 	"context"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // A SessionStore is a store whose locks rest on a session each client
@@ -43,10 +42,10 @@ type GrantChecker interface {
 	Granted(ctx context.Context, client string, g lock.Grant)
 }
 
-// An EtcdStore keeps the resource an etcd-guarded write goes to: Conn is
+// A ConnStore keeps a resource of its own (etcd-guarded): Conn is
 // client's own connection to it (see run.InSection).
-type EtcdStore interface {
-	Conn(client string) *clientv3.Client
+type ConnStore interface {
+	Conn(client string) resource.Conn
 }
 
 // An AnswerCounter counts the store's answers to each client's requests

@@ -7,11 +7,9 @@ import (
 	"strings"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
@@ -68,8 +66,8 @@ func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) 
 	c.mu.Unlock()
 	if crashed {
 		// Whatever the lock said, nobody was left to hear it.
-		e.hs.Complete(ids, cluster.ErrCrashed, history.Event{})
-		return run.FailedOutcome(run.Failed, name, cluster.ErrCrashed), cluster.ErrCrashed
+		e.hs.Complete(ids, pausegate.ErrCrashed, history.Event{})
+		return run.FailedOutcome(run.Failed, name, pausegate.ErrCrashed), pausegate.ErrCrashed
 	}
 	if err != nil && ended != 0 && !errors.Is(err, lock.ErrSessionExpired) {
 		// The store ended the session the client waited on: whatever the
@@ -146,8 +144,8 @@ func (e *Engine) CSWork(ctx context.Context, name string, d time.Duration) (run.
 		return run.Outcome{Kind: run.Failed, Client: name, Failure: run.FailNoGrant},
 			fmt.Errorf("%s: critical section without a grant: %w", name, lock.ErrNotHeld)
 	}
-	var conn *clientv3.Client
-	if es, ok := e.store.(EtcdStore); ok {
+	var conn resource.Conn
+	if es, ok := e.store.(ConnStore); ok {
 		conn = es.Conn(name)
 	}
 	return run.CriticalSection(ctx, e.hs, run.InSection{Client: name, Grant: g, Conn: conn, Work: d, OpTimeout: e.opTimeout,
@@ -156,7 +154,7 @@ func (e *Engine) CSWork(ctx context.Context, name string, d time.Duration) (run.
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			if c.crashes != crashes && err == nil {
-				err = cluster.ErrCrashed
+				err = pausegate.ErrCrashed
 			}
 			return err
 		}})
@@ -196,7 +194,7 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 	cancel()
 	c.mu.Lock()
 	if c.crashes != crashes {
-		err = cluster.ErrCrashed // nobody was left to hear the answer
+		err = pausegate.ErrCrashed // nobody was left to hear the answer
 	}
 	// Holding ends when the release returns, whatever it answered, in the
 	// same step as releasing: no moment shows the grant held and not being

@@ -5,7 +5,7 @@
 // its own; what the engine asks of the store — links, the lock, whether a
 // grant still stands, the session a lock rests on — is etcd's lease and
 // key reads, and its own faults (a member isolated, killed; a lease
-// expired; an answer held) are the cluster's, through faults.Nemesis on the
+// expired; an answer held) are the cluster's, through etcdfaults.Nemesis on the
 // engine's one timeline. Env is a script.Target and a run.Faulter.
 //
 // Where things are:

@@ -13,9 +13,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/faults/etcdfaults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
+	_ "github.com/locklab/locklab/lock/etcdlock" // registers etcd-guarded, the resource an etcd run keeps
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/engine"
@@ -33,8 +35,8 @@ const leasePoll = engine.SweepEvery
 type Env struct {
 	*engine.Engine
 	c       *cluster.Cluster
-	nemesis *faults.Nemesis
-	factory lock.EtcdFactory
+	nemesis *etcdfaults.Nemesis
+	factory etcdlock.Factory
 	start   time.Time
 	runs    run.Histories
 
@@ -70,7 +72,7 @@ type conn struct {
 // Config describes a run.
 type Config struct {
 	Cluster  *cluster.Cluster
-	Factory  lock.EtcdFactory
+	Factory  etcdlock.Factory
 	TTL      int
 	RunID    string // unique per run within the cluster: keys live under it
 	Sinks    []history.Sink
@@ -125,7 +127,7 @@ func New(cfg Config) (*Env, error) {
 	e.mu.Lock()
 	e.Engine, e.runs = eng, eng.Histories()
 	e.mu.Unlock()
-	e.nemesis = faults.NewOn(cfg.Cluster, eng.Windows(), e.clientName)
+	e.nemesis = etcdfaults.NewOn(cfg.Cluster, eng.Windows(), e.clientName)
 	return e, nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
-	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
@@ -26,7 +25,7 @@ import (
 // so keep-alives c1 sends in time reach the server too late and its lease
 // lapses; c2 is then granted and writes. It returns the report on the
 // unfenced history and its lease-lost events.
-func slowLinkLapse(t *testing.T, c *cluster.Cluster, f lock.EtcdFactory, id string) (models.Report, []history.Event) {
+func slowLinkLapse(t *testing.T, c *cluster.Cluster, f etcdlock.Factory, id string) (models.Report, []history.Event) {
 	t.Helper()
 	ctx := t.Context()
 	e, err := New(Config{Cluster: c, Factory: f, TTL: 1, RunID: id, Resource: []string{"unfenced"}, OpTimeout: 10 * time.Second})

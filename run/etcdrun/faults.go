@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/faults/etcdfaults"
 	"github.com/locklab/locklab/run"
 )
 
@@ -36,12 +37,12 @@ func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
 // that fails one way for a moment, from the moment the lock asks to renew
 // its lease — the keep-alive renews it on the server, and its answer is
 // late. On the timeline from that keep-alive (or, if none came within
-// faults.KeepAliveWait, from then) to its end.
+// etcdfaults.KeepAliveWait, from then) to its end.
 func (e *Env) HoldAnswers(ctx context.Context, client string, d time.Duration) (run.Outcome, error) {
 	if e.conn(client) == nil {
 		return run.Outcome{}, e.unknown(client)
 	}
-	if err := e.nemesis.ArmAtKeepAlive(ctx, e.clientName(client), faults.KeepAliveWait(e.TTLDuration())); err != nil {
+	if err := e.nemesis.ArmAtKeepAlive(ctx, e.clientName(client), etcdfaults.KeepAliveWait(e.TTLDuration())); err != nil {
 		return run.Outcome{}, err
 	}
 	in, err := e.Fault(ctx, faults.Fault{Kind: faults.HoldAnswers, Client: client})

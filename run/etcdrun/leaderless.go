@@ -22,5 +22,12 @@ func (e *Env) watchLeaders(ctx context.Context, hs run.Histories) {
 	if e.c.IsExternal() {
 		tick = externalLeaderTick
 	}
-	run.WatchLeaders(ctx, tick, e.c.LeaderViews, hs.Leaderless)
+	views := func(ctx context.Context) []run.LeaderView {
+		var out []run.LeaderView
+		for _, v := range e.c.LeaderViews(ctx) {
+			out = append(out, run.LeaderView{Member: v.Member, Follows: v.Follows, Term: v.Term})
+		}
+		return out
+	}
+	run.WatchLeaders(ctx, tick, views, hs.Leaderless)
 }

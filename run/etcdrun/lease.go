@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/run"
 )
@@ -54,9 +55,9 @@ func (e *Env) learn(client string) {
 	}
 }
 
-// saidLease is the lease l says keeps it alive (see lock.Leaser), or zero.
+// saidLease is the lease l says keeps it alive (see etcdlock.Leaser), or zero.
 func saidLease(l lock.Locker) clientv3.LeaseID {
-	if x, ok := l.(lock.Leaser); ok {
+	if x, ok := l.(etcdlock.Leaser); ok {
 		return x.Lease()
 	}
 	return 0

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run/engine"
 )
 
@@ -18,7 +19,7 @@ type store struct{ e *Env }
 var (
 	_ engine.SessionStore  = store{}
 	_ engine.GrantChecker  = store{}
-	_ engine.EtcdStore     = store{}
+	_ engine.ConnStore     = store{}
 	_ engine.AnswerCounter = store{}
 	_ engine.WaiterShower  = store{}
 	_ engine.Crasher       = store{}
@@ -167,7 +168,7 @@ func (s store) Failed(ctx context.Context, client string, f engine.Failure) (exp
 }
 
 // Conn is the client's etcd connection, for the etcd-guarded resource.
-func (s store) Conn(client string) *clientv3.Client {
+func (s store) Conn(client string) resource.Conn {
 	if cn := s.e.conn(client); cn != nil {
 		return cn.cl.Etcd()
 	}

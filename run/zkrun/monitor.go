@@ -163,5 +163,5 @@ func (e *Env) nodesLeft(context.Context) ([]string, error) {
 
 func init() {
 	// go-zookeeper answers a request its broken connection cut short so.
-	run.ConnectionLostErrors(zk.ErrConnectionClosed)
+	run.StoreErrors(run.ErrorsAre(run.FailConnectionLost, zk.ErrConnectionClosed))
 }

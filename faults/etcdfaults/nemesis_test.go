@@ -1,4 +1,4 @@
-package faults_test
+package etcdfaults_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/faults/etcdfaults"
 	"github.com/locklab/locklab/history"
 )
 
@@ -53,7 +54,7 @@ func requirePaired(t *testing.T, events []faults.Event) {
 	require.Empty(t, open, "faults left open")
 }
 
-func setup(t *testing.T) (*cluster.Cluster, *faults.Nemesis, *log, context.Context) {
+func setup(t *testing.T) (*cluster.Cluster, *etcdfaults.Nemesis, *log, context.Context) {
 	t.Helper()
 	c, err := cluster.Start(t.Context(), cluster.Config{})
 	require.NoError(t, err)
@@ -61,7 +62,7 @@ func setup(t *testing.T) (*cluster.Cluster, *faults.Nemesis, *log, context.Conte
 	rec := &log{}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	t.Cleanup(cancel)
-	return c, faults.New(c, rec), rec, ctx
+	return c, etcdfaults.New(c, rec), rec, ctx
 }
 
 func TestKillLeader(t *testing.T) {
@@ -269,7 +270,7 @@ func TestExternalClusterRefusesMemberFaults(t *testing.T) {
 	ext, err := cluster.Connect(t.Context(), cluster.External{Endpoints: owned.Endpoints()})
 	require.NoError(t, err)
 	defer ext.Close()
-	n := faults.New(ext, nil)
+	n := etcdfaults.New(ext, nil)
 	for _, f := range []faults.Fault{
 		{Kind: faults.KillLeader}, {Kind: faults.KillMember, Member: "m1"},
 		{Kind: faults.Partition, Groups: [][]string{{"m1"}}}, {Kind: faults.IsolateMember, Member: "m1"},
@@ -290,7 +291,7 @@ func TestFaultsLandInTheHistory(t *testing.T) {
 	defer c.Close()
 	mem := &history.Memory{}
 	rec := history.NewRecorder(mem)
-	n := faults.New(c, faults.ToHistory(rec))
+	n := etcdfaults.New(c, faults.ToHistory(rec))
 	id := rec.Invoke("c1", history.Acquire, history.Event{Lock: "l"})
 	in, err := n.Apply(t.Context(), faults.Fault{Kind: faults.IsolateLeader})
 	require.NoError(t, err)

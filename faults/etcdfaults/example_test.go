@@ -1,4 +1,4 @@
-package faults_test
+package etcdfaults_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/faults/etcdfaults"
 )
 
 // Killing the leader returns once a successor leads; undoing the fault
@@ -17,7 +18,7 @@ func ExampleNemesis_Apply() {
 		panic(err)
 	}
 	defer c.Close()
-	n := faults.New(c, faults.RecorderFunc(func(e faults.Event) {
+	n := etcdfaults.New(c, faults.RecorderFunc(func(e faults.Event) {
 		fmt.Println(e.Phase, e.Fault)
 	}))
 	in, err := n.Apply(ctx, faults.Fault{Kind: faults.KillLeader})

@@ -1,4 +1,8 @@
-package faults
+// Package etcdfaults applies the lab's faults to an embedded etcd cluster
+// (package cluster): a Nemesis kills, isolates and restarts members, cuts,
+// delays and pauses clients, holds their answers and ends their leases,
+// recording each fault's window on the run's timeline (faults.Windows).
+package etcdfaults
 
 import (
 	"context"
@@ -10,7 +14,7 @@ import (
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/internal/poll"
 )
 
@@ -22,7 +26,7 @@ func KeepAliveWait(ttl time.Duration) time.Duration { return ttl + time.Second }
 
 // ArmAtKeepAlive arms client's link to hold its answers from its next
 // keep-alive (cluster.Client.CutAnswersAtKeepAlive) and waits, for at most
-// bound, until it does: a HoldAnswers fault applied then starts its
+// bound, until it does: a faults.HoldAnswers fault applied then starts its
 // window when the hold began. A bound that passes first is no error: the
 // fault then holds the answers from when it is applied.
 func (n *Nemesis) ArmAtKeepAlive(ctx context.Context, client string, bound time.Duration) error {
@@ -39,83 +43,33 @@ func (n *Nemesis) ArmAtKeepAlive(ctx context.Context, client string, bound time.
 	return ctx.Err()
 }
 
-// DefaultWait bounds a wait on an observable condition (a worker reaching
-// its pause point, the server dropping a lease) that names no bound of its
-// own: one that never comes must not hang a run.
-const DefaultWait = 10 * time.Second
-
-// Phase says whether an Event opens or closes a fault's window.
-type Phase string
-
-// The two phases of a fault on the timeline.
-const (
-	Start Phase = "start"
-	End   Phase = "end"
-)
-
-// Event is one edge of a fault's window on the run's timeline. The Recorder
-// stamps it with the run's clock, the same clock as the operations.
-type Event struct {
-	// ID pairs a start with its end; IDs count from 1 in apply order.
-	ID    int
-	Phase Phase
-	Fault Fault
-	// Target is what the fault resolved to when applied: the member that
-	// "the leader" was, the point a pause stopped at.
-	Target string
-	// Err is set when applying or undoing failed; the window is then closed.
-	Err error
-	// AlreadyGone (expire-lease) says the server had ended the lease before
-	// the fault came to end it.
-	AlreadyGone bool
-}
-
-// Spec is the fault as a history records it.
-func (e Event) Spec() history.FaultSpec {
-	s := e.Fault.Spec()
-	s.AlreadyGone = e.AlreadyGone
-	return s
-}
-
-// Recorder receives fault events. The history package implements it; a
-// Recorder must be safe for concurrent use and must not block for long.
-type Recorder interface {
-	RecordFault(Event)
-}
-
-// RecorderFunc adapts a function to Recorder.
-type RecorderFunc func(Event)
-
-// RecordFault calls f(e).
-func (f RecorderFunc) RecordFault(e Event) { f(e) }
-
 // Nemesis applies faults to one etcd cluster and records their windows
-// (see Windows). It is safe for concurrent use, though a schedule applies
+// (see faults.Windows). It is safe for concurrent use, though a schedule applies
 // one fault at a time.
 type Nemesis struct {
 	c *cluster.Cluster
-	w *Windows
+	w *faults.Windows
 	// client names a fault's client as the cluster knows it.
 	client func(string) string
 }
 
 // New returns a nemesis for c that records to rec (nil records nothing).
-func New(c *cluster.Cluster, rec Recorder) *Nemesis {
-	return &Nemesis{c: c, w: NewWindows(rec), client: func(s string) string { return s }}
+func New(c *cluster.Cluster, rec faults.Recorder) *Nemesis {
+	return &Nemesis{c: c, w: faults.NewWindows(rec), client: func(s string) string { return s }}
 }
 
 // NewOn returns a nemesis for c whose windows are w's, shared with the
 // faults a run applies by other means (one timeline, one count), and whose
 // faults name a client as a run does: client maps that name to the
 // cluster's.
-func NewOn(c *cluster.Cluster, w *Windows, client func(string) string) *Nemesis {
+func NewOn(c *cluster.Cluster, w *faults.Windows, client func(string) string) *Nemesis {
 	return &Nemesis{c: c, w: w, client: client}
 }
 
 // Apply applies f to the cluster and returns once its effect holds: a
 // killed leader has a successor, a paused client's worker has stopped, a
-// lapsed lease is gone on the server (see Windows.Apply for its window).
-func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
+// lapsed lease is gone on the server (see faults.Windows.Apply for its window).
+func (n *Nemesis) Apply(ctx context.Context, f faults.Fault) (*faults.Injection, error) {
 	return n.w.Apply(ctx, f, n.apply)
 }
 
@@ -123,52 +77,52 @@ func (n *Nemesis) Apply(ctx context.Context, f Fault) (*Injection, error) {
 func (n *Nemesis) UndoAll(ctx context.Context) error { return n.w.UndoAll(ctx) }
 
 // Active lists the injections not yet undone, oldest first.
-func (n *Nemesis) Active() []*Injection { return n.w.Active() }
+func (n *Nemesis) Active() []*faults.Injection { return n.w.Active() }
 
-// apply does f's work, setting in.target and in.undo as it goes, so that a
+// apply does f's work, setting in.Target() and in.undo as it goes, so that a
 // failure part-way can be undone.
-func (n *Nemesis) apply(ctx context.Context, in *Injection) error {
-	c, f := n.c, in.fault
+func (n *Nemesis) apply(ctx context.Context, in *faults.Injection) error {
+	c, f := n.c, in.Fault()
 	heal := func(context.Context) error { return c.Heal() }
 	switch f.Kind {
-	case Partition:
-		in.undo = heal
+	case faults.Partition:
+		in.SetUndo(heal)
 		return c.Partition(f.Groups...)
-	case Heal:
+	case faults.Heal:
 		return c.Heal()
-	case IsolateMember, IsolateLeader:
-		in.target = f.Member
-		if f.Kind == IsolateLeader {
+	case faults.IsolateMember, faults.IsolateLeader:
+		in.SetTarget(f.Member)
+		if f.Kind == faults.IsolateLeader {
 			l, err := c.WaitLeader(ctx)
 			if err != nil {
 				return err
 			}
-			in.target = l
+			in.SetTarget(l)
 		}
-		in.undo = heal
-		return c.Partition([]string{in.target})
-	case KillMember, KillLeader:
-		in.target = f.Member
-		if f.Kind == KillLeader {
+		in.SetUndo(heal)
+		return c.Partition([]string{in.Target()})
+	case faults.KillMember, faults.KillLeader:
+		in.SetTarget(f.Member)
+		if f.Kind == faults.KillLeader {
 			l, err := c.WaitLeader(ctx)
 			if err != nil {
 				return err
 			}
-			in.target = l
+			in.SetTarget(l)
 		}
-		if err := c.Kill(in.target); err != nil {
+		if err := c.Kill(in.Target()); err != nil {
 			return err
 		}
-		in.undo = func(ctx context.Context) error { return c.Restart(ctx, in.target) }
-		if f.Kind == KillLeader && n.quorumLeft() {
-			_, err := c.WaitLeader(ctx, in.target)
+		in.SetUndo(func(ctx context.Context) error { return c.Restart(ctx, in.Target()) })
+		if f.Kind == faults.KillLeader && n.quorumLeft() {
+			_, err := c.WaitLeader(ctx, in.Target())
 			return err
 		}
 		return nil
-	case RestartMember:
-		in.target = f.Member
+	case faults.RestartMember:
+		in.SetTarget(f.Member)
 		return c.Restart(ctx, f.Member)
-	case MoveLeader:
+	case faults.MoveLeader:
 		to := f.Member
 		if to == "" {
 			l, err := c.WaitLeader(ctx)
@@ -177,77 +131,77 @@ func (n *Nemesis) apply(ctx context.Context, in *Injection) error {
 			}
 			to = nextMember(c.Members(), l)
 		}
-		in.target = to
+		in.SetTarget(to)
 		return c.MoveLeader(ctx, to)
 	}
 	return n.applyToClient(ctx, in)
 }
 
 // applyToClient handles the faults that act on one client's link.
-func (n *Nemesis) applyToClient(ctx context.Context, in *Injection) error {
-	f := in.fault
+func (n *Nemesis) applyToClient(ctx context.Context, in *faults.Injection) error {
+	f := in.Fault()
 	cl, err := n.c.Client(n.client(f.Client))
 	if err != nil {
 		return err
 	}
 	heal := func(context.Context) error { cl.Heal(); return nil }
 	switch f.Kind {
-	case CutClient:
+	case faults.CutClient:
 		cl.Cut()
-		in.undo = heal
+		in.SetUndo(heal)
 		return nil
-	case DelayClient:
+	case faults.DelayClient:
 		cl.SetDelay(f.Delay.Std())
-		in.undo = func(context.Context) error { cl.SetDelay(0); return nil }
+		in.SetUndo(func(context.Context) error { cl.SetDelay(0); return nil })
 		return nil
-	case PauseClient:
-		pctx, cancel := context.WithTimeout(ctx, DefaultWait) // a worker that never gets there must not hang a run
+	case faults.PauseClient:
+		pctx, cancel := context.WithTimeout(ctx, faults.DefaultWait) // a worker that never gets there must not hang a run
 		at, err := cl.Pause(pctx, f.Point)
 		cancel()
 		if err != nil {
 			return err
 		}
-		in.target = at
-		in.undo = func(context.Context) error { cl.Resume(); return nil }
+		in.SetTarget(at)
+		in.SetUndo(func(context.Context) error { cl.Resume(); return nil })
 		return nil
-	case CrashClient:
+	case faults.CrashClient:
 		return cl.Crash()
-	case LoseAnswer:
+	case faults.LoseAnswer:
 		// The answers held from the write on are never delivered: the
 		// connection breaks with them (the client hears only that), and
 		// the link is healed for what comes next.
 		cl.CutAnswersAtWrite()
-		in.undo = func(context.Context) error { cl.Sever(); cl.Heal(); return nil }
+		in.SetUndo(func(context.Context) error { cl.Sever(); cl.Heal(); return nil })
 		return nil
-	case HoldAnswers:
-		in.target = "from its next keep-alive"
+	case faults.HoldAnswers:
+		in.SetTarget("from its next keep-alive")
 		if !cl.AnswersHeld() {
-			in.target = "from when applied: no keep-alive had come"
+			in.SetTarget("from when applied: no keep-alive had come")
 		}
 		cl.CutAnswers()
-		in.undo = heal
+		in.SetUndo(heal)
 		return nil
-	case ExpireLease:
+	case faults.ExpireLease:
 		lease := cl.Lease()
 		if lease == 0 {
 			return fmt.Errorf("client %s has no lease recorded (Client.SetLease)", f.Client)
 		}
-		in.target = fmt.Sprintf("lease %x", int64(lease))
-		if f.Mode == ModeRevoke {
+		in.SetTarget(fmt.Sprintf("lease %x", int64(lease)))
+		if f.Mode == faults.ModeRevoke {
 			_, err := n.c.Admin().Revoke(ctx, lease)
 			if errors.Is(err, rpctypes.ErrLeaseNotFound) {
 				// An earlier fault already ended it and the client has not
 				// noticed yet: the lease is gone, as this fault asks.
-				in.target += " (already gone)"
-				in.gone = true
+				in.SetTarget(in.Target() + " (already gone)")
+				in.SetAlreadyGone()
 				return nil
 			}
 			return err
 		}
 		cl.Cut()
-		in.undo = heal
+		in.SetUndo(heal)
 		return n.c.WaitLeaseGone(ctx, lease)
-	case LoseRequest:
+	case faults.LoseRequest:
 		return errors.New("the lab cannot tell an etcd client's requests on the wire (ZooKeeper's only: a script's acquire next=lost)")
 	}
 	return fmt.Errorf("unknown fault kind %q", f.Kind)
