@@ -203,7 +203,7 @@ func TestShrunkScriptReproduces(t *testing.T) {
 	}
 }
 
-// With longer leases (locktest.TTL, explore --ttl) a drawn script says so
+// With longer leases (locktest.LeaseScale, explore --ttl) a drawn script says so
 // in its setup, its case runs to its closing grant, and it runs again as a
 // scenario file with the verdicts it recorded.
 func TestExploreWithLongerLeases(t *testing.T) {

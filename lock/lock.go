@@ -119,3 +119,30 @@ type Regression struct {
 	// Check is the check whose FAIL catches it.
 	Check string
 }
+
+// Descriptor describes one lock a store's package runs by name, the same
+// way on every store (etcdlock.Lock, redislock.Lock and zklock.Lock are
+// Descriptors of their store's client): C is the store's client.
+type Descriptor[C any] struct {
+	Name string
+	// About says in a line what it is.
+	About string
+	// Factory makes it.
+	Factory Factory[C]
+	// Masters is how many independent servers it runs over, each a master
+	// of its own (Redlock's five); zero for the store's one set of
+	// replicated servers.
+	Masters int
+	// Adapter marks the lab's own adapter of a lock people use, made to
+	// keep the contract where the lock as shipped does not: run by name,
+	// not among those a run of every lock runs (which runs the locks as
+	// they ship).
+	Adapter bool
+	// Weak are the catalog lessons it fails as it ships — by its design,
+	// not by a bug of the lab's — each with the check that says so: the
+	// lab documents them as FAIL rather than hide them.
+	Weak map[string]string
+	// Bad describes a known-bad lock: its bug and the lessons that must
+	// catch it (nil for a lock people use).
+	Bad *Regression
+}

@@ -65,7 +65,7 @@ func safeOn(cfg config, tg target) []string {
 func runExplore(t *testing.T, g *gate, cfg config, tg target) int {
 	p := explore.Safe(safeOn(cfg, tg)...)
 	ecfg := explore.Config{Lock: Name, Property: p, Cases: cfg.cases, Seed: cfg.seed, ShrinkTime: 30 * time.Second,
-		Walk: script.WalkOptions{TTL: cfg.ttl, Faults: gateFaults}}
+		Walk: script.WalkOptions{TTL: max(cfg.leaseScale, 1), Faults: gateFaults}}
 	if tg.etcd != nil {
 		var (
 			c   *cluster.Cluster

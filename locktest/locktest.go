@@ -21,17 +21,17 @@ const Name = "lock-under-test"
 
 // config is what Run runs; Options change it.
 type config struct {
-	scenarios []string
-	resources []string
-	seed      uint64
-	seeds     int
-	external  *cluster.External
-	compare   []string
-	extra     []scenarios.Scenario
-	parallel  int
-	cases     int
-	ttl       int
-	store     string
+	scenarios  []string
+	resources  []string
+	seed       uint64
+	seeds      int
+	external   *cluster.External
+	compare    []string
+	extra      []scenarios.Scenario
+	parallel   int
+	cases      int
+	leaseScale int
+	store      string
 }
 
 // target is the lock a gate runs, on its store.
@@ -65,15 +65,20 @@ func Seeds(first uint64, n int) Option {
 	return func(c *config) { c.seed, c.seeds = first, n }
 }
 
-// TTL makes every lease seconds times as long as its scenario writes it (1 s
-// for most; see scenarios.Scenario.Scaled): a shared, busy CI runner may
-// not renew a 1 s lease in time, and a lapse the machine caused judges
-// nothing (the run is ERROR, and run again; see scenarios.Attempts).
-// Jepsen's lock tests use 2 s. The exploration's drawn scripts (Cases)
-// take seconds-long leases too.
-func TTL(seconds int) Option {
-	return func(c *config) { c.ttl = seconds }
+// LeaseScale makes every lease k times as long as its scenario writes it
+// (1 s for most, so k seconds; see scenarios.Scenario.Scaled): a shared,
+// busy CI runner may not renew a 1 s lease in time, and a lapse the
+// machine caused judges nothing (the run is ERROR, and run again; see
+// scenarios.Attempts). Jepsen's lock tests use 2 s. The exploration's
+// drawn scripts (Cases), written for 1 s leases, take k-second leases.
+func LeaseScale(k int) Option {
+	return func(c *config) { c.leaseScale = k }
 }
+
+// TTL is LeaseScale's older name.
+//
+// Deprecated: use LeaseScale (a factor; a TTL is in seconds).
+func TTL(seconds int) Option { return LeaseScale(seconds) }
 
 // Scenarios runs only the named scenarios (default: the whole catalog).
 func Scenarios(names ...string) Option {
@@ -128,18 +133,21 @@ func CompareWith(builtins ...string) Option {
 	return func(c *config) { c.compare = builtins }
 }
 
-// Store runs the lock on the named store: "etcd" (the default for a
-// etcdlock.Factory), "redis" (a primary and two replicas; the default for
-// a lock.Factory[[]*redis.Client]) or "redlock" (five independent
-// masters). A store other than etcd is linked by importing its package:
+// Store runs the lock on the named store: "etcd" (the default for an
+// etcdlock.Factory), or a store linked into the test by importing its
+// package — "redis" (a primary and two replicas; the default for a
+// lock.Factory[[]*redis.Client]) and "redlock" (five independent masters)
+// from scenarios/redisstore, "zookeeper" (a three-server ensemble; the
+// default for a lock.Factory[*zk.Conn]) from scenarios/zkstore:
 //
 //	import _ "github.com/locklab/locklab/scenarios/redisstore"
+//	import _ "github.com/locklab/locklab/scenarios/zkstore"
 //
-// On Redis the catalog's Redis lessons run, on the unfenced and fenced
-// stores (a Redis lock keeps no key in etcd to guard a write by); the
-// exploration (Cases) draws the faults that are not etcd's own, each case
-// on a Redis started for it (for a lock that gives no token it is left
-// out, saying why); Endpoints is etcd's, and refused.
+// On a store other than etcd the catalog's lessons for that store run, on
+// the unfenced and fenced resources (etcd-guarded is etcd's); the
+// exploration (Cases) draws the faults the store can make, each case on
+// servers started for it (for a lock that gives no token it is left out,
+// saying why); Endpoints is etcd's, and refused.
 func Store(name string) Option {
 	return func(c *config) { c.store = name }
 }
@@ -180,7 +188,8 @@ func Cases(n int) Option {
 // TestMain instead).
 //
 // factory is a lock.Factory of the store's client: an etcdlock.Factory
-// for etcd, a lock.Factory[[]*redis.Client] for Redis (see Store).
+// for etcd, a lock.Factory[[]*redis.Client] for Redis, a
+// lock.Factory[*zk.Conn] for ZooKeeper (see Store).
 func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 	t.Helper()
 	cfg := config{seed: 1, seeds: 1, cases: 10}
@@ -278,7 +287,7 @@ func runCatalog(t *testing.T, g *gate, cfg config, selected []string, tg target,
 	sc := scenarios.Config{
 		Scenarios: selected, Locks: append([]string{Name}, cfg.compare...), Resources: cfg.resources,
 		Seed: cfg.seed, Runs: cfg.seeds, External: cfg.external, Out: dir,
-		Extra: cfg.extra, Parallel: cfg.parallel, TTL: cfg.ttl,
+		Extra: cfg.extra, Parallel: cfg.parallel, LeaseScale: cfg.leaseScale,
 	}
 	if tg.etcd != nil {
 		sc.Factories = map[string]etcdlock.Factory{Name: tg.etcd}

@@ -146,3 +146,29 @@ func hold(ctx context.Context, r Faulter, f faults.Fault, in *faults.Injection, 
 
 // leasePoll is how often a workload looks again at the clients' leases.
 const leasePoll = 20 * time.Millisecond
+
+// A MemberFaulter applies a fault of one of the store's members (see
+// Faulter.Fault).
+type MemberFaulter interface {
+	Fault(ctx context.Context, f faults.Fault) (*faults.Injection, error)
+}
+
+// IsolateMember cuts member off from the other members through f until
+// heal: a script's isolate step on any store whose members fail one at a
+// time.
+func IsolateMember(ctx context.Context, f MemberFaulter, member string) (Outcome, error) {
+	if _, err := f.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Isolated, Member: member}, nil
+}
+
+// KillMember kills member through f as a crash of its machine does, until
+// heal starts it again on its data: a script's kill step on any such
+// store.
+func KillMember(ctx context.Context, f MemberFaulter, member string) (Outcome, error) {
+	if _, err := f.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: Killed, Member: member}, nil
+}

@@ -25,9 +25,11 @@ type Plan struct {
 	// Work is how long each client of the slow-holder scenario works in its
 	// critical section, by client.
 	Work map[string]faults.Duration `json:"work,omitempty"`
-	// TTL is the lease scale the run was made with (Config.TTL; 0: leases
-	// as the scenario writes them): a replay makes them alike.
-	TTL int `json:"ttl,omitempty"`
+	// LeaseScale is the lease scale the run was made with
+	// (Config.LeaseScale; 0: leases as the scenario writes them): a replay
+	// makes them alike. A schedule written before it had this name says
+	// "ttl" (see UnmarshalJSON).
+	LeaseScale int `json:"lease_scale,omitempty"`
 	// Store is the store a lock run as a process was on (Config.Store;
 	// "": etcd): a replay runs it there again.
 	Store string `json:"store,omitempty"`
@@ -182,8 +184,8 @@ func (p Plan) Check() error {
 			return err
 		}
 	}
-	if p.TTL < 0 || p.TTL > script.MaxTTL {
-		return fmt.Errorf("ttl %d: want 0 to %d", p.TTL, script.MaxTTL)
+	if p.LeaseScale < 0 || p.LeaseScale > script.MaxTTL {
+		return fmt.Errorf("lease_scale %d: want 0 to %d", p.LeaseScale, script.MaxTTL)
 	}
 	for i, st := range p.Steps {
 		if _, err := script.ParseLine(st); err != nil {

@@ -77,10 +77,11 @@ type Config struct {
 	// cluster, started for it — member faults stay within their run; on an
 	// external cluster they share it, each under its own key prefix.
 	Parallel int
-	// TTL, if above 1, makes every lease that many times as long as its
-	// scenario writes it (1 s for most; see Scenario.Scaled): room for a
-	// slow or busy machine to renew in time, at the price of a longer run.
-	TTL int
+	// LeaseScale, if above 1, makes every lease that many times as long as
+	// its scenario writes it (1 s for most; see Scenario.Scaled): room for
+	// a slow or busy machine to renew in time, at the price of a longer
+	// run. (A TTL is always in seconds; this is a factor.)
+	LeaseScale int
 	// Shard, if set, runs only that part of the jobs (see Shard); the
 	// results file records it, for Merge.
 	Shard Shard
@@ -169,7 +170,7 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 		return sum, err
 	}
 	sum.Campaign = &Campaign{Scenarios: cfg.Scenarios, Locks: cfg.Locks, Resources: cfg.Resources, Seed: cfg.Seed,
-		Runs: cfg.Runs, Members: cfg.Members, TTL: max(cfg.TTL, 1), ExpectPass: cfg.ExpectPass,
+		Runs: cfg.Runs, Members: cfg.Members, LeaseScale: max(cfg.LeaseScale, 1), ExpectPass: cfg.ExpectPass,
 		External: cfg.External != nil, Jobs: len(jobs), Shard: cfg.Shard, LeftOut: leftOut}
 	if cfg.Shard.Count > 1 {
 		var kept []job
@@ -266,9 +267,9 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 				}
 				i := order[k]
 				j := jobs[i]
-				rs := attempts(ctx, max(cfg.TTL, 1), func(ttl int) []Result {
+				rs := attempts(ctx, max(cfg.LeaseScale, 1), func(scale int) []Result {
 					at := cfg
-					at.TTL = ttl
+					at.LeaseScale = scale
 					return runOne(ctx, at, c, j)
 				})
 				mu.Lock()
@@ -311,7 +312,7 @@ func longestFirst(jobs []job) []int {
 // etcd cluster c, or, for a Redis lock, on Redis started for the run.
 func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result {
 	began := time.Now()
-	s := j.s.Scaled(cfg.TTL)
+	s := j.s.Scaled(cfg.LeaseScale)
 	resources := cfg.Resources
 	base := Result{Scenario: s.Name, Lock: j.lock, Seed: j.seed}
 	each := func(fill func(x *Result)) []Result {
@@ -409,8 +410,8 @@ func planOf(cfg Config, s Scenario, j job) (Plan, error) {
 	if err != nil {
 		return plan, err
 	}
-	if cfg.TTL > 1 {
-		plan.TTL = cfg.TTL
+	if cfg.LeaseScale > 1 {
+		plan.LeaseScale = cfg.LeaseScale
 	}
 	if j.other != nil && strings.HasPrefix(j.lock, process.ExecPrefix) {
 		plan.Store = cfg.Store

@@ -83,7 +83,7 @@ type Campaign struct {
 	Seed       uint64   `json:"seed"`
 	Runs       int      `json:"runs"`
 	Members    int      `json:"members"`
-	TTL        int      `json:"ttl"`
+	LeaseScale int      `json:"lease_scale"`
 	ExpectPass bool     `json:"expect_pass,omitempty"`
 	External   bool     `json:"external,omitempty"`
 	// Jobs is how many jobs the whole campaign has, all shards together.
@@ -99,14 +99,14 @@ func (c Campaign) same(o Campaign) bool {
 	c.Shard, o.Shard = Shard{}, Shard{}
 	return slices.Equal(c.Scenarios, o.Scenarios) && slices.Equal(c.Locks, o.Locks) &&
 		slices.Equal(c.Resources, o.Resources) && c.Seed == o.Seed && c.Runs == o.Runs && c.Members == o.Members &&
-		c.TTL == o.TTL && c.ExpectPass == o.ExpectPass && c.External == o.External && c.Jobs == o.Jobs
+		c.LeaseScale == o.LeaseScale && c.ExpectPass == o.ExpectPass && c.External == o.External && c.Jobs == o.Jobs
 }
 
 // Flags are the run flags that ask for c (without --shard).
 func (c Campaign) Flags() string {
 	f := fmt.Sprintf("--scenario %s --lock %s --resource %s --seed %d --runs %d --members %d --ttl %d",
 		strings.Join(c.Scenarios, ","), strings.Join(c.Locks, ","), strings.Join(c.Resources, ","),
-		c.Seed, c.Runs, c.Members, c.TTL)
+		c.Seed, c.Runs, c.Members, c.LeaseScale)
 	if c.ExpectPass {
 		f += " --expect pass"
 	}

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,7 +68,7 @@ func TestShardsPartitionTheJobs(t *testing.T) {
 func TestMergeRefuses(t *testing.T) {
 	camp := func(k int) *Campaign {
 		return &Campaign{Scenarios: []string{"s"}, Locks: []string{"l"}, Resources: []string{"unfenced"}, Seed: 1, Runs: 2,
-			Members: 3, TTL: 1, Jobs: 2, Shard: Shard{k, 2}}
+			Members: 3, LeaseScale: 1, Jobs: 2, Shard: Shard{k, 2}}
 	}
 	res := func(seed uint64) []Result {
 		return []Result{{Scenario: "s", Lock: "l", Resource: "unfenced", Seed: seed, Verdict: "PASS", Matches: true}}
@@ -112,4 +113,22 @@ func TestMergeRefuses(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, m.Complete, "a shard interrupted leaves the campaign incomplete")
 	assert.Equal(t, 3, m.ExitCode())
+}
+
+// A schedule and a results file written while the lease scale was called
+// "ttl" still read, the scale kept; a field of neither is still refused.
+func TestTheLeaseScaleReadsUnderItsOldName(t *testing.T) {
+	var p Plan
+	require.NoError(t, json.Unmarshal([]byte(`{"scenario":"paused-holder","seed":1,"ttl":2}`), &p))
+	assert.Equal(t, 2, p.LeaseScale)
+	require.NoError(t, json.Unmarshal([]byte(`{"scenario":"paused-holder","seed":1,"lease_scale":3}`), &p))
+	assert.Equal(t, 3, p.LeaseScale)
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"scenario":"paused-holder","nope":1}`), &p), `unknown field "nope"`)
+	var c Campaign
+	require.NoError(t, json.Unmarshal([]byte(`{"seed":1,"runs":1,"members":3,"ttl":2,"jobs":1}`), &c))
+	assert.Equal(t, 2, c.LeaseScale)
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"lease_scale":2`)
+	assert.NotContains(t, string(b), `"ttl"`)
 }

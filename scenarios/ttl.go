@@ -13,7 +13,7 @@ import (
 // get 3k. What is measured against the TTL scales with it — its operations'
 // timeouts, the bound on granting again after a fault (Minimum), and the
 // TTL its effects compare with (held-past-ttl) — so a run on a slow machine
-// can take leases that the machine renews in time (see Config.TTL).
+// can take leases that the machine renews in time (see Config.LeaseScale).
 func (s Scenario) Scaled(k int) Scenario {
 	if k <= 1 {
 		return s

@@ -54,7 +54,7 @@ type server struct {
 	mu     sync.Mutex
 	addr   string // host:port while it runs, "" once killed
 	cmd    *exec.Cmd
-	exited chan struct{}
+	exited <-chan struct{}
 	admin  *redis.Client // direct, not through any proxy: the lab's own view
 	// opts, for a server of the user's own, are its clients' options
 	// (password, database, TLS); nil for one the lab started.
@@ -95,23 +95,16 @@ func (s *server) run(ctx context.Context, port int) error {
 	args := append([]string{"--port", strconv.Itoa(port)}, s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
-	var out io.Writer = s.out
-	if s.log != nil {
-		out = io.MultiWriter(s.out, s.log)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	deathsig.Set(cmd)
-	if err := cmd.Start(); err != nil {
+	exited, err := deathsig.Start(cmd, s.out, s.log)
+	if err != nil {
 		return fmt.Errorf("redisd: starting %s: %w", s.name, err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }() //nolint:errcheck // its end is seen on exited
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	admin := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second,
 		ReadTimeout: 2 * time.Second, WriteTimeout: 2 * time.Second, PoolSize: 2})
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	err := poll.Until(ctx, s.name+" to answer PING", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+	err = poll.Until(ctx, s.name+" to answer PING", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
 		select {
 		case <-exited:
 			return false, errExited

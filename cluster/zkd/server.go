@@ -59,7 +59,7 @@ type server struct {
 	peersOf                  func(id int) string // the server.N lines of id's config
 	mu                       sync.Mutex
 	cmd                      *exec.Cmd
-	exited                   chan struct{}
+	exited                   <-chan struct{}
 }
 
 // addr is where the server takes clients.
@@ -108,17 +108,10 @@ func (s *server) run() error {
 	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	cmd := exec.Command(s.java, args...)
 	cmd.Dir = s.dir
-	var out io.Writer = s.out
-	if s.log != nil {
-		out = io.MultiWriter(s.out, s.log)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	deathsig.Set(cmd)
-	if err := cmd.Start(); err != nil {
+	exited, err := deathsig.Start(cmd, s.out, s.log)
+	if err != nil {
 		return fmt.Errorf("zkd: starting %s: %w", s.name, err)
 	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }() //nolint:errcheck // its end is seen on exited
 	s.mu.Lock()
 	s.cmd, s.exited = cmd, exited
 	s.mu.Unlock()

@@ -201,7 +201,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 			dir, lockName, lockName)
 	}
 	f := runFlags{scenario: plan.Scenario, lock: lockName, resource: strings.Join(resources, ","),
-		seed: plan.Seed, runs: 1, parallel: 1, ttl: max(plan.TTL, 1), expect: "catalog", store: plan.Store,
+		seed: plan.Seed, runs: 1, parallel: 1, leaseScale: max(plan.LeaseScale, 1), expect: "catalog", store: plan.Store,
 		clusterFlags: clusterFlags{members: 3, verbose: *verbose}}
 	if path := scenarios.ScriptFile(dir, plan.Scenario); fileExists(path) {
 		f.script = path // a run of a scenario file (--script) keeps the file beside its schedule

@@ -15,7 +15,6 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/lock/etcdlock"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -48,7 +47,10 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		locks[r.Name] = r.Factory
 	}
 	if _, ok := locks[*lk]; !ok {
-		names := append(live.Names(locks), append(redislock.Names(), redislock.KnownBad()...)...)
+		names := live.Names(locks)
+		for _, b := range scenarios.Backends() {
+			names = append(names, b.Names()...)
+		}
 		return exitUsage, usagef("--lock: unknown lock %q (locks: %s)", *lk, strings.Join(names, ", "))
 	}
 	external, logger, err := cf.check()

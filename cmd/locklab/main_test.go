@@ -127,6 +127,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"explore", "--shrink-time", "-1s"}, []string{"--shrink-time: want more than 0 and at most 1h0m0s, got -1s"}},
 		{[]string{"explore", "--cases", "100000000"}, []string{"--cases: want 1 to 100000"}},
 		{[]string{"lab", "--ttl", "100000"}, []string{"--ttl: want 1 to 30 seconds"}},
+		{[]string{"lab", "--lock", "nosuch"}, []string{`--lock: unknown lock "nosuch"`, "etcd-mutex", "redis-setnx", "zk-lock"}},
 		{[]string{"check", "/dev/zero"}, []string{"/dev/zero: not a regular file (a device)"}},
 		{[]string{"check", markup}, []string{"markup.jsonl:2: client", "a name starts with a letter or a digit"}},
 		{[]string{"check", traversal}, []string{"traversal.jsonl:1: header: scenario", "a name starts with a letter or a digit"}},
@@ -618,7 +619,7 @@ func TestRunWithLongerLeases(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(run, "schedule.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &plan))
-	assert.Equal(t, 2, plan.TTL)
+	assert.Equal(t, 2, plan.LeaseScale)
 	b, err = os.ReadFile(filepath.Join(run, "unfenced.history.jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"lease_ttl":2000000000`, "the leases the lab followed were granted for 2 s")

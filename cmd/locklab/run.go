@@ -77,13 +77,13 @@ func (f *clusterFlags) check() (*cluster.External, *zap.Logger, error) {
 // runFlags are the flags of run (and replay, which takes a subset).
 type runFlags struct {
 	clusterFlags
-	scenario, lock, resource string
-	seed                     uint64
-	runs, parallel, ttl      int
-	expect, out, script      string
-	shard                    string
-	redis                    string
-	store                    string
+	scenario, lock, resource   string
+	seed                       uint64
+	runs, parallel, leaseScale int
+	expect, out, script        string
+	shard                      string
+	redis                      string
+	store                      string
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
@@ -92,7 +92,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.resource, "resource", "all", "resource name, comma list, or all")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the schedules")
 	fs.IntVar(&f.runs, "runs", 1, fmt.Sprintf("runs per scenario × lock (seeds seed, seed+1, …), 1 to %d", maxRuns))
-	fs.IntVar(&f.ttl, "ttl", 1, fmt.Sprintf("lease TTL in seconds of the scenarios written for 1 s (the others scale with it), 1 to %d: 2–5 gives a slow or busy machine time to renew", maxTTL))
+	fs.IntVar(&f.leaseScale, "ttl", 1, fmt.Sprintf("lease TTL in seconds of the scenarios written for 1 s (the others scale with it), 1 to %d: 2–5 gives a slow or busy machine time to renew", maxTTL))
 	fs.IntVar(&f.parallel, "parallel", runParallel(),
 		fmt.Sprintf("configurations run at once, 1 to %d, each on its own embedded cluster (or sharing --endpoints); one per CPU when a lock runs as a process", maxParallel))
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
@@ -235,9 +235,9 @@ func readScripts(list string) ([]scenarios.Scenario, error) {
 // config turns flags into a runner configuration.
 func (f *runFlags) config() (scenarios.Config, error) {
 	cfg := scenarios.Config{Seed: f.seed, Runs: f.runs, Members: f.members, ExpectPass: f.expect == "pass",
-		Parallel: f.parallel, TTL: f.ttl}
-	if f.ttl < 1 || f.ttl > maxTTL {
-		return cfg, usagef("--ttl: want 1 to %d s, got %d", maxTTL, f.ttl)
+		Parallel: f.parallel, LeaseScale: f.leaseScale}
+	if f.leaseScale < 1 || f.leaseScale > maxTTL {
+		return cfg, usagef("--ttl: want 1 to %d s, got %d", maxTTL, f.leaseScale)
 	}
 	if f.shard != "" {
 		shard, err := scenarios.ParseShard(f.shard, os.Getenv)

@@ -7,24 +7,12 @@ import (
 
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // Lock describes one built-in lock on etcd: everything the lab knows of
 // it, in one place.
-type Lock struct {
-	Name string
-	// About says in a line what it is.
-	About   string
-	Factory Factory
-	// Adapter marks the lab's own adapter of a lock people use, made to
-	// keep the contract where the lock as shipped does not: run by name,
-	// not among Names (a run of every lock runs the locks as they ship).
-	Adapter bool
-	// Weak are the catalog lessons it fails as it ships — by its design,
-	// not by a bug of the lab's — each with the check that says so: the
-	// lab documents them as FAIL rather than hide them (see NewMutex).
-	Weak map[string]string
-}
+type Lock = lock.Descriptor[*clientv3.Client]
 
 // locks are the built-in locks, in a fixed order.
 var locks = []Lock{

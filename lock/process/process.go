@@ -28,8 +28,9 @@ const (
 	// EnvDir is a directory of the process's own, removed once it has
 	// ended; it is also first on its PATH.
 	EnvDir = "LOCKLAB_DIR"
-	// EnvStore is the store the lock is on: "etcd" here (package
-	// lock/redislock runs programs on Redis with "redis").
+	// EnvStore is the store the lock is on, as the store's lock package
+	// names it when it starts the program (etcdlock, redislock, zklock:
+	// each its own name, and the variables that reach its servers).
 	EnvStore = "LOCKLAB_STORE"
 )
 

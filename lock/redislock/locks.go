@@ -6,26 +6,12 @@ import (
 
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/knownbad"
+	"github.com/redis/go-redis/v9"
 )
 
 // Lock describes one Redis lock the lab runs by name: everything the lab
 // knows of it, in one place.
-type Lock struct {
-	Name string
-	// About says in a line what it is.
-	About   string
-	Factory Factory
-	// Masters is how many independent masters it runs over (Redlock's
-	// five); zero for one primary with replicas.
-	Masters int
-	// Weak are the catalog lessons it fails by its design, not by a bug —
-	// each with the check that says so: the lab documents them as FAIL
-	// rather than hide them.
-	Weak map[string]string
-	// Bad describes a known-bad lock: its bug and the lessons that must
-	// catch it (nil for a lock people use).
-	Bad *lock.Regression
-}
+type Lock = lock.Descriptor[[]*redis.Client]
 
 // locks are the Redis locks: the ones people use, then the known-bad.
 var locks = []Lock{

@@ -24,18 +24,7 @@ type Factory = lock.Factory[*zk.Conn]
 var ErrUnknownLock = errors.New("zklock: unknown lock")
 
 // Lock describes one ZooKeeper lock the lab runs by name.
-type Lock struct {
-	Name string
-	// About says in a line what it is.
-	About   string
-	Factory Factory
-	// Weak are the catalog lessons it fails by its design, each with the
-	// check that says so (documented FAILs).
-	Weak map[string]string
-	// Bad describes a known-bad lock: its bug and the lessons that must
-	// catch it (nil for a lock people use).
-	Bad *lock.Regression
-}
+type Lock = lock.Descriptor[*zk.Conn]
 
 // locks are the ZooKeeper locks: the ones people use, then the known-bad.
 var locks = []Lock{

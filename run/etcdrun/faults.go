@@ -16,20 +16,14 @@ import (
 // request timeout. The rest of the cluster carries on and, a TTL later,
 // ends the leases only the cut-off member's clients kept alive.
 func (e *Env) Isolate(ctx context.Context, member string) (run.Outcome, error) {
-	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.Isolated, Member: member}, nil
+	return run.IsolateMember(ctx, e, member)
 }
 
 // Kill kills member as a crash of its machine does (its process ends,
 // its data stays) until the faults are healed, which restarts it on its
 // data directory. The others elect a leader without it, if it led.
 func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
-	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.Killed, Member: member}, nil
+	return run.KillMember(ctx, e, member)
 }
 
 // HoldAnswers holds the answers client's member sends for d from client's

@@ -16,19 +16,13 @@ import (
 // still reach it, and it stops serving them once it sees the quorum gone
 // (they move to another server, within their session).
 func (e *Env) Isolate(ctx context.Context, member string) (run.Outcome, error) {
-	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.IsolateMember, Member: member}); err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.Isolated, Member: member}, nil
+	return run.IsolateMember(ctx, e, member)
 }
 
 // Kill kills member as a crash of its machine does until heal, which
 // starts it again on its data.
 func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
-	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillMember, Member: member}); err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.Killed, Member: member}, nil
+	return run.KillMember(ctx, e, member)
 }
 
 // Fault applies a fault of a server until its Injection's Undo (or heal):
