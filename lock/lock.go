@@ -146,3 +146,17 @@ type Descriptor[C any] struct {
 	// catch it (nil for a lock people use).
 	Bad *Regression
 }
+
+// Description is what a Descriptor says of its lock, whatever its store's
+// client: what a listing of every store's locks shows.
+type Description struct {
+	Name, About string
+	Adapter     bool
+	Weak        map[string]string
+	Bad         *Regression
+}
+
+// Description is d without its factory.
+func (d Descriptor[C]) Description() Description {
+	return Description{Name: d.Name, About: d.About, Adapter: d.Adapter, Weak: d.Weak, Bad: d.Bad}
+}

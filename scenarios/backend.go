@@ -26,6 +26,12 @@ type Backend interface {
 	Name() string
 	// Names are the locks it has by name, the known-bad ones too.
 	Names() []string
+	// About says what its locks run on ("real Redis") and what that
+	// needs on the machine ("redis-server"); "" for a backend whose locks
+	// another lists (Names is then empty too).
+	About() (on, needs string)
+	// Locks describes the locks it has by name, the known-bad ones too.
+	Locks() []lock.Description
 	// Lock returns the backend's lock called name; false if it has none.
 	Lock(name string) (BackendLock, bool)
 	// Exec returns the lock run as a process by command on this store

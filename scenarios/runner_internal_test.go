@@ -230,6 +230,8 @@ func (testBackend) Name() string                     { return "test" }
 func (testBackend) Exec(string) (BackendLock, error) { return BackendLock{Kind: RedisLock}, nil }
 func (testBackend) Regressions() []lock.Regression   { return nil }
 func (testBackend) Names() []string                  { return nil }
+func (testBackend) About() (on, needs string)        { return "", "" }
+func (testBackend) Locks() []lock.Description        { return nil }
 func (testBackend) Adopt(any) (BackendLock, error)   { return BackendLock{}, errors.New("no") }
 func (testBackend) Connect(context.Context, []string) (Servers, error) {
 	return nil, errors.New("no servers")

@@ -95,26 +95,26 @@ func cmdList(args []string, w io.Writer) (int, error) {
 		}
 	}
 	add("the lab's adapters of those locks (not in the default matrix; --lock names them):", rows)
-	rows = nil
-	for _, l := range redislock.Locks() {
-		if l.Bad == nil {
-			rows = append(rows, row{l.Name, l.About})
-		}
-	}
-	add("locks on real Redis (not in the default matrix; --lock names them; redis-server needed):", rows)
-	rows = nil
-	for _, l := range zklock.Locks() {
-		if l.Bad == nil {
-			rows = append(rows, row{l.Name, l.About})
-		}
-	}
-	add("locks on real ZooKeeper (not in the default matrix; --lock names them; zookeeperd needed):", rows)
-	rows = nil
 	var regs []lock.Regression
 	for _, r := range etcdlock.Regressions() {
 		regs = append(regs, r.Regression)
 	}
-	for _, r := range slices.Concat(regs, redislock.Regressions(), zklock.Regressions()) {
+	for _, b := range scenarios.Backends() {
+		on, needs := b.About()
+		if on == "" {
+			continue
+		}
+		rows = nil
+		for _, l := range b.Locks() {
+			if l.Bad == nil {
+				rows = append(rows, row{l.Name, l.About})
+			}
+		}
+		add(fmt.Sprintf("locks on %s (not in the default matrix; --lock names them; %s needed):", on, needs), rows)
+		regs = append(regs, b.Regressions()...)
+	}
+	rows = nil
+	for _, r := range regs {
 		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
 	add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)

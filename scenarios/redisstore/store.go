@@ -46,6 +46,24 @@ func (b backend) Names() []string {
 	return append(redislock.Names(), redislock.KnownBad()...)
 }
 
+func (b backend) About() (on, needs string) {
+	if b.masters > 0 {
+		return "", ""
+	}
+	return "real Redis", "redis-server"
+}
+
+func (b backend) Locks() []lock.Description {
+	if b.masters > 0 {
+		return nil // the same locks as the other's
+	}
+	var out []lock.Description
+	for _, l := range redislock.Locks() {
+		out = append(out, l.Description())
+	}
+	return out
+}
+
 func (b backend) Lock(name string) (scenarios.BackendLock, bool) {
 	l, err := redislock.Find(name)
 	if err != nil || b.masters > 0 {

@@ -36,6 +36,16 @@ func (backend) Names() []string {
 	return out
 }
 
+func (backend) About() (on, needs string) { return "real ZooKeeper", "zookeeperd" }
+
+func (backend) Locks() []lock.Description {
+	var out []lock.Description
+	for _, l := range zklock.Locks() {
+		out = append(out, l.Description())
+	}
+	return out
+}
+
 func (backend) Lock(name string) (scenarios.BackendLock, bool) {
 	l, err := zklock.Find(name)
 	if err != nil {
