@@ -157,6 +157,23 @@ func (l Loss) Renewed() bool {
 	return l.RenewedAt > 0 && l.TTL > 0 && l.RenewedAt+l.TTL >= l.AliveUntil
 }
 
+// EndedOnTime reports whether the lease ended a TTL or more after the last
+// keep-alive its client sent, and the client sent none after it: the
+// client had stopped renewing (a lock that releases without revoking its
+// lease, as python-etcd3's does) and the server ended the lease when that
+// keep-alive said it would. No server or link let it lapse early.
+func (l Loss) EndedOnTime() bool {
+	if l.RenewedAt <= 0 || l.TTL <= 0 || l.Gone < l.RenewedAt+l.TTL {
+		return false
+	}
+	for _, r := range l.Renewals {
+		if r > l.RenewedAt {
+			return false
+		}
+	}
+	return true
+}
+
 // LeaseLosses lists the history's lease-lost events in order.
 func LeaseLosses(events []Event) []Loss {
 	var out []Loss

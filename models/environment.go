@@ -232,7 +232,10 @@ func waitLosses(ops []history.Operation, events []history.Event) []heldLoss {
 // server — a waiter's key that gave up, which the lesson means to stay —
 // through no doing of the lock. Each comes as a heldLoss whose grant is
 // the stretch the lapse is judged from: the client, and the last TTL
-// before the lease was last seen alive.
+// before the lease was last seen alive. A lease that ended on time, a TTL
+// after its client's last keep-alive (history.Loss.EndedOnTime), with
+// nothing of the machine's in the way of a next one, is none of these:
+// nobody was still renewing it.
 func idleLosses(ops []history.Operation, events []history.Event) []heldLoss {
 	losses := history.LeaseLosses(events)
 	if len(losses) == 0 {
@@ -249,7 +252,12 @@ func idleLosses(ops []history.Operation, events []history.Event) []heldLoss {
 		if h.excuse == byFault {
 			h.aside = aside(excused, members, l.Client, from, l)
 		}
-		if h.environmental() != unexcused {
+		switch e := h.environmental(); {
+		case e == byRenewal && l.EndedOnTime():
+			// Its client stopped renewing, and the server ended it on
+			// schedule: no lapse. (A stall that kept the lab's own
+			// client from renewing is still the machine's.)
+		case e != unexcused:
 			out = append(out, h)
 		}
 	}

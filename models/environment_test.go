@@ -188,3 +188,42 @@ func TestKeepAlivesTheServerLeftUnansweredAreTheEnvironments(t *testing.T) {
 		})
 	}
 }
+
+// An idle client's lease whose keep-alives stopped (a lock that releases
+// without revoking its lease, as python-etcd3's does), and that the server
+// ended a TTL after the last of them, ended on time: no machine let it
+// lapse, and the environment takes no blame for it. The same lease ended
+// before that keep-alive's TTL was out, or while the client went on
+// renewing it, lapsed though renewed: the busy machine's (ERROR).
+func TestAnIdleLeaseEndingOnTimeIsNoLapse(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	idle := []op{
+		{client: "c1", op: A, call: 0, ret: ms(10), token: 10, lease: 0xa},
+		{client: "c1", op: R, call: ms(20), ret: ms(30)},
+		{client: "c2", op: A, call: ms(4000), ret: ms(4010), token: 12, lease: 0xb},
+		{client: "c2", op: R, call: ms(4020), ret: ms(4030)},
+	}
+	loss := func(gone int64, renewals ...int64) []lost {
+		l := lost{client: "c1", t: gone, aliveUntil: gone - ms(60), lease: 0xa, ttl: ms(1000), renewals: renewals}
+		for _, r := range renewals {
+			if r <= l.aliveUntil {
+				l.renewedAt = r // the last keep-alive before its last sighting alive
+			}
+		}
+		return []lost{l}
+	}
+	for _, tc := range []struct {
+		name string
+		lost []lost
+		env  models.Result
+	}{
+		{"ended a TTL after its last keep-alive", loss(ms(1380), ms(10), ms(340)), models.Pass},
+		{"ended before that keep-alive's TTL was out", loss(ms(1200), ms(10), ms(340)), models.Error},
+		{"its client still renewing when it ended", loss(ms(1380), ms(10), ms(340), ms(1370)), models.Error},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustCheck(t, build(idle, tc.lost, nil), time.Second)
+			assert.Equal(t, tc.env, r.Environment.Result, r.Environment.Explanation)
+		})
+	}
+}
