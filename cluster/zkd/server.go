@@ -103,7 +103,11 @@ func (s *server) run() error {
 		logging = []string{"-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-Dorg.slf4j.simpleLogger.showDateTime=true",
 			"-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS"}
 	}
-	args := append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Dzookeeper.admin.enableServer=false"},
+	// -XX:-UsePerfData: a JVM keeps a file of its own under
+	// /tmp/hsperfdata_<user>, removed only when it exits on its own; a
+	// server the lab kills would leave it behind.
+	args := append([]string{"-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-XX:-UsePerfData",
+		"-Dzookeeper.admin.enableServer=false"},
 		logging...)
 	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	cmd := exec.Command(s.java, args...)

@@ -3,6 +3,8 @@ package zkd_test
 import (
 	"context"
 	"os"
+	"os/user"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -79,16 +81,25 @@ func TestAKilledLeaderIsReplaced(t *testing.T) {
 	e.HealPeers()
 }
 
-// Close leaves no directory behind.
+// Close leaves no directory behind, nor does a server killed first (a
+// JVM's perf-data file under /tmp/hsperfdata_<user> outlives a JVM that
+// is killed).
 func TestCloseRemovesEverything(t *testing.T) {
 	if _, _, err := zkd.Find(); err != nil {
 		t.Skip(err)
 	}
+	u, err := user.Current()
+	require.NoError(t, err)
+	perf := filepath.Join(os.TempDir(), "hsperfdata_"+u.Username)
+	before, _ := os.ReadDir(perf)
 	e, err := zkd.Start(t.Context(), 1, zkd.Options{})
 	require.NoError(t, err)
 	dirs := e.Addrs()
 	require.Len(t, dirs, 1)
+	e.Kill(0)
 	require.NoError(t, e.Close())
+	after, _ := os.ReadDir(perf)
+	assert.LessOrEqual(t, len(after), len(before), "a killed server left its perf data in %s", perf)
 	require.NoError(t, e.Close(), "twice is once")
 	_, err = os.Stat(e.Root())
 	assert.True(t, os.IsNotExist(err), "its directory is gone")
