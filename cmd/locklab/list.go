@@ -68,33 +68,56 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	if fs.NArg() > 0 {
 		return exitUsage, usagef("list: unexpected argument %q", fs.Arg(0))
 	}
-	// One column for every name, as wide as the longest.
-	type row struct{ name, text string }
-	var sections [][]row
-	var heads []string
-	add := func(head string, rows []row) { heads, sections = append(heads, head), append(sections, rows) }
-	var rows []row
+	var l listing
+	var rows []listRow
 	for _, s := range scenarios.Catalog() {
-		rows = append(rows, row{s.Name, firstSentence(s.Lesson)})
+		rows = append(rows, listRow{s.Name, firstSentence(s.Lesson)})
 	}
-	add("scenarios:", rows)
+	l.add("scenarios:", rows)
+	l.addLocks()
 	rows = nil
-	for _, l := range etcdlock.Locks() {
-		if !l.Adapter {
-			rows = append(rows, row{l.Name, l.About})
+	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {
+		rows = append(rows, listRow{name, resourceLines[name]})
+	}
+	l.add("resources:", rows)
+	rows = nil
+	for _, k := range faults.Kinds() {
+		rows = append(rows, listRow{string(k), faults.Describe(k)})
+	}
+	l.add("faults:", rows)
+	l.print(w)
+	return exitOK, nil
+}
+
+// listRow is one name and its line in locklab list.
+type listRow struct{ name, text string }
+
+// listing is locklab list's sections, each under its heading.
+type listing struct {
+	heads    []string
+	sections [][]listRow
+}
+
+func (l *listing) add(head string, rows []listRow) {
+	l.heads, l.sections = append(l.heads, head), append(l.sections, rows)
+}
+
+// addLocks adds etcd's locks and the lab's adapters of them, each
+// registered store's locks, and every store's known-bad locks.
+func (l *listing) addLocks() {
+	var rows, adapters []listRow
+	for _, lk := range etcdlock.Locks() {
+		if lk.Adapter {
+			adapters = append(adapters, listRow{lk.Name, lk.About})
+		} else {
+			rows = append(rows, listRow{lk.Name, lk.About})
 		}
 	}
-	rows = append(rows, row{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
+	rows = append(rows, listRow{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
 		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3); " +
 		"on Redis with --store redis (an adapter for redis-py's Lock)"})
-	add("locks:", rows)
-	rows = nil
-	for _, l := range etcdlock.Locks() {
-		if l.Adapter {
-			rows = append(rows, row{l.Name, l.About})
-		}
-	}
-	add("the lab's adapters of those locks (not in the default matrix; --lock names them):", rows)
+	l.add("locks:", rows)
+	l.add("the lab's adapters of those locks (not in the default matrix; --lock names them):", adapters)
 	var regs []lock.Regression
 	for _, r := range etcdlock.Regressions() {
 		regs = append(regs, r.Regression)
@@ -105,42 +128,36 @@ func cmdList(args []string, w io.Writer) (int, error) {
 			continue
 		}
 		rows = nil
-		for _, l := range b.Locks() {
-			if l.Bad == nil {
-				rows = append(rows, row{l.Name, l.About})
+		for _, lk := range b.Locks() {
+			if lk.Bad == nil {
+				rows = append(rows, listRow{lk.Name, lk.About})
 			}
 		}
-		add(fmt.Sprintf("locks on %s (not in the default matrix; --lock names them; %s needed):", on, needs), rows)
+		l.add(fmt.Sprintf("locks on %s (not in the default matrix; --lock names them; %s needed):", on, needs), rows)
 		regs = append(regs, b.Regressions()...)
 	}
 	rows = nil
 	for _, r := range regs {
-		rows = append(rows, row{r.Name, r.Bug}, row{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
+		rows = append(rows, listRow{r.Name, r.Bug}, listRow{"", fmt.Sprintf("caught by %s (%s check); %s", strings.Join(r.Scenarios, ", "), r.Check, r.Link)})
 	}
-	add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)
-	rows = nil
-	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {
-		rows = append(rows, row{name, resourceLines[name]})
-	}
-	add("resources:", rows)
-	rows = nil
-	for _, k := range faults.Kinds() {
-		rows = append(rows, row{string(k), faults.Describe(k)})
-	}
-	add("faults:", rows)
+	l.add("known-bad locks (not in the default matrix; each must FAIL its scenario on every resource):", rows)
+}
+
+// print writes the sections, one column for every name, as wide as the
+// longest.
+func (l *listing) print(w io.Writer) {
 	width := 0
-	for _, sec := range sections {
+	for _, sec := range l.sections {
 		for _, r := range sec {
 			width = max(width, len(r.name))
 		}
 	}
-	for i, sec := range sections {
-		fmt.Fprintln(w, heads[i])
+	for i, sec := range l.sections {
+		fmt.Fprintln(w, l.heads[i])
 		for _, r := range sec {
 			fmt.Fprintf(w, "  %-*s %s\n", width, r.name, r.text)
 		}
 	}
-	return exitOK, nil
 }
 
 func firstSentence(s string) string {

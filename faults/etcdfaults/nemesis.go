@@ -1,7 +1,3 @@
-// Package etcdfaults applies the lab's faults to an embedded etcd cluster
-// (package cluster): a Nemesis kills, isolates and restarts members, cuts,
-// delays and pauses clients, holds their answers and ends their leases,
-// recording each fault's window on the run's timeline (faults.Windows).
 package etcdfaults
 
 import (
