@@ -209,7 +209,7 @@ func (l *Lab) do(ctx context.Context, c script.Cmd, narration []string) string {
 
 // Lessons are the catalog scenarios a lab of locks of kind k steps
 // through: those written as steps, for a lock of that kind.
-func Lessons(k scenarios.LockKind) []string {
+func Lessons(k scenarios.StoreKind) []string {
 	var names []string
 	for _, s := range scenarios.Catalog() {
 		if steps, err := s.Script(); err == nil && steps != nil && s.NotFor(k) == "" {
@@ -233,7 +233,7 @@ func (l *Lab) Load(name string) error {
 	case steps == nil:
 		return fmt.Errorf("%s is driven by a workload, not steps: run it with locklab run --scenario %s", name, name)
 	case s.NotFor(l.cfg.Store.Kind()) != "":
-		return fmt.Errorf("%s, the lab's (lessons: %s)", s.NotFor(l.cfg.Store.Kind()),
+		return fmt.Errorf("%s (this lab's lessons: %s)", s.NotFor(l.cfg.Store.Kind()),
 			strings.Join(Lessons(l.cfg.Store.Kind()), ", "))
 	}
 	l.queue.Lock()

@@ -79,8 +79,10 @@ func TestALabKeepsToItsBounds(t *testing.T) {
 	_, err = lab.Do(t.Context(), fmt.Sprintf("client c%d member=m1", live.MaxClients+1))
 	assert.ErrorContains(t, err, fmt.Sprintf("the lab has its %d clients", live.MaxClients))
 
-	assert.ErrorContains(t, lab.Load("failover"), "failover is a lesson for one Redis primary, not for a lock on etcd, the lab's")
-	assert.NotContains(t, live.Lessons(scenarios.EtcdLock), "failover")
-	assert.Contains(t, live.Lessons(scenarios.EtcdLock), "paused-holder")
-	assert.Contains(t, live.Lessons(scenarios.RedisLock), "failover")
+	assert.ErrorContains(t, lab.Load("failover"), "failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot")
+	assert.NotContains(t, live.Lessons(scenarios.EtcdKind()), "failover")
+	assert.Contains(t, live.Lessons(scenarios.EtcdKind()), "paused-holder")
+	redis, ok := scenarios.KindOf("redis-setnx")
+	require.True(t, ok)
+	assert.Contains(t, live.Lessons(redis), "failover")
 }

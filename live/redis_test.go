@@ -20,11 +20,11 @@ func TestALabOnRedisServesTheFailoverLesson(t *testing.T) {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("live lab on Redis: %v", err)
 	}
-	lab, err := live.New(live.Config{Store: live.BackendStore([]string{"redis-setnx", "redis-del"}, scenarios.RedisLock, 3),
+	lab, err := live.New(live.Config{Store: live.BackendStore([]string{"redis-setnx", "redis-del"}, redisKind(t), 3),
 		Lock: "redis-setnx"})
 	require.NoError(t, err)
 	t.Cleanup(func() { lab.Close() })
-	assert.ErrorContains(t, lab.Load("lost-acquire"), "lost-acquire is a lesson for etcd and a ZooKeeper ensemble, not for a lock on one Redis primary")
+	assert.ErrorContains(t, lab.Load("lost-acquire"), "lost-acquire needs a store that can lose an acquire's answer on the wire (acquire answer=lost), which a lock on one Redis primary cannot")
 	require.NoError(t, lab.Load("failover"))
 	for {
 		if _, ok := lab.Next(t.Context()); !ok {
@@ -45,4 +45,12 @@ func TestALabOnRedisServesTheFailoverLesson(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "c1: connected to m1", out)
 	assert.Error(t, lab.Reset("etcd-mutex"), "the lab's locks are Redis's")
+}
+
+// redisKind is the kind of the Redis locks on one primary.
+func redisKind(t *testing.T) scenarios.StoreKind {
+	t.Helper()
+	k, ok := scenarios.KindOf("redis-setnx")
+	require.True(t, ok, "scenarios/redisstore is linked")
+	return k
 }

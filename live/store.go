@@ -31,7 +31,7 @@ type Engine interface {
 // names, and a new run of one of them.
 type Store interface {
 	Locks() []string
-	Kind() scenarios.LockKind
+	Kind() scenarios.StoreKind
 	Members() int
 	Open(ctx context.Context, lock, runID string, ttl int) (Engine, error)
 }
@@ -47,9 +47,9 @@ type etcdStore struct {
 	locks map[string]etcdlock.Factory
 }
 
-func (s etcdStore) Locks() []string          { return Names(s.locks) }
-func (s etcdStore) Kind() scenarios.LockKind { return scenarios.EtcdLock }
-func (s etcdStore) Members() int             { return len(s.c.Members()) }
+func (s etcdStore) Locks() []string           { return Names(s.locks) }
+func (s etcdStore) Kind() scenarios.StoreKind { return scenarios.EtcdKind() }
+func (s etcdStore) Members() int              { return len(s.c.Members()) }
 
 func (s etcdStore) Open(_ context.Context, name, runID string, ttl int) (Engine, error) {
 	f, ok := s.locks[name]
@@ -72,19 +72,19 @@ func unknownLock(s Store, name string) error {
 // with package scenarios (Redis: import scenarios/redisstore), all of one
 // kind, of members servers: every run on servers started for it, which
 // its Close ends — a failover does not outlive its run.
-func BackendStore(names []string, kind scenarios.LockKind, members int) Store {
+func BackendStore(names []string, kind scenarios.StoreKind, members int) Store {
 	return backendStore{names: slices.Sorted(slices.Values(names)), kind: kind, members: members}
 }
 
 type backendStore struct {
 	names   []string
-	kind    scenarios.LockKind
+	kind    scenarios.StoreKind
 	members int
 }
 
-func (s backendStore) Locks() []string          { return s.names }
-func (s backendStore) Kind() scenarios.LockKind { return s.kind }
-func (s backendStore) Members() int             { return s.members }
+func (s backendStore) Locks() []string           { return s.names }
+func (s backendStore) Kind() scenarios.StoreKind { return s.kind }
+func (s backendStore) Members() int              { return s.members }
 
 func (s backendStore) Open(ctx context.Context, name, runID string, ttl int) (Engine, error) {
 	if !slices.Contains(s.names, name) {
@@ -113,7 +113,7 @@ func (e *backendEngine) Unwrap() script.Target { return e.Engine }
 func (e *backendEngine) Close() error          { return e.close() }
 
 // storeName is the State's name of kind's store.
-func storeName(k scenarios.LockKind) string { return string(k) }
+func storeName(k scenarios.StoreKind) string { return k.Name }
 
 // labRunID names a lab's n-th run.
 func labRunID(n int) string { return fmt.Sprintf("lab-%d-%d", time.Now().UnixNano(), n) }

@@ -21,11 +21,11 @@ func TestALabOnZooKeeperServesThePausedHolder(t *testing.T) {
 	if _, _, err := zkd.Find(); err != nil {
 		t.Skipf("live lab on ZooKeeper: %v (.ci/run installs it)", err)
 	}
-	lab, err := live.New(live.Config{Store: live.BackendStore([]string{"zk-lock", "zk-herd"}, scenarios.ZooKeeperLock, 3),
+	lab, err := live.New(live.Config{Store: live.BackendStore([]string{"zk-lock", "zk-herd"}, zkKind(t), 3),
 		Lock: "zk-lock"})
 	require.NoError(t, err)
 	t.Cleanup(func() { lab.Close() })
-	assert.ErrorContains(t, lab.Load("failover"), "not for a lock on a ZooKeeper ensemble")
+	assert.ErrorContains(t, lab.Load("failover"), "which a lock on a ZooKeeper ensemble cannot")
 	require.NoError(t, lab.Load("paused-holder"))
 	for {
 		if _, ok := lab.Next(t.Context()); !ok {
@@ -40,4 +40,12 @@ func TestALabOnZooKeeperServesThePausedHolder(t *testing.T) {
 	}
 	assert.Equal(t, map[string]string{"unfenced": "FAIL", "fenced": "PASS"}, verdict, "the lesson's verdicts: %+v", s.Steps)
 	assert.Error(t, lab.Reset("etcd-mutex"), "the lab's locks are ZooKeeper's")
+}
+
+// zkKind is the kind of the ZooKeeper locks.
+func zkKind(t *testing.T) scenarios.StoreKind {
+	t.Helper()
+	k, ok := scenarios.KindOf("zk-lock")
+	require.True(t, ok, "scenarios/zkstore is linked")
+	return k
 }

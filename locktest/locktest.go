@@ -49,9 +49,9 @@ type target struct {
 }
 
 // kind is what lessons are for the lock (see scenarios.Scenario.NotFor).
-func (tg target) kind() scenarios.LockKind {
+func (tg target) kind() scenarios.StoreKind {
 	if tg.etcd != nil {
-		return scenarios.EtcdLock
+		return scenarios.EtcdKind()
 	}
 	return tg.other.Kind
 }
@@ -322,7 +322,7 @@ func runCatalog(t *testing.T, g *gate, cfg config, selected []string, tg target,
 // for the lock under test, a lock of kind k, and why each other one is not
 // (another store's lesson). A name the catalog does not know is kept: its
 // subtest says so.
-func lessonsFor(cfg config, k scenarios.LockKind) (kept, leftOut []string) {
+func lessonsFor(cfg config, k scenarios.StoreKind) (kept, leftOut []string) {
 	for _, name := range cfg.scenarios {
 		s, err := scenarios.Lookup(name)
 		if i := slices.IndexFunc(cfg.extra, func(s scenarios.Scenario) bool { return s.Name == name }); i >= 0 {

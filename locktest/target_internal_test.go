@@ -12,7 +12,6 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/redislock"
-	"github.com/locklab/locklab/scenarios"
 )
 
 // The store a gate runs on follows from the factory's client, or from
@@ -22,12 +21,12 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 	tg, err := targetOf(config{}, onRedis)
 	require.NoError(t, err)
 	assert.Equal(t, "redis", tg.store)
-	assert.Equal(t, scenarios.RedisLock, tg.kind())
+	assert.Equal(t, "redis", tg.kind().Name)
 	assert.Equal(t, []string{"fenced", "unfenced"}, defaultResources(tg))
 
 	tg, err = targetOf(config{store: "redlock"}, onRedis)
 	require.NoError(t, err)
-	assert.Equal(t, scenarios.RedlockLock, tg.kind())
+	assert.Equal(t, "redlock", tg.kind().Name)
 
 	tg, err = targetOf(config{}, etcdlock.NewQueue)
 	require.NoError(t, err)

@@ -172,3 +172,13 @@ func KillMember(ctx context.Context, f MemberFaulter, member string) (Outcome, e
 	}
 	return Outcome{Kind: Killed, Member: member}, nil
 }
+
+// KillLeader kills, through f, the member that leads when it is applied,
+// until heal starts it again on its data: a script's `kill member=leader`
+// on any store whose members elect a leader.
+func KillLeader(ctx context.Context, f MemberFaulter) (Outcome, error) {
+	if _, err := f.Fault(ctx, faults.Fault{Kind: faults.KillLeader}); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Kind: LeaderKilled}, nil
+}

@@ -43,8 +43,15 @@ type Backend interface {
 	Adopt(factory any) (BackendLock, error)
 	// Regressions are the backend's known-bad locks (see lock.Regression).
 	Regressions() []lock.Regression
-	// Connect reaches servers of the user's own (Config.Redis), shared by
-	// every configuration of the backend's locks until it is closed.
+	// Kind is what its locks run on and what its runs can do: the lessons
+	// for them follow (see Scenario.NotFor).
+	Kind() StoreKind
+}
+
+// A Connecting backend runs its locks on servers of the user's own too
+// (Config.Redis): Connect reaches them, shared by every configuration of
+// the backend's locks until it is closed.
+type Connecting interface {
 	Connect(ctx context.Context, addrs []string) (Servers, error)
 }
 
@@ -78,8 +85,9 @@ func share() map[string]Servers {
 
 // BackendLock is one lock of a Backend.
 type BackendLock struct {
-	// Kind says which lessons are for it (see Scenario.NotFor).
-	Kind LockKind
+	// Kind is its store's: which lessons are for it (see Scenario.NotFor),
+	// and whose servers a run shares (Sharing, by Kind.Name).
+	Kind StoreKind
 	// Weak are the lessons it is documented to fail (a FAIL expected).
 	Weak []string
 	// Store is where one configuration of it runs: on servers started for
@@ -168,14 +176,12 @@ func LookupBackendLock(name string) (BackendLock, bool) {
 // execLock is the lock run as a process by command on the registered
 // store called store.
 func execLock(store, command string) (BackendLock, error) {
-	var names []string
 	for _, b := range Backends() {
 		if b.Name() == store {
 			return b.Exec(command)
 		}
-		names = append(names, b.Name())
 	}
-	return BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)", store, strings.Join(append([]string{"etcd"}, names...), ", "))
+	return BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)", store, storeNames())
 }
 
 // Adopt returns a user's Go lock made by factory (a lock.Factory of the
@@ -200,8 +206,7 @@ func Adopt(store string, factory any) (string, BackendLock, error) {
 	case len(why) > 0:
 		return "", BackendLock{}, errors.New(strings.Join(why, "; "))
 	case store != "":
-		return "", BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)%s", store,
-			strings.Join(append([]string{"etcd"}, names...), ", "), importHint(names))
+		return "", BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)%s", store, storeNames(), importHint(names))
 	}
 	return "", BackendLock{}, fmt.Errorf("no store linked into this program takes a %T (etcd's takes an etcdlock.Factory)%s",
 		factory, importHint(names))
@@ -252,22 +257,23 @@ func OpenLock(ctx context.Context, name string, ttl int, runID string) (Engine, 
 	return eng, ran, closeAll, nil
 }
 
-// KindOf is the kind of the registered backend lock called name; false if
-// no backend has it.
-func KindOf(name string) (LockKind, bool) {
+// KindOf is the store kind of the registered backend lock called name;
+// false if no backend has it.
+func KindOf(name string) (StoreKind, bool) {
 	l, ok := backendLock(name)
 	return l.Kind, ok
 }
 
-// connectOwn connects the Redis backend, the one that takes servers of the
-// user's own (Config.Redis), to addrs.
+// connectOwn connects the first registered backend that takes servers of
+// the user's own (Connecting: Redis's) to addrs.
 func connectOwn(ctx context.Context, addrs []string) (Servers, error) {
-	i := slices.IndexFunc(Backends(), func(b Backend) bool { return b.Name() == string(RedisLock) })
-	if i < 0 {
-		return nil, errors.New("no Redis is linked into this program: import " +
-			"github.com/locklab/locklab/scenarios/redisstore to run the Redis locks")
+	for _, b := range Backends() {
+		if c, ok := b.(Connecting); ok {
+			return c.Connect(ctx, addrs)
+		}
 	}
-	return Backends()[i].Connect(ctx, addrs)
+	return nil, errors.New("no store linked into this program runs on servers of your own: import " +
+		"github.com/locklab/locklab/scenarios/redisstore to run the Redis locks")
 }
 
 // A Case is one run of a lock of another store on servers its store

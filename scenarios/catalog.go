@@ -67,9 +67,10 @@ type Scenario struct {
 	// scale is the factor Scaled made the leases longer by (0: 1); a
 	// script's own setup ttl= is scaled by it too.
 	scale int
-	// Stores says which stores the scenario runs on: etcd (the zero
-	// value), Redis too, or Redis only.
-	Stores Stores
+	// needs are the capabilities it needs of a store beside what its
+	// script's commands need (see Needs): a workload's faults, a shape of
+	// store, a way the store behaves that the lesson is written for.
+	needs []script.Capability
 	// seconds is about how long one configuration of it takes on 2 cores
 	// (0: a few seconds at most). A run starts the longest first, so that
 	// the last to finish are short ones; nothing else depends on it.
@@ -139,7 +140,7 @@ var catalog = []Scenario{
 			"whole critical section, the read too: had the store only compared tokens between writes, c1's stale write " +
 			"could land after c2's read and before c2's write, both writes would pass, and an update would be lost under " +
 			"a correct lock. A lease is not a lock; a fencing token makes it one.",
-		Members: 3, TTL: 1, script: "paused-holder.txt", Stores: Shared, Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "paused-holder.txt", Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused"),
@@ -151,7 +152,7 @@ var catalog = []Scenario{
 		Lesson: "c1 holds the lock when the network between it and the cluster fails. Its keep-alives stop arriving; " +
 			"the lease lapses; c2 is granted the lock and writes. The partition heals and c1, which noticed nothing, " +
 			"writes with its old grant. An unfenced store takes the stale write; fenced and guarded stores refuse it.",
-		Members: 3, TTL: 1, script: "isolated-holder.txt", Stores: Shared, Expect: unfencedFails,
+		Members: 3, TTL: 1, script: "isolated-holder.txt", Expect: unfencedFails,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.CutClient, "c1's link was cut"),
@@ -173,7 +174,7 @@ var catalog = []Scenario{
 			"behind c2. Then c1 wakes and sends its release. A release must end only the grant it names: one that " +
 			"deletes the lock's key by name, or whatever key holds the lock, frees c2's lock, and c3 is granted " +
 			"beside c2. A correct lock answers c1 \"not held\" (or deletes only c1's own, long-gone key).",
-		Members: 3, TTL: 1, script: "stale-release.txt", Stores: Shared, Expect: alwaysPass,
+		Members: 3, TTL: 1, script: "stale-release.txt", Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused before its release"),
@@ -203,7 +204,6 @@ var catalog = []Scenario{
 			"whose client rides out the lost answer (it asks again and learns the outcome) is granted all the " +
 			"same: the lesson is not its to learn, and the run is skipped.",
 		Members: 3, TTL: lostAcquireTTL, script: "lost-acquire.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
-		Stores:  EtcdAndZooKeeper,
 		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1, RegrantWithin: int64(run.RegrantWithin(lostAcquireTTL))},
 		Effects: []Effect{acquireTookEffectUnanswered("c2"), acquireTookEffectUnanswered("c1")},
 	},
@@ -218,7 +218,6 @@ var catalog = []Scenario{
 			"behind it for as long as that session lives — the liveness check catches the wedge. The request is " +
 			"held off the wire from the one after the write, so the break comes at the same step on every run.",
 		Members: 3, TTL: lostAcquireTTL, script: "lost-request.txt", Expect: alwaysPass, opTimeout: lostAcquireOpTimeout,
-		Stores:  ZooKeeperOnly,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2, RegrantWithin: int64(run.RegrantWithin(lostAcquireTTL))},
 		Effects: []Effect{requestLost("c2")},
 	},
@@ -232,9 +231,9 @@ var catalog = []Scenario{
 			"another server leads and every client has been answered since, so that no step meets the connection the " +
 			"leader's death broke; a session of a few seconds outlives the election on a busy machine.",
 		Members: 3, TTL: leaderKilledTTL, MemberFaults: true, script: "leader-killed.txt", Expect: alwaysPass,
-		opTimeout: leaderKilledOpTimeout, Stores: ZooKeeperOnly,
-		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
-		Effects: []Effect{grantedDuring("c2", faults.KillLeader, "", "the old leader was dead")},
+		opTimeout: leaderKilledOpTimeout,
+		Minimum:   history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects:   []Effect{grantedDuring("c2", faults.KillLeader, "", "the old leader was dead")},
 	},
 	{
 		Name: "server-isolated",
@@ -245,9 +244,9 @@ var catalog = []Scenario{
 			"The lab waits until the cut-off server serves nobody, another leads, and both clients have been " +
 			"answered again; its sessions are long enough to outlive the server's noticing and the clients' move.",
 		Members: 3, TTL: serverIsolatedTTL, MemberFaults: true, script: "server-isolated.txt", Expect: alwaysPass,
-		opTimeout: leaderKilledOpTimeout, Stores: ZooKeeperOnly,
-		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
-		Effects: []Effect{grantedDuring("c2", faults.IsolateMember, "m1", "m1 was cut off")},
+		opTimeout: leaderKilledOpTimeout,
+		Minimum:   history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects:   []Effect{grantedDuring("c2", faults.IsolateMember, "m1", "m1 was cut off")},
 	},
 	{
 		Name:    "link-blip",
@@ -276,6 +275,7 @@ var catalog = []Scenario{
 			"while c1 still works. The lease-kept check adds the link's delay to every keep-alive sent over it, " +
 			"and blames the lock only for one that arrived after the lease had ended.",
 		Members: 3, TTL: 3, script: "slow-link.txt", Expect: alwaysPass, opTimeout: slowLinkOpTimeout,
+		needs:   []script.Capability{script.KeepAlives},
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{slowHolding("c1", 3*time.Second), slowGranted("c1")},
 	},
@@ -289,6 +289,7 @@ var catalog = []Scenario{
 			"from what m1 can answer alone — a serializable read that still shows c1's key — tells c1 it holds " +
 			"the lock beside c2. After the heal c1 is granted again.",
 		Members: 3, TTL: 1, MemberFaults: true, script: "isolated-asks.txt", Expect: alwaysPass,
+		needs:   []script.Capability{script.PinnedClients},
 		Minimum: history.Minimum{Grants: 3, Sections: 2, Accepted: 2},
 		Effects: []Effect{
 			cutOffLeasesEnded(faults.IsolateMember, "isolated"),
@@ -305,7 +306,6 @@ var catalog = []Scenario{
 			"ensemble once its timeout passes unheard; a lock that gives its waiter up as soon as the link breaks " +
 			"has nothing granted on the ended session, and is skipped.",
 		Members: 3, TTL: 1, script: "expire-while-waiting-lapse.txt", Expect: alwaysPass, opTimeout: lapseOpTimeout,
-		Stores:  EtcdAndZooKeeper,
 		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1},
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
@@ -319,7 +319,7 @@ var catalog = []Scenario{
 			"from the ensemble hears of its expiry only once it reconnects: a lock must count the session timeout " +
 			"from the disconnect itself (Curator does), not wait for that word (the known-bad zk-deaf). A lock " +
 			"whose grants carry no Lost says so, and is not judged (the told-lost check).",
-		Members: 3, TTL: 1, script: "holder-told.txt", Expect: alwaysPass, Stores: EtcdAndZooKeeper,
+		Members: 3, TTL: 1, script: "holder-told.txt", Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
 		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
 	},
@@ -331,7 +331,7 @@ var catalog = []Scenario{
 			"so a lock that goes on waiting for it grants the lock to nobody, and c3 waits behind a holder that does " +
 			"not know it holds. The deadline check FAILs a grant returned more than a second after the deadline, and " +
 			"an acquire still unanswered ten seconds after it, when the lab stops waiting for it.",
-		Members: 3, TTL: 1, script: "gave-up.txt", Expect: alwaysPass, Stores: Shared,
+		Members: 3, TTL: 1, script: "gave-up.txt", Expect: alwaysPass,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{gaveUp("c2", "c1")},
 	},
@@ -343,7 +343,7 @@ var catalog = []Scenario{
 			"why a lock needs a lease at all (without one it would never be freed). The restarted c1 holds nothing and " +
 			"must acquire afresh. For a lock run as a process, the crash is a real SIGKILL of its process group; for a " +
 			"Go lock, the client's connection is closed under it and the lock is left, never released.",
-		Members: 3, TTL: 1, script: "crashed-holder.txt", Stores: Shared, Expect: alwaysPass, opTimeout: crashOpTimeout,
+		Members: 3, TTL: 1, script: "crashed-holder.txt", Expect: alwaysPass, opTimeout: crashOpTimeout,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
 		Effects: []Effect{crashedHolding("c1"), waitedOutLease("c2", "c1")},
 	},
@@ -356,7 +356,7 @@ var catalog = []Scenario{
 			"store cannot tell their writes apart, and an update is lost on every resource. A lock on one Redis " +
 			"primary is only as safe as its replication (WAIT does not make it synchronous either); this is the case " +
 			"Redlock was written for, and fencing with a token from the store itself needs a store that keeps it.",
-		Members: 3, TTL: 1, MemberFaults: true, script: "failover.txt", Expect: alwaysFail, Stores: RedisOnly,
+		Members: 3, TTL: 1, MemberFaults: true, script: "failover.txt", Expect: alwaysFail,
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
 		Effects: []Effect{grantedDuring("c2", faults.KillMember, "m1", "the primary m1 was dead")},
 	},
@@ -368,7 +368,8 @@ var catalog = []Scenario{
 			"Redlock's majority and its clock-drift allowance say nothing about a paused client, and it hands out no " +
 			"fencing token a store could check (Kleppmann's critique): the store cannot fence what it is not given, so " +
 			"Redlock is run on the unfenced store only.",
-		Members: 5, TTL: 1, script: "redlock-paused.txt", Expect: unfencedFails, Stores: RedlockOnly,
+		Members: 5, TTL: 1, script: "redlock-paused.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Masters},
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
 		Effects: []Effect{
 			leaseEndedDuring("c1", faults.PauseClient, "c1 was paused"),
@@ -383,6 +384,7 @@ var catalog = []Scenario{
 			"writes keep every fenced or guarded resource safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		exec:    contendUnder(3, faults.KillLeader, cutOffPhases),
+		needs:   []script.Capability{script.KillLeader, script.PinnedClients},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
 			othersGranted(faults.KillLeader, "down", true),
@@ -397,6 +399,7 @@ var catalog = []Scenario{
 			"everyone rejoins. A quorum system partitioned this way stays safe." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		exec:    contendUnder(3, faults.IsolateMember, cutOffPhases),
+		needs:   []script.Capability{script.IsolateMember, script.PinnedClients},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{
 			cutOffLeasesEnded(faults.IsolateMember, "isolated"),
@@ -411,6 +414,7 @@ var catalog = []Scenario{
 			"had and catches up; its clients reconnect." + holderCutOff,
 		Members: 3, TTL: 1, MemberFaults: true, Expect: unfencedAny,
 		exec:    contendUnder(3, faults.KillMember, memberFaultPhases),
+		needs:   []script.Capability{script.KillMember, script.PinnedClients},
 		Minimum: memberFaultMinimum,
 		Effects: []Effect{othersGranted(faults.KillMember, "down", false), rejoined(faults.KillMember)},
 	},
@@ -418,7 +422,7 @@ var catalog = []Scenario{
 		Name: "contention",
 		Lesson: "Five clients contend for the lock with no fault at all: the baseline. Every increment must be kept and " +
 			"every token must grow; the run also shows how fast each lock hands over.",
-		Members: 3, TTL: 1, Expect: alwaysPass, Stores: Shared,
+		Members: 3, TTL: 1, Expect: alwaysPass,
 		exec: func(ctx context.Context, t script.Target, p Plan) error { return run.ContendOn(ctx, t, 5, 50) },
 		// Every cycle releases, so the releases that returned ok are as
 		// many as the grants; and a lock that grants only one of five
@@ -439,7 +443,7 @@ var catalog = []Scenario{
 			"renews it (Redis' SET NX PX) loses the lock in the middle of the long section: the next client is " +
 			"granted while the first still works, only a fence keeps the resource safe, and the lock is broken " +
 			"whatever the resource does — the lease-kept check says so on every resource.",
-		Members: 3, TTL: 1, Expect: alwaysPass, Stores: Shared, opTimeout: slowOpTimeout,
+		Members: 3, TTL: 1, Expect: alwaysPass, opTimeout: slowOpTimeout,
 		exec: func(ctx context.Context, t script.Target, p Plan) error { return run.SlowHoldersOn(ctx, t, p.work()) },
 		draw: func(s Scenario, seed uint64, p *Plan) {
 			p.Work = slowWork(seed, time.Duration(s.TTL)*time.Second)
@@ -459,6 +463,7 @@ var catalog = []Scenario{
 		Members: 3, TTL: 1, opTimeout: drawnOpTimeout,
 		Expect: unfencedAny,
 		exec:   func(ctx context.Context, e script.Target, p Plan) error { return script.RunDrawn(ctx, e, p.Steps) },
+		needs:  []script.Capability{script.Revoke},
 		draw: func(s Scenario, seed uint64, p *Plan) {
 			// The kinds drawn before crashes could be: every seed's
 			// script stays the one it was.

@@ -449,10 +449,11 @@ func TestARunOnYourClusterLeavesNoKey(t *testing.T) {
 // such pairs is nothing to run, and says why in one line.
 func TestALessonOfAnotherStoreIsNotRun(t *testing.T) {
 	for _, c := range []struct{ scenario, lock, why string }{
-		{"failover", "etcd-mutex", "failover is a lesson for one Redis primary, not for a lock on etcd, not run for etcd-mutex"},
-		{"leader-failover", "redis-setnx", "leader-failover is a lesson for etcd, not for a lock on one Redis primary, not run for redis-setnx"},
-		{"paused-holder", "redlock", "paused-holder is a lesson for etcd, one Redis primary and a ZooKeeper ensemble, not for a lock on Redlock's independent masters"},
-		{"redlock-paused", "redis-watchdog", "redlock-paused is a lesson for Redlock's independent masters, not for a lock on one Redis primary, not run for redis-watchdog"},
+		{"failover", "etcd-mutex", "failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot, not run for etcd-mutex"},
+		{"leader-failover", "redis-setnx", "leader-failover needs a store that can kill whichever member leads (kill member=leader); keep a client on its member " +
+			"when the member is down or cut off, its lease ending, which a lock on one Redis primary cannot, not run for redis-setnx"},
+		{"paused-holder", "redlock", "paused-holder needs a store that can keep the lock in one store whose servers replicate it, which a lock on Redlock's independent masters cannot"},
+		{"redlock-paused", "redis-watchdog", "redlock-paused needs a store that can keep the lock on a majority of independent masters, which a lock on one Redis primary cannot, not run for redis-watchdog"},
 	} {
 		_, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{c.scenario}, Locks: []string{c.lock},
 			Resources: resource.Names(), Seed: 1})

@@ -93,16 +93,11 @@ func catalogHolds(t *testing.T, lessons []scenarios.Scenario, locks []string) {
 	pairs := 0
 	for _, s := range lessons {
 		for _, l := range locks {
-			d, err := redislock.Find(l)
-			redis, masters := err == nil, d.Masters > 0
-			kind := scenarios.EtcdLock
-			switch {
-			case masters:
-				kind = scenarios.RedlockLock
-			case redis:
-				kind = scenarios.RedisLock
+			kind, ok := scenarios.KindOf(l)
+			if !ok {
+				kind = scenarios.EtcdKind()
 			}
-			if s.Stores.For(kind) {
+			if s.For(kind) {
 				pairs++
 			}
 		}

@@ -58,7 +58,7 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 		not := map[string][]string{} // the locks, by why
 		for _, lk := range cfg.Locks {
 			other, ok := others[lk]
-			kind := EtcdLock
+			kind := etcdKind
 			if ok {
 				kind = other.Kind
 			}

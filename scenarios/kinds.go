@@ -1,90 +1,64 @@
 package scenarios
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/locklab/locklab/script"
 )
 
-// LockKind is the store a lock runs on, in the shape the catalog's lessons
-// care about, named as the store is (Backend.Name): "etcd", "redis" (one
-// primary with replicas), "redlock" (independent masters). A new store's
-// locks are of a kind of its own; the lessons for them say so in Stores.
-type LockKind string
-
-// The kinds of lock of the stores the lab has.
-const (
-	EtcdLock    LockKind = "etcd"    // a lock on etcd (every etcdlock.Factory)
-	RedisLock   LockKind = "redis"   // a lock on one Redis primary
-	RedlockLock LockKind = "redlock" // a lock over independent Redis masters
-	// ZooKeeperLock is a lock on a ZooKeeper ensemble.
-	ZooKeeperLock LockKind = "zookeeper"
-)
-
-// kindLabels say what each kind runs on, in a reason's words; a kind not
-// here is said by its name.
-var kindLabels = map[LockKind]string{
-	EtcdLock:      "etcd",
-	RedisLock:     "one Redis primary",
-	RedlockLock:   "Redlock's independent masters",
-	ZooKeeperLock: "a ZooKeeper ensemble",
+// A StoreKind is what a lock runs on, as the catalog's lessons see it: a
+// store's name (Backend.Name), what it is in words, and what its runs can
+// do (script.Capabilities). A lesson is for a lock when the lock's store
+// can do all the lesson needs (Scenario.Needs); a new store says what it
+// can, and the lessons that apply to it follow.
+type StoreKind struct {
+	// Name is the store's name ("redis").
+	Name string
+	// Label says what its locks run on, in a reason's words ("one Redis
+	// primary").
+	Label string
+	// Can is what its runs can do, each with how.
+	Can script.Capabilities
+	// Shows names the lock whose output a lesson's script shows when the
+	// lesson is first for this store ("zk-herd"; locklab explain).
+	Shows string
 }
 
-// Label says what locks of kind k run on, in words.
-func (k LockKind) Label() string {
-	if l, ok := kindLabels[k]; ok {
-		return l
+// Needs are the capabilities s needs of a store: those it names, those
+// its script's commands need, and, unless it names a shape of store
+// (script.Masters), one store whose servers replicate the lock.
+func (s Scenario) Needs() []script.Capability {
+	out := slices.Clone(s.needs)
+	if steps, err := s.Script(); err == nil {
+		for _, c := range script.Needs(steps) {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
 	}
-	return string(k)
+	if !slices.Contains(out, script.Masters) && !slices.Contains(out, script.OneStore) {
+		out = append([]script.Capability{script.OneStore}, out...)
+	}
+	return out
 }
 
-// Stores are the kinds of lock a scenario is a lesson for.
-type Stores []LockKind
-
-// The stores the catalog's lessons are for.
-var (
-	EtcdOnly    = Stores{EtcdLock}                           // its faults or its workload are etcd's
-	Shared      = Stores{EtcdLock, RedisLock, ZooKeeperLock} // its script runs on etcd, a Redis primary and ZooKeeper alike
-	RedisOnly   = Stores{RedisLock}                          // a lesson of a Redis primary (its failover)
-	RedlockOnly = Stores{RedlockLock}                        // a lesson of Redlock's independent masters
-	// EtcdAndZooKeeper: its faults are etcd's and ZooKeeper's (an answer
-	// lost off the wire, a session ended by its timeout).
-	EtcdAndZooKeeper = Stores{EtcdLock, ZooKeeperLock}
-	// ZooKeeperOnly: a lesson of ZooKeeper's (a request lost off its wire,
-	// its leader killed under a holder and a waiter).
-	ZooKeeperOnly = Stores{ZooKeeperLock}
-)
-
-// For reports whether the lessons are for a lock of kind k. No kinds at
-// all (a Scenario's zero value) means etcd's.
-func (st Stores) For(k LockKind) bool {
-	if len(st) == 0 {
-		return k == EtcdLock
-	}
-	return slices.Contains(st, k)
-}
-
-// String says what the lessons are for, in words: "etcd, one Redis
-// primary and a ZooKeeper ensemble".
-func (st Stores) String() string {
-	if len(st) == 0 {
-		st = EtcdOnly
-	}
-	labels := make([]string, len(st))
-	for i, k := range st {
-		labels[i] = k.Label()
-	}
-	if n := len(labels); n > 1 {
-		return strings.Join(labels[:n-1], ", ") + " and " + labels[n-1]
-	}
-	return labels[0]
-}
-
-// NotFor says why s is no lesson for a lock of kind k, "" when it is one.
-// A gate or a run leaves such a pair out — a lesson of another store says
-// nothing about the lock — and says so; it is never a failure.
-func (s Scenario) NotFor(k LockKind) string {
-	if s.Stores.For(k) {
+// NotFor says why s is no lesson for a lock on a store of kind k, "" when
+// it is one: the capabilities it needs that k lacks. A gate or a run
+// leaves such a pair out — a lesson of another store says nothing about
+// the lock — and says so; it is never a failure.
+func (s Scenario) NotFor(k StoreKind) string {
+	lacks := k.Can.Lacks(s.Needs())
+	if len(lacks) == 0 {
 		return ""
 	}
-	return s.Name + " is a lesson for " + s.Stores.String() + ", not for a lock on " + k.Label()
+	words := make([]string, len(lacks))
+	for i, c := range lacks {
+		words[i] = c.Words()
+	}
+	return fmt.Sprintf("%s needs a store that can %s, which a lock on %s cannot", s.Name, strings.Join(words, "; "), k.Label)
 }
+
+// For reports whether s is a lesson for a lock on a store of kind k.
+func (s Scenario) For(k StoreKind) bool { return s.NotFor(k) == "" }

@@ -332,7 +332,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 	var st Store = etcdStore{c: c, factory: j.factory, shape: cfg.shape(j.lock)}
 	if j.other != nil {
 		own := cfg.own
-		if sh, ok := cfg.shared[string(j.other.Kind)]; ok {
+		if sh, ok := cfg.shared[j.other.Kind.Name]; ok {
 			own = sh
 		}
 		st = j.other.Store(own)

@@ -1,9 +1,8 @@
 package scenarios
 
 import (
-	"context"
 	"errors"
-	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -17,6 +16,8 @@ import (
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/redisrun"
+	"github.com/locklab/locklab/run/zkrun"
 )
 
 // failAfter is a sink that takes n events and then fails, like a disk that
@@ -165,35 +166,59 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 	jobs, leftOut, err := cfg.jobs()
 	require.NoError(t, err)
 	assert.Equal(t, []string{
-		"lost-request is a lesson for a ZooKeeper ensemble, not for a lock on etcd, not run for etcd-mutex, queue",
-		"leader-killed is a lesson for a ZooKeeper ensemble, not for a lock on etcd, not run for etcd-mutex, queue",
-		"server-isolated is a lesson for a ZooKeeper ensemble, not for a lock on etcd, not run for etcd-mutex, queue",
-		"failover is a lesson for one Redis primary, not for a lock on etcd, not run for etcd-mutex, queue",
-		"redlock-paused is a lesson for Redlock's independent masters, not for a lock on etcd, not run for etcd-mutex, queue",
+		"lost-request needs a store that can lose the request after an acquire's write (acquire next=lost), " +
+			"which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"leader-killed needs a store that can tell when every client is served again after a member's fault " +
+			"(wait-served), which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"server-isolated needs a store that can tell when every client is served again after a member's fault " +
+			"(wait-served), which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot, " +
+			"not run for etcd-mutex, queue",
+		"redlock-paused needs a store that can keep the lock on a majority of independent masters, which a lock on " +
+			"etcd cannot, not run for etcd-mutex, queue",
 	}, leftOut)
 	for _, j := range jobs {
-		assert.Empty(t, j.s.NotFor(EtcdLock), "%s ran for %s", j.s.Name, j.lock)
+		assert.Empty(t, j.s.NotFor(etcdKind), "%s ran for %s", j.s.Name, j.lock)
 	}
 	assert.Len(t, jobs, 2*(len(Names())-5))
 }
 
-// Which lessons are for which kind of lock: every lesson is one for some
-// kind, and a lesson shared by the stores for etcd, one Redis primary and
-// ZooKeeper.
-func TestEveryLessonIsForSomeKindOfLock(t *testing.T) {
+// Which lessons are for which store follows from what each store can do
+// and what each lesson needs: the table is the catalog's, as it was when
+// each lesson listed its stores by hand.
+func TestLessonsApplyByCapability(t *testing.T) {
+	kinds := []StoreKind{etcdKind,
+		{Name: "redis", Label: "one Redis primary", Can: redisrun.Capabilities(false)},
+		{Name: "redlock", Label: "Redlock's independent masters", Can: redisrun.Capabilities(true)},
+		{Name: "zookeeper", Label: "a ZooKeeper ensemble", Can: zkrun.Capabilities()},
+	}
+	every := "etcd redis zookeeper"
+	want := map[string]string{
+		"paused-holder": every, "isolated-holder": every, "stale-release": every, "gave-up": every,
+		"crashed-holder": every, "contention": every, "slow-holder": every,
+		"expire-while-waiting": "etcd", "retried-release": "etcd", "link-blip": "etcd", "slow-link": "etcd",
+		"isolated-asks": "etcd", "leader-failover": "etcd", "minority-partition": "etcd", "member-restart": "etcd",
+		"random":       "etcd",
+		"lost-acquire": "etcd zookeeper", "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": "etcd zookeeper",
+		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
+		"failover": "redis", "redlock-paused": "redlock",
+	}
+	require.Len(t, want, len(Catalog()))
 	for _, s := range Catalog() {
-		n := 0
-		for _, k := range []LockKind{EtcdLock, RedisLock, RedlockLock, ZooKeeperLock} {
-			if s.NotFor(k) == "" {
-				n++
+		var on []string
+		for _, k := range kinds {
+			if s.For(k) {
+				on = append(on, k.Name)
+			} else {
+				assert.Contains(t, s.NotFor(k), " cannot", "%s: the reason names what %s cannot do", s.Name, k.Name)
 			}
 		}
-		assert.Positive(t, n, "%s is a lesson for no lock", s.Name)
-		if slices.Equal(s.Stores, Shared) {
-			assert.Empty(t, s.NotFor(EtcdLock)+s.NotFor(RedisLock)+s.NotFor(ZooKeeperLock), s.Name)
-			assert.NotEmpty(t, s.NotFor(RedlockLock), s.Name)
-		}
+		assert.Equal(t, want[s.Name], strings.Join(on, " "), s.Name)
 	}
+	failover, err := Lookup("failover")
+	require.NoError(t, err)
+	assert.Equal(t, "failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot",
+		failover.NotFor(etcdKind))
 }
 
 // A lesson left out for locks of two kinds says each kind's reason.
@@ -209,8 +234,10 @@ func TestALessonLeftOutForTwoKindsSaysBoth(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, jobs, 1, "failover runs for the lock on one Redis primary")
 	assert.Equal(t, []string{
-		"failover is a lesson for one Redis primary, not for a lock on etcd, not run for queue",
-		"failover is a lesson for one Redis primary, not for a lock on Redlock's independent masters, not run for test-redlock",
+		"failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot, " +
+			"not run for queue",
+		"failover needs a store that can keep the lock in one store whose servers replicate it; cut a member off " +
+			"from the others (isolate); fail its primary over to a replica (failover), which a lock on Redlock's independent masters cannot, not run for test-redlock",
 	}, leftOut)
 }
 
@@ -220,19 +247,23 @@ type testBackend struct{}
 func (testBackend) Lock(name string) (BackendLock, bool) {
 	switch name {
 	case "test-redlock":
-		return BackendLock{Kind: RedlockLock}, true
+		return BackendLock{Kind: testMasters}, true
 	case "test-setnx":
-		return BackendLock{Kind: RedisLock}, true
+		return BackendLock{Kind: testPrimary}, true
 	}
 	return BackendLock{}, false
 }
 func (testBackend) Name() string                     { return "test" }
-func (testBackend) Exec(string) (BackendLock, error) { return BackendLock{Kind: RedisLock}, nil }
+func (testBackend) Exec(string) (BackendLock, error) { return BackendLock{Kind: testPrimary}, nil }
+func (testBackend) Kind() StoreKind                  { return testPrimary }
 func (testBackend) Regressions() []lock.Regression   { return nil }
 func (testBackend) Names() []string                  { return nil }
 func (testBackend) About() (on, needs string)        { return "", "" }
 func (testBackend) Locks() []lock.Description        { return nil }
 func (testBackend) Adopt(any) (BackendLock, error)   { return BackendLock{}, errors.New("no") }
-func (testBackend) Connect(context.Context, []string) (Servers, error) {
-	return nil, errors.New("no servers")
-}
+
+// The test backend's kinds: Redis's.
+var (
+	testPrimary = StoreKind{Name: "test", Label: "one Redis primary", Can: redisrun.Capabilities(false)}
+	testMasters = StoreKind{Name: "test-masters", Label: "Redlock's independent masters", Can: redisrun.Capabilities(true)}
+)

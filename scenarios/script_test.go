@@ -93,9 +93,9 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	require.NoError(t, err, "every script is a catalog scenario's")
 	var env scriptEnv
 	switch {
-	case s.Stores.For(scenarios.ZooKeeperLock) && !s.Stores.For(scenarios.EtcdLock):
+	case s.For(zkKind) && !s.For(scenarios.EtcdKind()):
 		env = zkEnv(t, s) // a lesson of ZooKeeper's own: on zk-herd
-	case !s.Stores.For(scenarios.EtcdLock):
+	case !s.For(scenarios.EtcdKind()):
 		env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock
 	default:
 		e, err := etcdrun.New(etcdrun.Config{
@@ -177,6 +177,25 @@ type scriptEnv interface {
 	Close() error
 }
 
+// The stores' kinds, as their backends register them.
+var (
+	redisKind   = scenarios.StoreKind{Name: "redis", Label: "one Redis primary", Can: redisrun.Capabilities(false)}
+	redlockKind = scenarios.StoreKind{Name: "redlock", Label: "Redlock's masters", Can: redisrun.Capabilities(true)}
+	zkKind      = scenarios.StoreKind{Name: "zookeeper", Label: "a ZooKeeper ensemble", Can: zkrun.Capabilities()}
+)
+
+// storesOf names the stores s is a lesson for, in order.
+func storesOf(t *testing.T, s scenarios.Scenario) string {
+	t.Helper()
+	var on []string
+	for _, k := range []scenarios.StoreKind{scenarios.EtcdKind(), redisKind, redlockKind, zkKind} {
+		if s.For(k) {
+			on = append(on, k.Name)
+		}
+	}
+	return strings.Join(on, " ")
+}
+
 // redisEnv is a run of redis-setnx on a Redis primary with two replicas,
 // or of Redlock on five masters for a Redlock lesson, on its unfenced
 // resource; or skips the test where redis-server is missing.
@@ -185,7 +204,7 @@ func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v: %s was not run (.ci/run installs it)", err, s.Name)
 	}
-	masters := s.Stores.For(scenarios.RedlockLock)
+	masters := s.For(redlockKind)
 	var (
 		set *redisd.Set
 		err error
@@ -237,22 +256,27 @@ func TestFromScript(t *testing.T) {
 	assert.Equal(t, scenarios.ExpectFail, s.Expect("unfenced"))
 	assert.Equal(t, scenarios.ExpectPass, s.Expect("fenced"))
 	assert.Equal(t, scenarios.ExpectPass, s.Expect("etcd-guarded"), "a resource the check does not name must pass")
-	assert.Equal(t, scenarios.Shared, s.Stores, "nothing of one store's alone: it runs on both")
+	assert.Equal(t, "etcd redis zookeeper", storesOf(t, s), "nothing of one store's alone: it runs on every one")
 
-	// Where a script runs is read from its commands.
-	for body, want := range map[string]scenarios.Stores{
-		"expire c1\n----\nx\n":                                     scenarios.EtcdOnly,
-		"expire c1 mode=lapse\n----\nx\n":                          scenarios.EtcdAndZooKeeper,
-		"acquire c1 answer=lost\n----\nx\n":                        scenarios.EtcdAndZooKeeper,
-		"release c1 answer=lost\n----\nx\n":                        scenarios.EtcdOnly,
-		"acquire c1 next=lost\n----\nx\n":                          scenarios.ZooKeeperOnly,
-		"isolate member=m1\n----\nx\n":                             scenarios.EtcdOnly,
-		"failover\n----\nx\n":                                      scenarios.RedisOnly,
-		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": scenarios.Shared,
+	// What a script needs is read from its commands, and it runs where
+	// that can be done.
+	for body, want := range map[string]string{
+		"expire c1\n----\nx\n":                                     "etcd",
+		"expire c1 mode=lapse\n----\nx\n":                          "etcd zookeeper",
+		"acquire c1 answer=lost\n----\nx\n":                        "etcd zookeeper",
+		"release c1 answer=lost\n----\nx\n":                        "etcd",
+		"acquire c1 next=lost\n----\nx\n":                          "zookeeper",
+		"isolate member=m1\n----\nx\n":                             "etcd redis zookeeper",
+		"kill member=m1\n----\nx\n":                                "etcd zookeeper",
+		"kill member=leader\n----\nx\n\nwait-served\n----\nx\n":    "zookeeper",
+		"wait-told c1\n----\nx\n":                                  "etcd zookeeper",
+		"hold-answers c1 for=1s\n----\nx\n":                        "etcd",
+		"failover\n----\nx\n":                                      "redis",
+		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": "etcd redis zookeeper",
 	} {
 		s, err := scenarios.FromScript("mine", "mine.txt", "client c1 member=m1\n----\nx\n\n"+body+"\ncheck\n----\nfenced: PASS\n")
 		require.NoError(t, err, body)
-		assert.Equal(t, want, s.Stores, body)
+		assert.Equal(t, want, storesOf(t, s), body)
 	}
 
 	for _, c := range []struct{ text, err string }{

@@ -4,12 +4,38 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/script"
 )
+
+// etcdKind is etcd's store kind: what the locks of package etcdlock, and
+// every etcdlock.Factory, run on. Its scripts' output is the queue lock's.
+var etcdKind = StoreKind{Name: etcdrun.Store, Label: etcdrun.Label, Can: etcdrun.Capabilities(), Shows: "the queue lock"}
+
+// Kinds are the kinds of store a run can name, each once: etcd's, then
+// each registered backend's, in the order registered.
+func Kinds() []StoreKind {
+	out := []StoreKind{etcdKind}
+	for _, b := range Backends() {
+		if k := b.Kind(); !slices.ContainsFunc(out, func(o StoreKind) bool { return o.Name == k.Name }) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// storeNames are the names of the stores a run can name, for a message.
+func storeNames() string {
+	var names []string
+	for _, k := range Kinds() {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names, ", ")
+}
 
 // etcdStore runs a configuration on an etcd cluster.
 type etcdStore struct {
@@ -161,3 +187,6 @@ func tokenless(s Scenario, shape grantShape, ran []string, skipped map[string]st
 	}
 	return slices.DeleteFunc(ran, func(r string) bool { return skipped[r] != "" }), skipped
 }
+
+// EtcdKind is etcd's store kind: what every etcdlock.Factory runs on.
+func EtcdKind() StoreKind { return etcdKind }

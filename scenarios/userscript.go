@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
@@ -84,38 +83,7 @@ func FromScript(name, file, text string) (Scenario, error) {
 		return Scenario{}, fmt.Errorf("%s: no check step: a script says what it expects of each resource with one "+
 			"(\"check\", then \"unfenced: FAIL …\", \"fenced: PASS\")", file)
 	}
-	s.Stores = storesOf(steps)
 	return s, nil
-}
-
-// storesOf is where a script of one's own runs, read from its commands: a
-// failover is Redis's; a lease revoked, a member killed or isolated, a
-// release's answer lost, answers held back are etcd's; an
-// acquire's answer lost and a lease let lapse are etcd's and ZooKeeper's;
-// the request after an acquire's write lost is ZooKeeper's (the lab tells
-// requests on its wire alone); a script of none of these (a drawn one on a Redis lock: pauses, cuts, crashes, delays) runs
-// on every store.
-func storesOf(steps []script.Step) Stores {
-	etcd, zookeeper := false, false
-	for _, st := range steps {
-		switch c := st.Cmd; {
-		case c.Name == "failover":
-			return RedisOnly
-		case c.Name == "acquire" && c.Next != "":
-			return ZooKeeperOnly
-		case c.Name == "acquire" && c.Answer != "", c.Name == "expire" && c.Mode == faults.ModeLapse:
-			zookeeper = true
-		case slices.Contains([]string{"expire", "kill", "isolate", "hold-answers"}, c.Name), c.Answer != "":
-			etcd = true
-		}
-	}
-	switch {
-	case etcd:
-		return EtcdOnly
-	case zookeeper:
-		return EtcdAndZooKeeper
-	}
-	return Shared
 }
 
 // memberIndex is N of a member name "mN", or 0.

@@ -113,7 +113,7 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "wait-free":
 		return e.WaitFree(ctx)
 	case "wait-served":
-		k, ok := as[LeaderKilling](e)
+		k, ok := as[Serving](e)
 		if !ok {
 			return run.Outcome{}, errors.New("wait-served: the lab cannot tell when this store serves every client again")
 		}

@@ -77,13 +77,16 @@ type FailingOver interface {
 const Leader = "leader"
 
 // A LeaderKilling store can kill the member that leads (`kill
-// member=leader`) and, after that or after a member was killed or
-// isolated, wait until that member serves nobody, another leads, and every
-// client has been answered since (`wait-served`): each has moved to a
-// member that serves it, so what it asks next is not met by the
-// connection the fault broke.
+// member=leader`) until heal starts it again.
 type LeaderKilling interface {
 	KillLeader(ctx context.Context) (run.Outcome, error)
+}
+
+// A Serving store can wait, after a member was killed or isolated, until
+// that member serves nobody, another leads, and every client has been
+// answered since (`wait-served`): each has moved to a member that serves
+// it, so what it asks next is not met by the connection the fault broke.
+type Serving interface {
 	WaitServed(ctx context.Context) (run.Outcome, error)
 }
 

@@ -37,10 +37,10 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	}
 	if kind, ok := scenarios.KindOf(*lk); ok {
 		if cf.endpoints != "" || cf.members != redisMembers {
-			return exitUsage, usagef("--lock %s: a lock on %s runs on servers the lab starts, not on etcd (--endpoints, --members)", *lk, kind.Label())
+			return exitUsage, usagef("--lock %s: a lock on %s runs on servers the lab starts, not on etcd (--endpoints, --members)", *lk, kind.Label)
 		}
 		return serveLab(ctx, live.Config{Store: backendLabStore(*lk, kind), Lock: *lk, TTL: *ttl},
-			kind.Label()+", started anew for each run", *open, stdout)
+			kind.Label+", started anew for each run", *open, stdout)
 	}
 	locks := etcdlock.Builtin()
 	for _, r := range etcdlock.Regressions() {
@@ -74,11 +74,11 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 // backendLabStore is the live lab's store of the locks of another store
 // than etcd of the same kind as the lock called name: each run on servers
 // started for it.
-func backendLabStore(name string, kind scenarios.LockKind) live.Store {
+func backendLabStore(name string, kind scenarios.StoreKind) live.Store {
 	var names []string
 	for _, b := range scenarios.Backends() {
 		for _, n := range b.Names() {
-			if k, _ := scenarios.KindOf(n); k == kind {
+			if k, _ := scenarios.KindOf(n); k.Name == kind.Name {
 				names = append(names, n)
 			}
 		}

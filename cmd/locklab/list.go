@@ -210,15 +210,9 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 	if err != nil || steps == nil {
 		return exitOK, nil
 	}
-	shows := "the queue lock"
-	switch {
-	case s.Stores.For(scenarios.EtcdLock):
-	case s.Stores.For(scenarios.RedisLock):
-		shows = "redis-setnx"
-	case s.Stores.For(scenarios.RedlockLock):
-		shows = "redlock"
-	case s.Stores.For(scenarios.ZooKeeperLock):
-		shows = "zk-herd" // zk-lock's documented FAIL is a lesson of ZooKeeper's own (lost-request)
+	shows := "the lock of the first store it is for"
+	if i := slices.IndexFunc(scenarios.Kinds(), s.For); i >= 0 {
+		shows = scenarios.Kinds()[i].Shows
 	}
 	fmt.Fprintf(w, "\nStep by step (the scenario's script; each step's output is what %s shows):\n", shows)
 	for _, st := range steps {

@@ -292,17 +292,18 @@ func (f *runFlags) config() (scenarios.Config, error) {
 // checkStore checks --store: a store the lab has, named for locks run as
 // processes.
 func (f *runFlags) checkStore(locks []string) (string, error) {
+	etcd := scenarios.EtcdKind().Name
 	if f.store == "" { // a command without --store: etcd's
-		f.store = "etcd"
+		f.store = etcd
 	}
-	stores := []string{"etcd"}
-	for _, b := range scenarios.Backends() {
-		stores = append(stores, b.Name())
+	var stores []string
+	for _, k := range scenarios.Kinds() {
+		stores = append(stores, k.Name)
 	}
 	switch {
 	case !slices.Contains(stores, f.store):
 		return "", usagef("--store: unknown store %q (stores: %s)", f.store, strings.Join(stores, ", "))
-	case f.store != "etcd" && !slices.ContainsFunc(locks, isExec):
+	case f.store != etcd && !slices.ContainsFunc(locks, isExec):
 		return "", usagef("--store %s: it names the store of %sCOMMAND locks, and --lock names none", f.store, process.ExecPrefix)
 	}
 	return f.store, nil
@@ -315,7 +316,8 @@ func isExec(name string) bool { return strings.HasPrefix(name, process.ExecPrefi
 // --members asks for has the members every chosen scenario needs for a
 // lock on etcd (a Redis lock's servers are the lab's own).
 func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
-	onEtcd := func(l string) bool { return !isBackendLock(l) && (f.store == "etcd" || !isExec(l)) }
+	etcd := scenarios.EtcdKind()
+	onEtcd := func(l string) bool { return !isBackendLock(l) && (f.store == etcd.Name || !isExec(l)) }
 	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, onEtcd) {
 		return nil
 	}
@@ -324,7 +326,7 @@ func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
 		if i := slices.IndexFunc(cfg.Extra, func(x scenarios.Scenario) bool { return x.Name == name }); i >= 0 {
 			s, err = cfg.Extra[i], nil
 		}
-		if err == nil && s.NotFor(scenarios.EtcdLock) == "" && s.Members > f.members {
+		if err == nil && s.For(etcd) && s.Members > f.members {
 			return usagef("--members %d: scenario %s needs %d members", f.members, name, s.Members)
 		}
 	}

@@ -26,6 +26,13 @@ func (e *Env) Kill(ctx context.Context, member string) (run.Outcome, error) {
 	return run.KillMember(ctx, e, member)
 }
 
+// KillLeader kills the member that leads when the step runs, as Kill does
+// a member named (the history's fault names it): the others elect a
+// leader without it, and its clients stall until heal restarts it.
+func (e *Env) KillLeader(ctx context.Context) (run.Outcome, error) {
+	return run.KillLeader(ctx, e)
+}
+
 // HoldAnswers holds the answers client's member sends for d from client's
 // next keep-alive (see faults.HoldAnswers), then delivers them: a link
 // that fails one way for a moment, from the moment the lock asks to renew

@@ -70,10 +70,7 @@ func (e *Env) Fault(ctx context.Context, f faults.Fault) (*faults.Injection, err
 // followers drop their clients while they elect another, and every client
 // moves to a server that serves it again, within its session.
 func (e *Env) KillLeader(ctx context.Context) (run.Outcome, error) {
-	if _, err := e.Fault(ctx, faults.Fault{Kind: faults.KillLeader}); err != nil {
-		return run.Outcome{}, err
-	}
-	return run.Outcome{Kind: run.LeaderKilled}, nil
+	return run.KillLeader(ctx, e)
 }
 
 // WaitServed waits, after the leader was killed or a server isolated,

@@ -32,11 +32,16 @@ func init() {
 // masters, the store of a Redlock program.
 type backend struct{ masters int }
 
-func (b backend) Name() string {
+func (b backend) Name() string { return b.Kind().Name }
+
+// Kind is one primary's, or (masters above 0) Redlock's independent
+// masters'.
+func (b backend) Kind() scenarios.StoreKind {
 	if b.masters > 0 {
-		return "redlock"
+		return scenarios.StoreKind{Name: redisrun.MastersStore, Label: redisrun.MastersLabel,
+			Can: redisrun.Capabilities(true), Shows: "redlock"}
 	}
-	return "redis"
+	return scenarios.StoreKind{Name: redisrun.Store, Label: redisrun.Label, Can: redisrun.Capabilities(false), Shows: "redis-setnx"}
 }
 
 func (b backend) Names() []string {
@@ -156,10 +161,7 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 // independent masters (0: one primary with replicas), documented to fail
 // the lessons weak names.
 func describe(f redislock.Factory, masters int, weaknesses map[string]string) scenarios.BackendLock {
-	kind := scenarios.RedisLock
-	if masters > 0 {
-		kind = scenarios.RedlockLock
-	}
+	kind := backend{masters: masters}.Kind()
 	var weak []string
 	for s := range weaknesses {
 		weak = append(weak, s)

@@ -26,7 +26,14 @@ const members = 3
 // backend is ZooKeeper as a scenarios.Backend.
 type backend struct{}
 
-func (backend) Name() string { return string(scenarios.ZooKeeperLock) }
+func (backend) Name() string { return zkrun.Store }
+
+// kind is what ZooKeeper's locks run on and what its runs can do; its
+// scripts' output is zk-herd's (zk-lock's documented FAIL is a lesson of
+// ZooKeeper's own, lost-request).
+var kind = scenarios.StoreKind{Name: zkrun.Store, Label: zkrun.Label, Can: zkrun.Capabilities(), Shows: "zk-herd"}
+
+func (backend) Kind() scenarios.StoreKind { return kind }
 
 func (backend) Names() []string {
 	var out []string
@@ -62,7 +69,7 @@ func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 	if err != nil {
 		return scenarios.BackendLock{}, err
 	}
-	l := scenarios.BackendLock{Kind: scenarios.ZooKeeperLock,
+	l := scenarios.BackendLock{Kind: kind,
 		Store: func(own scenarios.Servers) scenarios.Store { return zkStore{exec: f, shared: sharedOf(own)} }}
 	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) {
 		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
@@ -96,10 +103,6 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 
 func (backend) Regressions() []lock.Regression { return zklock.Regressions() }
 
-func (backend) Connect(context.Context, []string) (scenarios.Servers, error) {
-	return nil, errors.New("a ZooKeeper of your own is not supported yet: the lab starts its own")
-}
-
 // describe is the lock f makes as a scenarios.BackendLock, documented to
 // fail the lessons weak names.
 func describe(f zklock.Factory, weak map[string]string) scenarios.BackendLock {
@@ -108,7 +111,7 @@ func describe(f zklock.Factory, weak map[string]string) scenarios.BackendLock {
 		lessons = append(lessons, s)
 	}
 	sort.Strings(lessons)
-	return scenarios.BackendLock{Kind: scenarios.ZooKeeperLock, Weak: lessons,
+	return scenarios.BackendLock{Kind: kind, Weak: lessons,
 		Store: func(own scenarios.Servers) scenarios.Store { return zkStore{factory: f, shared: sharedOf(own)} }}
 }
 

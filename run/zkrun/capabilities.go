@@ -1,0 +1,25 @@
+package zkrun
+
+import "github.com/locklab/locklab/script"
+
+// Store is ZooKeeper's name as a store, and Label what its locks run on.
+const (
+	Store = "zookeeper"
+	Label = "a ZooKeeper ensemble"
+)
+
+// Capabilities are what a run on a ZooKeeper ensemble can do beyond every
+// run's, each with how (see scenarios.StoreKind).
+func Capabilities() script.Capabilities {
+	return script.Capabilities{
+		script.OneStore:          "an ensemble whose leader commits every write on a quorum",
+		script.Lapse:             "the client's link cut until the ensemble ends its session",
+		script.AcquireAnswerLost: "the client's connection cut once the server has sent the create's answer",
+		script.AcquireNextLost:   "the request after the acquire's create held off the wire, the connection cut under it",
+		script.KillMember:        "the server's JVM killed, started again on its data at heal",
+		script.IsolateMember:     "the server's peer links cut, its clients' links kept",
+		script.KillLeader:        "the server that leads killed, started again at heal",
+		script.WaitServed:        "until the faulted server serves nobody, another leads and every client was answered since",
+		script.Told:              "the session's expiry, heard by the client once it reconnects",
+	}
+}

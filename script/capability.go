@@ -1,0 +1,173 @@
+package script
+
+import (
+	"slices"
+
+	"github.com/locklab/locklab/faults"
+)
+
+// A Capability is something a store's run can do that a lesson may need:
+// a fault of its own (revoke a lease, fail a primary over), a wait only it
+// can tell (a client served again), or a way its servers and clients
+// behave that a lesson is written for (a client stays on its member). A
+// store says what it can as data (Capabilities); a lesson runs on a store
+// that can do all it needs, and a script's needs are read from its
+// commands (Needs).
+type Capability string
+
+// The capabilities the catalog's lessons and scripts need. A store that
+// does none of these still runs every lesson made of acquires, releases,
+// pauses, cuts, delays and crashes, which every run can do.
+const (
+	// OneStore: the lock is kept by one store, whose servers replicate it
+	// (etcd, a Redis primary, a ZooKeeper ensemble); a lesson that needs no
+	// shape of store needs this one.
+	OneStore Capability = "one-store"
+	// Masters: the lock is a majority of keys on independent masters
+	// (Redlock's).
+	Masters Capability = "masters"
+	// Revoke: expire mode=revoke, a client's lease ended by the server now.
+	Revoke Capability = "revoke"
+	// Lapse: expire mode=lapse, a client cut off until the server ends its
+	// lease.
+	Lapse Capability = "lapse"
+	// AcquireAnswerLost: acquire answer=lost, an acquire's write made and
+	// its answer lost on the wire.
+	AcquireAnswerLost Capability = "acquire-answer-lost"
+	// ReleaseAnswerLost: release answer=lost, a release made and its answer
+	// lost on the wire.
+	ReleaseAnswerLost Capability = "release-answer-lost"
+	// AcquireNextLost: acquire next=lost, the request after an acquire's
+	// write lost on the wire.
+	AcquireNextLost Capability = "acquire-next-lost"
+	// HoldAnswers: hold-answers, a link failing one way from a client's
+	// next keep-alive.
+	HoldAnswers Capability = "hold-answers"
+	// KillMember: kill member=mN, a member killed and restarted on its
+	// data at heal.
+	KillMember Capability = "kill"
+	// IsolateMember: isolate member=mN, a member cut off from the others.
+	IsolateMember Capability = "isolate"
+	// KillLeader: kill member=leader, whichever member leads killed.
+	KillLeader Capability = "kill-leader"
+	// WaitServed: wait-served, until every client is served again after a
+	// member's fault.
+	WaitServed Capability = "wait-served"
+	// Failover: failover, a primary killed and a replica promoted.
+	Failover Capability = "failover"
+	// Told: the store tells a client that its lease ended (a keep-alive's
+	// answer, a session's expiry), so a lock can tell its holder
+	// (wait-told).
+	Told Capability = "told"
+	// KeepAlives: a lease is kept by keep-alives the lab sees on the wire,
+	// each with its answer, so a lesson can time them (link-blip,
+	// slow-link).
+	KeepAlives Capability = "keep-alives"
+	// PinnedClients: a client stays on its member: when the member is down
+	// or cut off from the others, the client's lease ends and the client
+	// still reaches what the member answers alone (etcd's clients, one
+	// endpoint each).
+	PinnedClients Capability = "pinned-clients"
+)
+
+// capabilityWords say each capability as what a store can do, for a
+// reason's words ("a store that can revoke a client's lease").
+var capabilityWords = map[Capability]string{
+	OneStore:          "keep the lock in one store whose servers replicate it",
+	Masters:           "keep the lock on a majority of independent masters",
+	Revoke:            "revoke a client's lease (expire mode=revoke)",
+	Lapse:             "let a cut-off client's lease lapse (expire mode=lapse)",
+	AcquireAnswerLost: "lose an acquire's answer on the wire (acquire answer=lost)",
+	ReleaseAnswerLost: "lose a release's answer on the wire (release answer=lost)",
+	AcquireNextLost:   "lose the request after an acquire's write (acquire next=lost)",
+	HoldAnswers:       "hold a client's answers from its next keep-alive (hold-answers)",
+	KillMember:        "kill a member and restart it on its data (kill)",
+	IsolateMember:     "cut a member off from the others (isolate)",
+	KillLeader:        "kill whichever member leads (kill member=leader)",
+	WaitServed:        "tell when every client is served again after a member's fault (wait-served)",
+	Failover:          "fail its primary over to a replica (failover)",
+	Told:              "tell a client that its lease ended, so that its lock can tell the holder (wait-told)",
+	KeepAlives:        "show each keep-alive of a lease on the wire, with its answer",
+	PinnedClients:     "keep a client on its member when the member is down or cut off, its lease ending",
+}
+
+// Words says what a store with c can do, in a reason's words.
+func (c Capability) Words() string {
+	if w, ok := capabilityWords[c]; ok {
+		return w
+	}
+	return string(c)
+}
+
+// Capabilities are what a store's run can do, each with how it does it
+// there ("LeaseRevoke on the client's lease").
+type Capabilities map[Capability]string
+
+// Lacks lists the capabilities of needs that c does not have, in needs'
+// order; none when c can do them all.
+func (c Capabilities) Lacks(needs []Capability) []Capability {
+	var out []Capability
+	for _, n := range needs {
+		if _, ok := c[n]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Needs are the capabilities steps need beside what every run can do, in
+// the order their commands first need them.
+func Needs(steps []Step) []Capability {
+	var out []Capability
+	add := func(cs ...Capability) {
+		for _, c := range cs {
+			if !slices.Contains(out, c) {
+				out = append(out, c)
+			}
+		}
+	}
+	for _, st := range steps {
+		add(needsOf(st.Cmd)...)
+	}
+	return out
+}
+
+// needsOf is what one command needs beside what every run can do.
+func needsOf(c Cmd) []Capability {
+	switch c.Name {
+	case "acquire":
+		var out []Capability
+		if c.Answer != "" {
+			out = append(out, AcquireAnswerLost)
+		}
+		if c.Next != "" {
+			out = append(out, AcquireNextLost)
+		}
+		return out
+	case "release":
+		if c.Answer != "" {
+			return []Capability{ReleaseAnswerLost}
+		}
+	case "expire":
+		if c.Mode == faults.ModeLapse {
+			return []Capability{Lapse}
+		}
+		return []Capability{Revoke}
+	case "kill":
+		if c.Member == Leader {
+			return []Capability{KillLeader}
+		}
+		return []Capability{KillMember}
+	case "isolate":
+		return []Capability{IsolateMember}
+	case "hold-answers":
+		return []Capability{HoldAnswers}
+	case "wait-served":
+		return []Capability{WaitServed}
+	case "wait-told":
+		return []Capability{Told}
+	case "failover":
+		return []Capability{Failover}
+	}
+	return nil
+}
