@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/scenarios/etcdstore"
 )
 
 // Commands that come at once — a double click, two browsers — run one
@@ -80,8 +81,8 @@ func TestALabKeepsToItsBounds(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprintf("the lab has its %d clients", live.MaxClients))
 
 	assert.ErrorContains(t, lab.Load("failover"), "failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot")
-	assert.NotContains(t, live.Lessons(scenarios.EtcdKind()), "failover")
-	assert.Contains(t, live.Lessons(scenarios.EtcdKind()), "paused-holder")
+	assert.NotContains(t, live.Lessons(etcdstore.Kind()), "failover")
+	assert.Contains(t, live.Lessons(etcdstore.Kind()), "paused-holder")
 	redis, ok := scenarios.KindOf("redis-setnx")
 	require.True(t, ok)
 	assert.Contains(t, live.Lessons(redis), "failover")

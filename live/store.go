@@ -11,6 +11,7 @@ import (
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/scenarios/etcdstore"
 	"github.com/locklab/locklab/script"
 )
 
@@ -48,7 +49,7 @@ type etcdStore struct {
 }
 
 func (s etcdStore) Locks() []string           { return Names(s.locks) }
-func (s etcdStore) Kind() scenarios.StoreKind { return scenarios.EtcdKind() }
+func (s etcdStore) Kind() scenarios.StoreKind { return etcdstore.Kind() }
 func (s etcdStore) Members() int              { return len(s.c.Members()) }
 
 func (s etcdStore) Open(_ context.Context, name, runID string, ttl int) (Engine, error) {

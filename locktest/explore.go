@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/lock/resource"
+	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
 )
 
@@ -21,14 +21,10 @@ import (
 // seed draws the cases it drew then (30 cases of those find etcd-11456;
 // with isolation drawn among them, they did not). The catalog's
 // isolated-asks and slow-link scenarios, which the gate runs, make those
-// faults. A lock on another store draws those of them that are not
-// etcd's (otherFaults).
+// faults. A lock on a store draws those of them the store can make
+// (script.WalkFaultsOn).
 var gateFaults = []string{script.WalkPause, script.WalkCut, script.WalkExpire, script.WalkCrash, script.WalkLostAcquire,
 	script.WalkBlip}
-
-// otherFaults are gateFaults less etcd's own (a lease revoked by the lab,
-// an acquire's answer lost on etcd's wire).
-var otherFaults = []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkBlip}
 
 // exploreLeftOut says why the exploration is not run for tg's lock ("" if
 // it is): no cases asked for, or no resource it must keep safe.
@@ -51,10 +47,7 @@ func exploreLeftOut(cfg config, tg target) string {
 // asked for that a correct lock keeps safe and its grants can write to.
 func safeOn(cfg config, tg target) []string {
 	guarded := guardedOf(cfg.resources)
-	if tg.etcd != nil {
-		return guarded
-	}
-	ran, _ := tg.other.Store(nil).Resources(guarded)
+	ran, _ := tg.l.Store(nil, scenarios.GrantShape{Token: true, Key: true}).Resources(guarded)
 	if tg.tokenless {
 		ran = slices.DeleteFunc(ran, func(r string) bool { return r == "fenced" })
 	}
@@ -66,24 +59,15 @@ func runExplore(t *testing.T, g *gate, cfg config, tg target) int {
 	p := explore.Safe(safeOn(cfg, tg)...)
 	ecfg := explore.Config{Lock: Name, Property: p, Cases: cfg.cases, Seed: cfg.seed, ShrinkTime: 30 * time.Second,
 		Walk: script.WalkOptions{TTL: max(cfg.leaseScale, 1), Faults: gateFaults}}
-	if tg.etcd != nil {
-		var (
-			c   *cluster.Cluster
-			err error
-		)
-		if cfg.external != nil {
-			c, err = cluster.Connect(t.Context(), *cfg.external)
-		} else {
-			c, err = cluster.Start(t.Context(), cluster.Config{Members: 3})
-		}
-		if err != nil {
-			t.Fatalf("locktest: explore: %v", err)
-		}
-		defer c.Close()
-		ecfg.Cluster, ecfg.Factory = c, tg.etcd
-	} else {
-		ecfg.Open, ecfg.Walk.Faults = opener(tg), otherFaults
+	ecfg.Walk.Faults = script.WalkFaultsOn(tg.kind().Can, gateFaults, ecfg.Walk.TTL)
+	servers, err := scenarios.CaseServers(t.Context(), scenarios.Config{External: cfg.external, Members: 3}, tg.store)
+	if err != nil {
+		t.Fatalf("locktest: explore: %v", err)
 	}
+	if servers != nil {
+		defer servers.Close()
+	}
+	ecfg.Open = opener(tg, servers)
 	res, err := explore.Run(t.Context(), ecfg)
 	if err != nil {
 		t.Fatalf("locktest: explore: %v", err)
@@ -108,16 +92,16 @@ func runExplore(t *testing.T, g *gate, cfg config, tg target) int {
 	return 1
 }
 
-// opener opens each case of a lock on another store on servers started
-// for it, protecting every resource its grants can write to (as a case on
-// etcd protects all three).
-func opener(tg target) func(context.Context, string, int) (explore.Engine, error) {
-	st := tg.other.Store(nil)
+// opener opens each case of the lock on servers, one case after another
+// (nil: on servers started for each), protecting every resource its
+// grants can write to.
+func opener(tg target, servers scenarios.Servers) func(context.Context, string, int) (explore.Engine, error) {
+	st := tg.l.Store(servers, scenarios.GrantShape{Token: true, Key: true})
 	resources, _ := st.Resources(resource.Names())
 	if tg.tokenless {
 		resources = slices.DeleteFunc(resources, func(r string) bool { return r == "fenced" })
 	}
 	return func(ctx context.Context, runID string, ttl int) (explore.Engine, error) {
-		return tg.other.OpenCase(ctx, runID, ttl, resources)
+		return tg.l.OpenCaseOn(ctx, servers, runID, ttl, resources)
 	}
 }

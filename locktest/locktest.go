@@ -1,7 +1,6 @@
 package locktest
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -11,9 +10,10 @@ import (
 
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/etcdlock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/scenarios/etcdstore"
 )
 
 // Name is the name the lock under test goes by in results and reports.
@@ -36,25 +36,18 @@ type config struct {
 
 // target is the lock a gate runs, on its store.
 type target struct {
-	// store is "etcd", or the registered store the lock is adopted by.
+	// store is the registered store the lock is adopted by.
 	store string
-	// etcd makes the lock on etcd; nil on another store.
-	etcd etcdlock.Factory
-	// factory is the lock's factory as given (any store's).
+	// factory is the lock's factory as given.
 	factory any
-	// other is the lock on another store; zero on etcd.
-	other scenarios.BackendLock
+	// l is the lock as its store runs it.
+	l scenarios.BackendLock
 	// tokenless: the preflight's grant carried no fencing token.
 	tokenless bool
 }
 
 // kind is what lessons are for the lock (see scenarios.Scenario.NotFor).
-func (tg target) kind() scenarios.StoreKind {
-	if tg.etcd != nil {
-		return scenarios.EtcdKind()
-	}
-	return tg.other.Kind
-}
+func (tg target) kind() scenarios.StoreKind { return tg.l.Kind }
 
 // An Option changes what Run runs.
 type Option func(*config)
@@ -289,11 +282,7 @@ func runCatalog(t *testing.T, g *gate, cfg config, selected []string, tg target,
 		Seed: cfg.seed, Runs: cfg.seeds, External: cfg.external, Out: dir,
 		Extra: cfg.extra, Parallel: cfg.parallel, LeaseScale: cfg.leaseScale,
 	}
-	if tg.etcd != nil {
-		sc.Factories = map[string]etcdlock.Factory{Name: tg.etcd}
-	} else {
-		sc.Store, sc.StoreFactories = tg.store, map[string]any{Name: tg.factory}
-	}
+	sc.Store, sc.StoreFactories = tg.store, map[string]any{Name: tg.factory}
 	sum, err := scenarios.Run(t.Context(), sc)
 	if err != nil {
 		return 0, err
@@ -340,46 +329,36 @@ func lessonsFor(cfg config, k scenarios.StoreKind) (kept, leftOut []string) {
 // targetOf is the lock factory makes, on the store cfg names or, if none,
 // the store whose client factory takes.
 func targetOf[C any](cfg config, factory lock.Factory[C]) (target, error) {
-	if f, ok := any(factory).(etcdlock.Factory); ok {
-		if cfg.store != "" && cfg.store != "etcd" {
-			return target{}, fmt.Errorf("Store(%q): the lock is an etcdlock.Factory, a lock on etcd", cfg.store)
-		}
-		return target{store: "etcd", etcd: f, factory: f}, nil
-	}
-	if cfg.store == "etcd" {
-		return target{}, fmt.Errorf(`Store("etcd"): the lock is a %T, not an etcdlock.Factory`, factory)
-	}
-	if cfg.external != nil {
-		return target{}, errors.New("Endpoints: an etcd cluster of your own is for a lock on etcd")
-	}
 	name, l, err := scenarios.Adopt(cfg.store, factory)
 	if err != nil {
 		return target{}, err
 	}
-	return target{store: name, factory: factory, other: l}, nil
+	if cfg.external != nil && name != etcdstore.Kind().Name {
+		return target{}, fmt.Errorf("Endpoints: an etcd cluster of your own is for a lock on etcd, not on %s", l.Kind.Label)
+	}
+	return target{store: name, factory: factory, l: l}, nil
 }
 
 // defaultResources are the resources a gate protects with tg's lock when
-// none are asked for (see Resources).
+// none are asked for (see Resources): the fenced one, and the one its
+// store guards itself — or, where it guards none, the unfenced one.
 func defaultResources(tg target) []string {
-	if tg.etcd != nil {
-		return []string{string(Fenced), string(EtcdGuarded)}
+	ran, _ := tg.l.Store(nil, scenarios.GrantShape{Token: true, Key: true}).Resources(resource.Names())
+	for _, r := range ran {
+		if r != string(Fenced) && r != string(Unfenced) {
+			return []string{string(Fenced), r}
+		}
 	}
 	return []string{string(Fenced), string(Unfenced)}
 }
 
 // preflight has one Locker of the lock acquire and release once alone on
-// a store of its own (see scenarios.Preflight), and says whether, on a
-// store other than etcd, its grant carried no fencing token.
+// a store of its own, or on the user's cluster (see
+// scenarios.BackendLock.Preflight), and says whether its grant carried no
+// fencing token.
 func preflight(t *testing.T, cfg config, tg target) (tokenless bool, err error) {
-	if tg.etcd != nil {
-		return false, scenarios.Preflight(t.Context(), tg.etcd, cfg.external, nil)
-	}
-	if tg.other.Preflight == nil {
-		return false, nil
-	}
-	token, err := tg.other.Preflight(t.Context(), nil)
-	return !token, err
+	shape, err := scenarios.PreflightLock(t.Context(), scenarios.Config{External: cfg.external}, tg.l)
+	return !shape.Token, err
 }
 
 // guardedOf are the resources a correct lock must keep safe.

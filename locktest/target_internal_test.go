@@ -37,15 +37,16 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 		err string
 		tg  func() (target, error)
 	}{
-		{`Store("redis"): the lock is an etcdlock.Factory, a lock on etcd`,
+		{"the redis store takes a lock.Factory[[]*redis.Client], not a lock.Factory[*go.etcd.io/etcd/client/v3.Client]",
 			func() (target, error) { return targetOf(config{store: "redis"}, etcdlock.NewQueue) }},
-		{`Store("etcd"): the lock is a lock.Factory[[]*github.com/redis/go-redis/v9.Client], not an etcdlock.Factory`,
+		{"the etcd store takes an etcdlock.Factory, not a lock.Factory[[]*github.com/redis/go-redis/v9.Client]",
 			func() (target, error) { return targetOf(config{store: "etcd"}, onRedis) }},
-		{`unknown store "nosuch" (stores: etcd, redis, redlock, zookeeper)`,
+		{`unknown store "nosuch" (stores: etcd, redis, redlock, zookeeper): a program links a store by importing its ` +
+			`package, as import _ "github.com/locklab/locklab/scenarios/redisstore" does Redis's`,
 			func() (target, error) { return targetOf(config{store: "nosuch"}, onRedis) }},
 		{"the zookeeper store takes a lock.Factory[*zk.Conn], not a lock.Factory[[]*github.com/redis/go-redis/v9.Client]",
 			func() (target, error) { return targetOf(config{store: "zookeeper"}, onRedis) }},
-		{"Endpoints: an etcd cluster of your own is for a lock on etcd",
+		{"Endpoints: an etcd cluster of your own is for a lock on etcd, not on one Redis primary",
 			func() (target, error) { return targetOf(config{external: &cluster.External{}}, onRedis) }},
 	} {
 		_, err := c.tg()

@@ -11,16 +11,18 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
 )
 
-// A Backend is a store beside etcd whose locks a run can name: it says
-// which locks are its and runs their configurations on servers of its own.
-// Package scenarios/redisstore is Redis's and registers itself when a
-// program imports it, so that a program of etcd locks alone (a team's
-// locktest gate) links no Redis client.
+// A Backend is a store whose locks a run can name: it says which locks
+// are its, what its runs can do, and runs their configurations on servers
+// of its own. Each store's is a package of its own that registers itself
+// when a program imports it — scenarios/etcdstore (the default store),
+// scenarios/redisstore, scenarios/zkstore — so that a program of one
+// store's locks (a team's locktest gate) links no other store's client.
 type Backend interface {
 	// Name is the store's name, as Config.Store names it ("redis").
 	Name() string
@@ -48,11 +50,21 @@ type Backend interface {
 	Kind() StoreKind
 }
 
-// A Connecting backend runs its locks on servers of the user's own too
-// (Config.Redis): Connect reaches them, shared by every configuration of
-// the backend's locks until it is closed.
+// A Connecting backend runs its locks on servers of the user's own too,
+// as cfg names them (Config.External for etcd, Config.Redis for Redis):
+// Own reaches them, shared by every configuration of the backend's locks
+// until it is closed; nil and no error when cfg names none.
 type Connecting interface {
-	Connect(ctx context.Context, addrs []string) (Servers, error)
+	Own(ctx context.Context, cfg Config) (Servers, error)
+}
+
+// A Pooling backend runs each worker's configurations on servers of the
+// worker's own, started once for the run and restored between its
+// configurations (etcd's embedded clusters), or all on the user's: Pool
+// returns them for n workers, started only when a run has the backend's
+// locks; the run closes each once.
+type Pooling interface {
+	Pool(ctx context.Context, cfg Config, n int) ([]Servers, error)
 }
 
 // Servers are a backend's servers of the user's own, connected once for a
@@ -90,15 +102,19 @@ type BackendLock struct {
 	Kind StoreKind
 	// Weak are the lessons it is documented to fail (a FAIL expected).
 	Weak []string
-	// Store is where one configuration of it runs: on servers started for
-	// the run, or on own (nil unless Config.Redis named servers).
-	Store func(own Servers) Store
+	// Store is where one configuration of it runs: on own (the worker's,
+	// the run's shared or the user's servers: see Pooling, Sharing,
+	// Connecting), or, when own is nil, on servers started for it; shape is
+	// what its grants carry, as its preflight learnt.
+	Store func(own Servers, shape GrantShape) Store
 	// Preflight, if set, has one Locker of it acquire and release once on
-	// servers of its own (or on own, if not nil: the user's, under keys of
-	// its own) with nothing else going on (see Preflight), and says
-	// whether its grant carried a fencing token: a lock run as a process
-	// has one.
-	Preflight func(ctx context.Context, own Servers) (token bool, err error)
+	// servers of its own (or on own, if not nil: a worker's or the user's,
+	// under keys of its own) with nothing else going on, and says what its
+	// grant carried. A lock that cannot acquire alone (a program that is
+	// missing or crashes, an adapter that answers nothing), or whose
+	// release never returns, would fill a whole run with the same error:
+	// its error says so at once instead, with what the lock said.
+	Preflight func(ctx context.Context, own Servers) (GrantShape, error)
 }
 
 // A Store is where one configuration runs: etcd's cluster, or a backend's
@@ -152,6 +168,19 @@ func Register(b Backend) {
 	backends = append(backends, b)
 }
 
+// RegisterDefault registers b as the default store: first of Backends and
+// Kinds, the store of a lock run as a process when Config.Store is "".
+func RegisterDefault(b Backend) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends = append([]Backend{b}, backends...)
+}
+
+// PreflightTimeout bounds each of a preflight's acquire and release: a
+// process lock's start-up (process.StartupAllowance) and a few seconds more
+// on servers nobody else uses.
+const PreflightTimeout = process.StartupAllowance + 5*time.Second
+
 // Backends are the registered backends, in the order registered.
 func Backends() []Backend {
 	backendsMu.Lock()
@@ -173,9 +202,15 @@ func LookupBackendLock(name string) (BackendLock, bool) {
 	return BackendLock{}, false
 }
 
-// execLock is the lock run as a process by command on the registered
-// store called store.
+// ExecLock is the lock run as a process by command on the registered
+// store called store ("": the default store).
+func ExecLock(store, command string) (BackendLock, error) { return execLock(store, command) }
+
+// execLock is ExecLock.
 func execLock(store, command string) (BackendLock, error) {
+	if store == "" {
+		store = DefaultKind().Name
+	}
 	for _, b := range Backends() {
 		if b.Name() == store {
 			return b.Exec(command)
@@ -187,12 +222,10 @@ func execLock(store, command string) (BackendLock, error) {
 // Adopt returns a user's Go lock made by factory (a lock.Factory of the
 // store's client) as a lock of the registered store called store, or of
 // the first registered store that takes it when store is "", and the
-// store's name. A factory of etcd's client is no other store's: its runs
-// need none of this (Config.Factories).
+// store's name.
 func Adopt(store string, factory any) (string, BackendLock, error) {
-	var names, why []string
+	var why []string
 	for _, b := range Backends() {
-		names = append(names, b.Name())
 		if store != "" && b.Name() != store {
 			continue
 		}
@@ -206,37 +239,59 @@ func Adopt(store string, factory any) (string, BackendLock, error) {
 	case len(why) > 0:
 		return "", BackendLock{}, errors.New(strings.Join(why, "; "))
 	case store != "":
-		return "", BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)%s", store, storeNames(), importHint(names))
+		return "", BackendLock{}, fmt.Errorf("unknown store %q (stores: %s)%s", store, storeNames(), importHint)
 	}
-	return "", BackendLock{}, fmt.Errorf("no store linked into this program takes a %T (etcd's takes an etcdlock.Factory)%s",
-		factory, importHint(names))
+	return "", BackendLock{}, fmt.Errorf("no store linked into this program takes a %T%s", factory, importHint)
 }
 
-// importHint says how to link Redis's store when no backend is.
-func importHint(linked []string) string {
-	if len(linked) > 0 {
-		return ""
-	}
-	return `: import _ "github.com/locklab/locklab/scenarios/redisstore" to run Redis locks`
-}
+// importHint says how a program links a store.
+const importHint = `: a program links a store by importing its package, as ` +
+	`import _ "github.com/locklab/locklab/scenarios/redisstore" does Redis's`
 
-// PreflightOn is Preflight for the lock run as a process by command on
-// the registered store called store: on servers started for it, or on
-// the user's at own (Config.Redis).
-func PreflightOn(ctx context.Context, store, command string, own []string) error {
-	l, err := execLock(store, command)
-	if err != nil || l.Preflight == nil {
-		return err
-	}
-	var servers Servers
-	if len(own) > 0 {
-		if servers, err = connectOwn(ctx, own); err != nil {
+// PreflightOn has the lock called name — a registered store's, or one run
+// as a process on cfg.Store — acquire and release once, alone on servers
+// of its own, or on the user's that cfg names (see BackendLock.Preflight).
+func PreflightOn(ctx context.Context, cfg Config, name string) error {
+	l, ok := backendLock(name)
+	if command, exec := strings.CutPrefix(name, process.ExecPrefix); exec {
+		var err error
+		if l, err = execLock(cfg.Store, command); err != nil {
 			return err
 		}
+	} else if !ok {
+		return fmt.Errorf("unknown lock %q", name)
+	}
+	_, err := PreflightLock(ctx, cfg, l)
+	return err
+}
+
+// PreflightLock has l acquire and release once, alone on servers of its
+// own, or on the user's that cfg names (see BackendLock.Preflight), and
+// says what its grant carried; a lock without a preflight is taken to
+// carry both.
+func PreflightLock(ctx context.Context, cfg Config, l BackendLock) (GrantShape, error) {
+	if l.Preflight == nil {
+		return GrantShape{Token: true, Key: true}, nil
+	}
+	servers, err := ownServers(ctx, cfg, l.Kind.Name)
+	if err != nil {
+		return GrantShape{}, err
+	}
+	if servers != nil {
 		defer servers.Close()
 	}
-	_, err = l.Preflight(ctx, servers)
-	return err
+	return l.Preflight(ctx, servers)
+}
+
+// ownServers are the user's servers cfg names for the store called
+// store, connected; nil if it names none.
+func ownServers(ctx context.Context, cfg Config, store string) (Servers, error) {
+	for _, b := range Backends() {
+		if c, ok := b.(Connecting); ok && b.Name() == store {
+			return c.Own(ctx, cfg)
+		}
+	}
+	return nil, nil
 }
 
 // OpenLock starts one run of the registered backend lock called name on
@@ -248,7 +303,7 @@ func OpenLock(ctx context.Context, name string, ttl int, runID string) (Engine, 
 	if !ok {
 		return nil, nil, nil, fmt.Errorf("unknown lock %q", name)
 	}
-	st := l.Store(nil)
+	st := l.Store(nil, GrantShape{Token: true, Key: true})
 	ran, _ := st.Resources(resource.Names())
 	eng, closeAll, err := st.Open(ctx, EngineConfig{TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl), Resources: ran, RunID: runID})
 	if err != nil {
@@ -264,18 +319,6 @@ func KindOf(name string) (StoreKind, bool) {
 	return l.Kind, ok
 }
 
-// connectOwn connects the first registered backend that takes servers of
-// the user's own (Connecting: Redis's) to addrs.
-func connectOwn(ctx context.Context, addrs []string) (Servers, error) {
-	for _, b := range Backends() {
-		if c, ok := b.(Connecting); ok {
-			return c.Connect(ctx, addrs)
-		}
-	}
-	return nil, errors.New("no store linked into this program runs on servers of your own: import " +
-		"github.com/locklab/locklab/scenarios/redisstore to run the Redis locks")
-}
-
 // A Case is one run of a lock of another store on servers its store
 // started for it alone: closing it closes them.
 type Case interface {
@@ -286,12 +329,36 @@ type Case interface {
 // OpenCase opens one run of l on servers its store starts for it,
 // protecting resources (an exploration's case).
 func (l BackendLock) OpenCase(ctx context.Context, runID string, ttl int, resources []string) (Case, error) {
-	eng, closeAll, err := l.Store(nil).Open(ctx, EngineConfig{TTL: ttl, OpTimeout: run.OpTimeoutFor(ttl),
-		Resources: resources, RunID: runID})
+	return l.OpenCaseOn(ctx, nil, runID, ttl, resources)
+}
+
+// OpenCaseOn opens one run of l on own (see CaseServers; nil: servers its
+// store starts for it alone), protecting resources: closing it restores
+// own for the next case.
+func (l BackendLock) OpenCaseOn(ctx context.Context, own Servers, runID string, ttl int, resources []string) (Case, error) {
+	eng, closeAll, err := l.Store(own, GrantShape{Token: true, Key: true}).Open(ctx, EngineConfig{TTL: ttl,
+		OpTimeout: run.OpTimeoutFor(ttl), Resources: resources, RunID: runID})
 	if err != nil {
 		return nil, err
 	}
 	return storeCase{eng, closeAll}, nil
+}
+
+// CaseServers are the servers the cases of an exploration of a lock of
+// the store called store run on, one case after another: one worker's of
+// a Pooling store, or the user's that cfg names; nil when each case
+// starts servers of its own. Closing them is the caller's.
+func CaseServers(ctx context.Context, cfg Config, store string) (Servers, error) {
+	for _, b := range Backends() {
+		if p, ok := b.(Pooling); ok && b.Name() == store {
+			pool, err := p.Pool(ctx, cfg, 1)
+			if err != nil {
+				return nil, err
+			}
+			return pool[0], nil
+		}
+	}
+	return ownServers(ctx, cfg, store)
 }
 
 // storeCase is one run on a store's servers, closed with them.

@@ -95,7 +95,7 @@ func catalogHolds(t *testing.T, lessons []scenarios.Scenario, locks []string) {
 		for _, l := range locks {
 			kind, ok := scenarios.KindOf(l)
 			if !ok {
-				kind = scenarios.EtcdKind()
+				kind = scenarios.DefaultKind()
 			}
 			if s.For(kind) {
 				pairs++

@@ -8,6 +8,7 @@ import (
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
+	_ "github.com/locklab/locklab/scenarios/etcdstore" // etcd, the store of an etcdlock.Factory
 )
 
 // Gating your own lock in CI: give the runner your Factory under a name,

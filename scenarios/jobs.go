@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -9,7 +10,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
 )
@@ -45,7 +45,7 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	others, err := cfg.locks()
+	locks, err := cfg.locks()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,12 +57,7 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 		var whys []string            // why s is no lesson for some of the locks, in order
 		not := map[string][]string{} // the locks, by why
 		for _, lk := range cfg.Locks {
-			other, ok := others[lk]
-			kind := etcdKind
-			if ok {
-				kind = other.Kind
-			}
-			if why := s.NotFor(kind); why != "" {
+			if why := s.NotFor(locks[lk].Kind); why != "" {
 				if not[why] == nil {
 					whys = append(whys, why)
 				}
@@ -70,11 +65,7 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 				continue
 			}
 			for i := range cfg.Runs {
-				j := job{s: s, lock: lk, factory: cfg.Factories[lk], seed: cfg.Seed + uint64(i)}
-				if ok {
-					j.other = &other
-				}
-				jobs = append(jobs, j)
+				jobs = append(jobs, job{s: s, lock: lk, l: locks[lk], seed: cfg.Seed + uint64(i)})
 			}
 		}
 		for _, why := range whys {
@@ -106,69 +97,66 @@ func (cfg *Config) scenarios() ([]Scenario, error) {
 	return scens, nil
 }
 
-// locks fills in cfg.Factories and cfg.regressions — the built-in locks,
-// the known-bad ones, which are expected to FAIL the scenario that catches
-// them (see lock.Regression), the caller's own, and the locks run as
-// processes cfg names — and returns the locks of other stores cfg names
-// (see Backend).
+// locks are the locks cfg names, each as its store runs it — a registered
+// store's lock (a built-in or a known-bad one), the caller's own Go lock
+// (Factories, StoreFactories: adopted by its store, whatever its name),
+// or a lock run as a process on cfg.Store — and fills in cfg.regressions,
+// the known-bad locks, which are expected to FAIL the scenario that
+// catches them (see lock.Regression).
 func (cfg *Config) locks() (map[string]BackendLock, error) {
-	factories := etcdlock.Builtin()
 	cfg.regressions = map[string]lock.Regression{}
-	cfg.weak = map[string][]string{}
-	for _, l := range etcdlock.Locks() {
-		for s := range l.Weak {
-			cfg.weak[l.Name] = append(cfg.weak[l.Name], s)
-		}
-	}
-	for _, r := range etcdlock.Regressions() {
-		factories[r.Name] = r.Factory
-		cfg.regressions[r.Name] = r.Regression
-	}
 	for _, b := range Backends() {
 		for _, r := range b.Regressions() {
 			cfg.regressions[r.Name] = r
 		}
 	}
-	for name, f := range cfg.Factories {
-		factories[name] = f
-		delete(cfg.regressions, name) // the caller's lock, whatever its name
-		delete(cfg.weak, name)
+	if len(Backends()) == 0 {
+		return nil, errors.New("no store is linked into this program" + importHint)
 	}
-	cfg.Factories = factories
-	others := map[string]BackendLock{}
+	out := map[string]BackendLock{}
 	for _, lk := range cfg.Locks {
-		if _, ok := cfg.Factories[lk]; ok {
-			continue
-		}
-		if f, ok := cfg.StoreFactories[lk]; ok {
-			_, l, err := Adopt(cfg.Store, f)
-			if err != nil {
-				return nil, fmt.Errorf("lock %s: %w", lk, err)
-			}
-			others[lk] = l
-			continue
-		}
-		if l, ok := backendLock(lk); ok {
-			others[lk] = l
-			continue
-		}
-		command, ok := strings.CutPrefix(lk, process.ExecPrefix)
-		if !ok {
-			return nil, fmt.Errorf("unknown lock %q", lk)
-		}
-		if cfg.Store != "" && cfg.Store != "etcd" {
-			l, err := execLock(cfg.Store, command)
-			if err != nil {
-				return nil, err
-			}
-			others[lk] = l
-			continue
-		}
-		f, err := etcdlock.Lookup(lk) // a lock run as a process
+		l, err := cfg.lock(lk)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Factories[lk] = f
+		out[lk] = l
 	}
-	return others, nil
+	return out, nil
+}
+
+// lock is the lock cfg names lk, as its store runs it (see locks).
+func (cfg *Config) lock(lk string) (BackendLock, error) {
+	var (
+		own  any
+		mine bool
+	)
+	if f, ok := cfg.Factories[lk]; ok {
+		own, mine = f, true
+	} else if f, ok := cfg.StoreFactories[lk]; ok {
+		own, mine = f, true
+	}
+	if mine {
+		delete(cfg.regressions, lk) // the caller's lock, whatever its name
+		store := cfg.Store
+		if _, etcd := cfg.Factories[lk]; etcd {
+			store = ""
+		}
+		_, l, err := Adopt(store, own)
+		if err != nil {
+			return BackendLock{}, fmt.Errorf("lock %s: %w", lk, err)
+		}
+		return l, nil
+	}
+	if l, ok := backendLock(lk); ok {
+		return l, nil
+	}
+	command, ok := strings.CutPrefix(lk, process.ExecPrefix)
+	if !ok {
+		var names []string
+		for _, b := range Backends() {
+			names = append(names, b.Names()...)
+		}
+		return BackendLock{}, fmt.Errorf("%w %q (locks: %s)", lock.ErrUnknownLock, lk, strings.Join(names, ", "))
+	}
+	return execLock(cfg.Store, command)
 }

@@ -89,19 +89,14 @@ type Config struct {
 	// wrapSink, if set, wraps every history file's sink (tests use it to
 	// make recording fail part-way through a run).
 	wrapSink func(history.Sink) history.Sink
-	// regressions are the known-bad locks among the factories.
+	// regressions are the known-bad locks among the locks.
 	regressions map[string]lock.Regression
-	// weak are, by built-in lock, the lessons it fails as it ships
-	// (etcdlock.Lock.Weak).
-	weak map[string][]string
-	// own are the user's servers (Redis), connected once for every run.
-	own Servers
-	// shared are the servers a Sharing backend starts once for the run,
-	// by its name (see Sharing).
-	shared map[string]Servers
-	// shapes are what each etcd lock's grants carry, learnt from one
-	// grant before the runs (shapesOf).
-	shapes map[string]grantShape
+	// servers are what the run's configurations are on, by store: each
+	// worker's, the run's shared, the user's (see openServers).
+	servers runServers
+	// shapes are what each lock's grants carry, learnt from one grant
+	// before the runs (shapesOf).
+	shapes map[string]GrantShape
 }
 
 // Result is one scenario × lock × resource × run.
@@ -187,34 +182,18 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 	if parallel <= 0 {
 		parallel = DefaultParallel()
 	}
-	clusters, err := openClusters(ctx, *cfg, min(parallel, len(jobs)))
+	workers := min(parallel, len(jobs))
+	servers, err := openServers(ctx, *cfg, jobs, workers)
 	if err != nil {
 		if ctx.Err() != nil { // interrupted while starting: incomplete, not broken
 			return sum, errors.Join(ErrInterrupted, writeSummary(cfg.Out, sum))
 		}
 		return sum, err
 	}
-	defer func() {
-		for i, c := range clusters {
-			if !slices.Contains(clusters[:i], c) { // an external cluster is shared
-				c.Close()
-			}
-		}
-	}()
-	if len(cfg.Redis) > 0 {
-		if cfg.own, err = connectOwn(ctx, cfg.Redis); err != nil {
-			return sum, err
-		}
-		defer cfg.own.Close()
-	}
-	cfg.shared = share()
-	defer func() {
-		for _, s := range cfg.shared {
-			s.Close()
-		}
-	}()
-	cfg.shapes = shapesOf(ctx, clusters[0], cfg.own, jobs)
-	sum.Results = runJobs(ctx, *cfg, clusters, jobs)
+	defer servers.close()
+	cfg.servers = servers
+	cfg.shapes = shapesOf(ctx, jobs, servers.preflightOn)
+	sum.Results = runJobs(ctx, *cfg, workers, jobs)
 	sum.Complete = ctx.Err() == nil
 	sum.Seconds = time.Since(began).Seconds()
 	err = writeSummary(cfg.Out, sum)
@@ -229,23 +208,22 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 // twice the CPUs, at most 8.
 func DefaultParallel() int { return min(2*runtime.NumCPU(), 8) }
 
-// job is one scenario × lock × seed.
+// job is one scenario × lock × seed: the lock by name and as its store
+// runs it.
 type job struct {
-	s       Scenario
-	lock    string
-	factory etcdlock.Factory
-	// other, for a lock of another store (Redis), runs it (factory is nil
-	// then).
-	other *BackendLock
-	seed  uint64
+	s    Scenario
+	lock string
+	l    BackendLock
+	seed uint64
 }
 
-// runJobs runs jobs on the clusters, one job per cluster at a time (an
-// external cluster is shared by every worker), and returns their results
+// runJobs runs jobs on workers workers, one job per worker at a time, each
+// on the servers its store keeps for the worker (see runServers), and
+// returns their results
 // in the jobs' order. Progress is printed in that order too, as soon as a
 // job and every one before it have finished. Once ctx ends no job starts;
 // the ones that did not run have no results.
-func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs []job) []Result {
+func runJobs(ctx context.Context, cfg Config, workers int, jobs []job) []Result {
 	results := make([][]Result, len(jobs))
 	finished := make([]bool, len(jobs))
 	cols := columnsOf(jobs)
@@ -258,7 +236,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 		wg      sync.WaitGroup
 	)
 	order := longestFirst(jobs)
-	for _, c := range clusters {
+	for w := range workers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
 				k := int(next.Add(1)) - 1
@@ -270,7 +248,7 @@ func runJobs(ctx context.Context, cfg Config, clusters []*cluster.Cluster, jobs 
 				rs := attempts(ctx, max(cfg.LeaseScale, 1), func(scale int) []Result {
 					at := cfg
 					at.LeaseScale = scale
-					return runOne(ctx, at, c, j)
+					return runOne(ctx, at, w, j)
 				})
 				mu.Lock()
 				results[i], finished[i] = rs, true
@@ -308,9 +286,10 @@ func longestFirst(jobs []job) []int {
 	return order
 }
 
-// runOne runs one scenario × lock with one seed on every resource: on the
-// etcd cluster c, or, for a Redis lock, on Redis started for the run.
-func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result {
+// runOne runs one scenario × lock with one seed on every resource, as
+// worker w: on the servers its store keeps for w, or on servers started
+// for it (see runServers).
+func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 	began := time.Now()
 	s := j.s.Scaled(cfg.LeaseScale)
 	resources := cfg.Resources
@@ -329,14 +308,7 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 			x.Error, x.Verdict, x.Expected = msg, models.Error, expectation(cfg, s, j, x.Resource)
 		})
 	}
-	var st Store = etcdStore{c: c, factory: j.factory, shape: cfg.shape(j.lock)}
-	if j.other != nil {
-		own := cfg.own
-		if sh, ok := cfg.shared[j.other.Kind.Name]; ok {
-			own = sh
-		}
-		st = j.other.Store(own)
-	}
+	st := j.l.Store(cfg.servers.of(j.l.Kind.Name, w), cfg.shape(j.lock))
 	if why := st.Skip(s); why != "" {
 		return each(func(x *Result) { x.Skipped = why })
 	}
@@ -400,8 +372,8 @@ func runOne(ctx context.Context, cfg Config, c *cluster.Cluster, j job) []Result
 }
 
 // planOf is the plan j runs: its seed's, or the one replayed, with the
-// run's lease scale and, for a lock run as a process on another store,
-// that store.
+// run's lease scale and, for a lock run as a process on another store than
+// the default, that store.
 func planOf(cfg Config, s Scenario, j job) (Plan, error) {
 	plan, err := s.Plan(j.seed)
 	if cfg.Replay != nil {
@@ -413,8 +385,8 @@ func planOf(cfg Config, s Scenario, j job) (Plan, error) {
 	if cfg.LeaseScale > 1 {
 		plan.LeaseScale = cfg.LeaseScale
 	}
-	if j.other != nil && strings.HasPrefix(j.lock, process.ExecPrefix) {
-		plan.Store = cfg.Store
+	if strings.HasPrefix(j.lock, process.ExecPrefix) && j.l.Kind.Name != DefaultKind().Name {
+		plan.Store = j.l.Kind.Name
 	}
 	return plan, nil
 }
@@ -474,7 +446,7 @@ func judge(x *Result, rep models.Report, effects []EffectResult, runErr string, 
 // on every resource (elsewhere it is not gated), and that ExpectPass
 // expects PASS of everything.
 func expectation(cfg Config, s Scenario, j job, resource string) Expect {
-	weak := j.other != nil && slices.Contains(j.other.Weak, s.Name) || slices.Contains(cfg.weak[j.lock], s.Name)
+	weak := slices.Contains(j.l.Weak, s.Name)
 	switch r, bad := cfg.regressions[j.lock]; {
 	case cfg.ExpectPass:
 		return ExpectPass
@@ -486,27 +458,6 @@ func expectation(cfg Config, s Scenario, j job, resource string) Expect {
 		return ExpectAny
 	}
 	return s.Expect(resource)
-}
-
-// restore brings an embedded cluster back to health between runs: faults
-// undone by the run, every member up and answering linearizable reads.
-func restore(ctx context.Context, c *cluster.Cluster) error {
-	if c.IsExternal() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var errs []error
-	errs = append(errs, c.Heal())
-	for _, m := range c.Members() {
-		if !c.Running(m) {
-			errs = append(errs, c.Restart(ctx, m))
-		}
-	}
-	for _, m := range c.Members() {
-		errs = append(errs, c.WaitLinearizableRead(ctx, m))
-	}
-	return errors.Join(errs...)
 }
 
 // SafeName is a lock's name made fit to be a file's or a directory's name

@@ -13,7 +13,6 @@ import (
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
-	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/redisrun"
@@ -91,8 +90,10 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	s, err := Lookup("minority-partition")
 	require.NoError(t, err)
 	s.exec = contendUnder(3, faults.IsolateMember, run.Phases{Before: 4, After: 12})
-	cfg := Config{Resources: []string{"fenced"}}
-	rs := runOne(ctx, cfg, c, job{s: s, lock: "etcd-mutex", factory: etcdlock.Builtin()["etcd-mutex"], seed: 1})
+	l, ok := backendLock("etcd-mutex")
+	require.True(t, ok, "scenarios/etcdstore is linked into the test")
+	cfg := Config{Resources: []string{"fenced"}, servers: runServers{pools: map[string][]Servers{l.Kind.Name: {c}}}}
+	rs := runOne(ctx, cfg, 0, job{s: s, lock: "etcd-mutex", l: l, seed: 1})
 	require.Len(t, rs, 1)
 	r := rs[0]
 	for _, v := range r.Checks {
@@ -178,7 +179,7 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 			"etcd cannot, not run for etcd-mutex, queue",
 	}, leftOut)
 	for _, j := range jobs {
-		assert.Empty(t, j.s.NotFor(etcdKind), "%s ran for %s", j.s.Name, j.lock)
+		assert.Empty(t, j.s.NotFor(DefaultKind()), "%s ran for %s", j.s.Name, j.lock)
 	}
 	assert.Len(t, jobs, 2*(len(Names())-5))
 }
@@ -187,7 +188,7 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 // and what each lesson needs: the table is the catalog's, as it was when
 // each lesson listed its stores by hand.
 func TestLessonsApplyByCapability(t *testing.T) {
-	kinds := []StoreKind{etcdKind,
+	kinds := []StoreKind{DefaultKind(),
 		{Name: "redis", Label: "one Redis primary", Can: redisrun.Capabilities(false)},
 		{Name: "redlock", Label: "Redlock's independent masters", Can: redisrun.Capabilities(true)},
 		{Name: "zookeeper", Label: "a ZooKeeper ensemble", Can: zkrun.Capabilities()},
@@ -218,7 +219,7 @@ func TestLessonsApplyByCapability(t *testing.T) {
 	failover, err := Lookup("failover")
 	require.NoError(t, err)
 	assert.Equal(t, "failover needs a store that can fail its primary over to a replica (failover), which a lock on etcd cannot",
-		failover.NotFor(etcdKind))
+		failover.NotFor(DefaultKind()))
 }
 
 // A lesson left out for locks of two kinds says each kind's reason.

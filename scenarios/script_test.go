@@ -93,9 +93,9 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	require.NoError(t, err, "every script is a catalog scenario's")
 	var env scriptEnv
 	switch {
-	case s.For(zkKind) && !s.For(scenarios.EtcdKind()):
+	case s.For(zkKind) && !s.For(scenarios.DefaultKind()):
 		env = zkEnv(t, s) // a lesson of ZooKeeper's own: on zk-herd
-	case !s.For(scenarios.EtcdKind()):
+	case !s.For(scenarios.DefaultKind()):
 		env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock
 	default:
 		e, err := etcdrun.New(etcdrun.Config{
@@ -188,7 +188,7 @@ var (
 func storesOf(t *testing.T, s scenarios.Scenario) string {
 	t.Helper()
 	var on []string
-	for _, k := range []scenarios.StoreKind{scenarios.EtcdKind(), redisKind, redlockKind, zkKind} {
+	for _, k := range []scenarios.StoreKind{scenarios.DefaultKind(), redisKind, redlockKind, zkKind} {
 		if s.For(k) {
 			on = append(on, k.Name)
 		}

@@ -2,24 +2,16 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
-	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/lock/etcdlock"
-	"github.com/locklab/locklab/run/etcdrun"
 	"github.com/locklab/locklab/script"
 )
 
-// etcdKind is etcd's store kind: what the locks of package etcdlock, and
-// every etcdlock.Factory, run on. Its scripts' output is the queue lock's.
-var etcdKind = StoreKind{Name: etcdrun.Store, Label: etcdrun.Label, Can: etcdrun.Capabilities(), Shows: "the queue lock"}
-
-// Kinds are the kinds of store a run can name, each once: etcd's, then
-// each registered backend's, in the order registered.
+// Kinds are the kinds of store a run can name, each once: each registered
+// backend's, the default store's first, then in the order registered.
 func Kinds() []StoreKind {
-	out := []StoreKind{etcdKind}
+	var out []StoreKind
 	for _, b := range Backends() {
 		if k := b.Kind(); !slices.ContainsFunc(out, func(o StoreKind) bool { return o.Name == k.Name }) {
 			out = append(out, k)
@@ -37,88 +29,34 @@ func storeNames() string {
 	return strings.Join(names, ", ")
 }
 
-// etcdStore runs a configuration on an etcd cluster.
-type etcdStore struct {
-	c       *cluster.Cluster
-	factory etcdlock.Factory
-	shape   grantShape
-}
+// GrantShape is what a lock's grants carry: a fencing token, and a key a
+// write guarded by the lock's store can check (Grant.Token, Grant.Key).
+type GrantShape struct{ Token, Key bool }
 
-func (st etcdStore) Skip(s Scenario) string {
-	if s.MemberFaults && st.c.IsExternal() {
-		return "needs member faults, not available on an external cluster"
-	}
-	if !st.shape.key && s.losesReleaseAnswer() {
-		return "does not apply to this lock: its grants name no key (Grant.Key is empty, as the contract allows), " +
-			"so the lab cannot see a release whose answer it cuts take effect on the server, which the lesson is about"
-	}
-	return ""
-}
-
-func (st etcdStore) Members() int { return len(st.c.Members()) }
-
-// Resources are the resources asked for that the lock's grants can write
-// to: an etcd-guarded write needs a key besides a token (tokenless skips
-// what needs a token, on any store); the others are skipped, saying why.
-func (st etcdStore) Resources(asked []string) ([]string, map[string]string) {
-	why := map[string]string{}
-	for _, r := range asked {
-		switch {
-		case !st.shape.key && st.shape.token && r == "etcd-guarded":
-			why[r] = "the lock's grants name no key (Grant.Key is empty, as the contract allows for a token of its " +
-				"own), so an etcd write cannot be guarded by them: its token fences the fenced resource instead"
-		}
-	}
-	return slices.DeleteFunc(slices.Clone(asked), func(r string) bool { return why[r] != "" }), why
-}
-
-func (st etcdStore) Open(ctx context.Context, cfg EngineConfig) (Engine, func() error, error) {
-	env, err := etcdrun.New(etcdrun.Config{Cluster: st.c, Factory: st.factory, TTL: cfg.TTL, Minimum: cfg.Minimum,
-		OpTimeout: cfg.OpTimeout, RunID: cfg.RunID, Sinks: cfg.Sinks, Resource: cfg.Resources})
-	if err != nil {
-		return nil, nil, err
-	}
-	return env, func() error { return errors.Join(env.Close(), restore(context.WithoutCancel(ctx), st.c)) }, nil
-}
-
-// grantShape is what a lock's grants carry: a fencing token, and a key an
-// etcd write can be guarded by (Grant.Token, Grant.Key).
-type grantShape struct{ token, key bool }
-
-// shape is what lock's grants carry; a lock of another store, or one whose
-// grant could not be learnt, is taken to carry both (its lessons say
-// otherwise if it does not).
-func (cfg Config) shape(lock string) grantShape {
+// shape is what lock's grants carry, as its preflight learnt; a lock whose
+// grant was not learnt is taken to carry both (its lessons say otherwise
+// if it does not).
+func (cfg Config) shape(lock string) GrantShape {
 	if s, ok := cfg.shapes[lock]; ok {
 		return s
 	}
-	return grantShape{token: true, key: true}
+	return GrantShape{Token: true, Key: true}
 }
 
-// shapesOf learns, for each etcd lock of jobs, what its grants carry, from
-// one grant on c (probe: a Locker alone, under a prefix of its own), and
-// for each lock of another store that has a preflight, whether they carry
-// a token. A lock that was not granted is left out: its lessons will say
-// why.
-func shapesOf(ctx context.Context, c *cluster.Cluster, own Servers, jobs []job) map[string]grantShape {
-	out := map[string]grantShape{}
+// shapesOf learns, for each lock of jobs that has a preflight, what its
+// grants carry, from one grant on the servers ownOf gives its store (nil:
+// servers of its own), alone there. A lock that was not granted is left
+// out: its lessons will say why.
+func shapesOf(ctx context.Context, jobs []job, ownOf func(kind string) Servers) map[string]GrantShape {
+	out := map[string]GrantShape{}
 	tried := map[string]bool{}
 	for _, j := range jobs {
-		if tried[j.lock] {
+		if tried[j.lock] || j.l.Preflight == nil {
 			continue
 		}
 		tried[j.lock] = true
-		if j.other != nil && j.other.Preflight != nil {
-			if token, err := j.other.Preflight(ctx, own); err == nil {
-				out[j.lock] = grantShape{token: token, key: true}
-			}
-			continue
-		}
-		if j.factory == nil {
-			continue
-		}
-		if g, err := probe(ctx, c, j.factory); err == nil {
-			out[j.lock] = grantShape{token: g.Token != 0, key: g.Key != ""}
+		if shape, err := j.l.Preflight(ctx, ownOf(j.l.Kind.Name)); err == nil {
+			out[j.lock] = shape
 		}
 	}
 	return out
@@ -137,10 +75,10 @@ func (s Scenario) faultsMembers() bool {
 	})
 }
 
-// losesReleaseAnswer reports whether s's script cuts a release's answer
+// LosesReleaseAnswer reports whether s's script cuts a release's answer
 // (release answer=lost): the lab then watches the grant's key on the
 // server to see the release take effect.
-func (s Scenario) losesReleaseAnswer() bool {
+func (s Scenario) LosesReleaseAnswer() bool {
 	steps, err := s.Script()
 	return err == nil && slices.ContainsFunc(steps, func(st script.Step) bool {
 		return st.Cmd.Name == "release" && st.Cmd.Answer != ""
@@ -169,8 +107,8 @@ func (s Scenario) tokenFindings() []string {
 // tokenless skips, for a lock whose grants carry no token (shape), the
 // resources of ran that fence by one, and those on which s's finding
 // needs one (see tokenFindings).
-func tokenless(s Scenario, shape grantShape, ran []string, skipped map[string]string) ([]string, map[string]string) {
-	if shape.token {
+func tokenless(s Scenario, shape GrantShape, ran []string, skipped map[string]string) ([]string, map[string]string) {
+	if shape.Token {
 		return ran, skipped
 	}
 	for _, r := range ran {
@@ -188,5 +126,12 @@ func tokenless(s Scenario, shape grantShape, ran []string, skipped map[string]st
 	return slices.DeleteFunc(ran, func(r string) bool { return skipped[r] != "" }), skipped
 }
 
-// EtcdKind is etcd's store kind: what every etcdlock.Factory runs on.
-func EtcdKind() StoreKind { return etcdKind }
+// DefaultKind is the default store's kind: the store registered by
+// RegisterDefault (etcd's, when scenarios/etcdstore is linked), or else
+// the first registered; a zero StoreKind when none is.
+func DefaultKind() StoreKind {
+	if ks := Kinds(); len(ks) > 0 {
+		return ks[0]
+	}
+	return StoreKind{}
+}

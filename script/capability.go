@@ -171,3 +171,36 @@ func needsOf(c Cmd) []Capability {
 	}
 	return nil
 }
+
+// WalkNeeds are the capabilities a walk's fault kind needs of a store on
+// leases of ttl seconds (see WalkFaults): a blip holds answers on long
+// leases, an isolated holder must stay on its member.
+func WalkNeeds(kind string, ttl int) []Capability {
+	switch kind {
+	case WalkExpire:
+		return []Capability{Revoke}
+	case WalkLostAcquire:
+		return []Capability{AcquireAnswerLost}
+	case WalkBlip:
+		if ttl >= heldBlipMinTTL {
+			return []Capability{HoldAnswers}
+		}
+	case WalkIsolate:
+		return []Capability{IsolateMember, PinnedClients}
+	case WalkSlow:
+		return []Capability{KeepAlives}
+	}
+	return nil
+}
+
+// WalkFaultsOn are those of kinds a store that can do can make, on leases
+// of ttl seconds, in kinds' order.
+func WalkFaultsOn(can Capabilities, kinds []string, ttl int) []string {
+	var out []string
+	for _, k := range kinds {
+		if len(can.Lacks(WalkNeeds(k, ttl))) == 0 {
+			out = append(out, k)
+		}
+	}
+	return out
+}

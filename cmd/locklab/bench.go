@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // benchReport is bench.json.
@@ -146,7 +147,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	fs.BoolVar(&bf.fsync, "fsync", false, "turn the embedded cluster's fsync on (realistic commit costs)")
 	fs.BoolVar(&bf.inProcess, "in-process", false, "run the embedded cluster in this process (CPU is then clients and cluster together)")
 	fs.StringVar(&bf.out, "out", "", "directory to write bench.json and bench.html to (default: print only)")
-	fs.StringVar(&bf.store, "store", "etcd", "the store "+process.ExecPrefix+"COMMAND locks run on: etcd, redis (one primary), redlock (independent masters) or zookeeper")
+	fs.StringVar(&bf.store, "store", scenarios.DefaultKind().Name, "the store "+process.ExecPrefix+"COMMAND locks run on: "+storesHelp())
 	bf.cluster.register(fs)
 	if err := parse(fs, args); err != nil {
 		return bf, err

@@ -232,9 +232,7 @@ func lookupAnyLock(lk string) (exploreLock, error) {
 	if l, ok := scenarios.LookupBackendLock(lk); ok {
 		return exploreLock{other: &l}, nil
 	}
-	names := append(append(etcdlock.Names(), etcdlock.Adapters()...), etcdlock.RegressionNames()...)
-	names = append(names, backendLocks()...)
-	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(names, ", "))
+	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(backendLocks(), ", "))
 }
 
 // writeFailing writes a shrunk failing script to path, atomically, headed

@@ -34,7 +34,7 @@ type exploreLock struct {
 // resources are the resources the lock's runs can protect.
 func (l exploreLock) resources() []string {
 	if l.other != nil {
-		ran, _ := l.other.Store(nil).Resources(resource.Names())
+		ran, _ := l.other.Store(nil, scenarios.GrantShape{Token: true, Key: true}).Resources(resource.Names())
 		return ran
 	}
 	switch {

@@ -35,7 +35,7 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	if *ttl < 1 || *ttl > maxTTL {
 		return exitUsage, usagef("--ttl: want 1 to %d seconds, got %d", maxTTL, *ttl)
 	}
-	if kind, ok := scenarios.KindOf(*lk); ok {
+	if kind, ok := scenarios.KindOf(*lk); ok && kind.Name != scenarios.DefaultKind().Name { // the default store's locks share one cluster
 		if cf.endpoints != "" || cf.members != redisMembers {
 			return exitUsage, usagef("--lock %s: a lock on %s runs on servers the lab starts, not on etcd (--endpoints, --members)", *lk, kind.Label)
 		}
@@ -84,7 +84,7 @@ func backendLabStore(name string, kind scenarios.StoreKind) live.Store {
 		}
 	}
 	l, _ := scenarios.LookupBackendLock(name)
-	return live.BackendStore(names, kind, l.Store(nil).Members())
+	return live.BackendStore(names, kind, l.Store(nil, scenarios.GrantShape{Token: true, Key: true}).Members())
 }
 
 // serveLab serves the lab cfg makes until ctx ends (Ctrl-C); where says

@@ -119,10 +119,8 @@ func (l *listing) addLocks() {
 	l.add("locks:", rows)
 	l.add("the lab's adapters of those locks (not in the default matrix; --lock names them):", adapters)
 	var regs []lock.Regression
-	for _, r := range etcdlock.Regressions() {
-		regs = append(regs, r.Regression)
-	}
 	for _, b := range scenarios.Backends() {
+		regs = append(regs, b.Regressions()...)
 		on, needs := b.About()
 		if on == "" {
 			continue
@@ -134,7 +132,6 @@ func (l *listing) addLocks() {
 			}
 		}
 		l.add(fmt.Sprintf("locks on %s (not in the default matrix; --lock names them; %s needed):", on, needs), rows)
-		regs = append(regs, b.Regressions()...)
 	}
 	rows = nil
 	for _, r := range regs {

@@ -17,14 +17,10 @@ import (
 	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/bounded"
-	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
-	_ "github.com/locklab/locklab/scenarios/redisstore" // the Redis locks in runs
-	_ "github.com/locklab/locklab/scenarios/zkstore"    // the ZooKeeper locks in runs
 )
 
 // clusterFlags choose the cluster: an embedded one, or the user's own.
@@ -100,8 +96,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	fs.StringVar(&f.redis, "redis", "", "your own Redis for the Redis locks (host:port or redis:// URL; a comma list of masters for redlock) instead of one started per run")
-	fs.StringVar(&f.store, "store", "etcd", "the store "+process.ExecPrefix+"COMMAND locks run on: etcd (the program gets "+process.EnvEndpoints+
-		"), redis (a primary with two replicas; it gets "+redislock.EnvRedis+") or redlock (five independent masters)")
+	fs.StringVar(&f.store, "store", scenarios.DefaultKind().Name, "the store "+process.ExecPrefix+"COMMAND locks run on: "+storesHelp())
 	f.clusterFlags.register(fs)
 }
 
@@ -179,7 +174,7 @@ func pick(flagName, value string, valid []string, extra ...string) ([]string, er
 	for _, v := range strings.Split(value, ",") {
 		v = strings.TrimSpace(v)
 		if flagName == "lock" && strings.HasPrefix(v, process.ExecPrefix) {
-			if _, err := etcdlock.Exec(strings.TrimPrefix(v, process.ExecPrefix)); err != nil {
+			if _, err := scenarios.ExecLock("", strings.TrimPrefix(v, process.ExecPrefix)); err != nil {
 				return nil, usagef("--lock: %v", err)
 			}
 			out = append(out, v) // a lock run as a process
@@ -259,7 +254,8 @@ func (f *runFlags) config() (scenarios.Config, error) {
 	} else if cfg.Scenarios, err = pick("scenario", f.scenario, scenarios.Names(), extra...); err != nil {
 		return cfg, err
 	}
-	if cfg.Locks, err = pick("lock", f.lock, etcdlock.Names(), append(append(etcdlock.Adapters(), etcdlock.RegressionNames()...), backendLocks()...)...); err != nil {
+	all, more := lockNames()
+	if cfg.Locks, err = pick("lock", f.lock, all, more...); err != nil {
 		return cfg, err
 	}
 	if cfg.Resources, err = pick("resource", f.resource, resource.Names()); err != nil {
@@ -292,8 +288,8 @@ func (f *runFlags) config() (scenarios.Config, error) {
 // checkStore checks --store: a store the lab has, named for locks run as
 // processes.
 func (f *runFlags) checkStore(locks []string) (string, error) {
-	etcd := scenarios.EtcdKind().Name
-	if f.store == "" { // a command without --store: etcd's
+	etcd := scenarios.DefaultKind().Name
+	if f.store == "" { // a command without --store: the default store's
 		f.store = etcd
 	}
 	var stores []string
@@ -309,6 +305,16 @@ func (f *runFlags) checkStore(locks []string) (string, error) {
 	return f.store, nil
 }
 
+// storesHelp lists the stores a lock run as a process can run on, each
+// with what its locks run on, for a flag's help.
+func storesHelp() string {
+	var out []string
+	for _, k := range scenarios.Kinds() {
+		out = append(out, fmt.Sprintf("%s (%s)", k.Name, k.Label))
+	}
+	return strings.Join(out, ", ") + "; the program finds its store in its environment (README, \"Locks in any language\")"
+}
+
 // isExec says whether name is a lock run as a process.
 func isExec(name string) bool { return strings.HasPrefix(name, process.ExecPrefix) }
 
@@ -316,9 +322,14 @@ func isExec(name string) bool { return strings.HasPrefix(name, process.ExecPrefi
 // --members asks for has the members every chosen scenario needs for a
 // lock on etcd (a Redis lock's servers are the lab's own).
 func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
-	etcd := scenarios.EtcdKind()
-	onEtcd := func(l string) bool { return !isBackendLock(l) && (f.store == etcd.Name || !isExec(l)) }
-	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, onEtcd) {
+	def := scenarios.DefaultKind()
+	onDefault := func(l string) bool {
+		if k, ok := scenarios.KindOf(l); ok {
+			return k.Name == def.Name
+		}
+		return !isExec(l) || f.store == def.Name // a user's script's lock, or a process on the default store
+	}
+	if cfg.External != nil || !slices.ContainsFunc(cfg.Locks, onDefault) {
 		return nil
 	}
 	for _, name := range cfg.Scenarios {
@@ -326,24 +337,35 @@ func (f *runFlags) enoughMembers(cfg scenarios.Config) error {
 		if i := slices.IndexFunc(cfg.Extra, func(x scenarios.Scenario) bool { return x.Name == name }); i >= 0 {
 			s, err = cfg.Extra[i], nil
 		}
-		if err == nil && s.For(etcd) && s.Members > f.members {
+		if err == nil && s.For(def) && s.Members > f.members {
 			return usagef("--members %d: scenario %s needs %d members", f.members, name, s.Members)
 		}
 	}
 	return nil
 }
 
-// backendLocks are the locks of the stores beside etcd, by name.
-func backendLocks() []string {
-	var out []string
+// lockNames are the locks --lock all runs — the default store's locks
+// people use — and every other lock a run can name by name: its adapters,
+// every known-bad lock, every other store's locks.
+func lockNames() (all, more []string) {
+	def := scenarios.DefaultKind().Name
 	for _, b := range scenarios.Backends() {
-		out = append(out, b.Names()...)
+		for _, d := range b.Locks() {
+			if b.Name() == def && !d.Adapter && d.Bad == nil {
+				all = append(all, d.Name)
+			} else {
+				more = append(more, d.Name)
+			}
+		}
 	}
-	return out
+	return all, more
 }
 
-// isBackendLock says whether name is a lock of a store beside etcd.
-func isBackendLock(name string) bool { return slices.Contains(backendLocks(), name) }
+// backendLocks are the locks of every store, by name.
+func backendLocks() []string {
+	all, more := lockNames()
+	return append(all, more...)
+}
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	var f runFlags
@@ -452,17 +474,7 @@ func preflight(ctx context.Context, cfg scenarios.Config) error {
 		if !isExec(name) {
 			continue
 		}
-		if cfg.Store != "" && cfg.Store != "etcd" {
-			if err := scenarios.PreflightOn(ctx, cfg.Store, strings.TrimPrefix(name, process.ExecPrefix), cfg.Redis); err != nil {
-				return usagef("--lock %s: %v", name, err)
-			}
-			continue
-		}
-		f, err := etcdlock.Lookup(name)
-		if err != nil {
-			return usagef("--lock %s: %v", name, err)
-		}
-		if err := scenarios.Preflight(ctx, f, cfg.External, cfg.Logger); err != nil {
+		if err := scenarios.PreflightOn(ctx, cfg, name); err != nil {
 			return usagef("--lock %s: %v", name, err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	resource.Register("etcd-guarded", func(key string) resource.Resource { return &Guarded{Key: key} })
+	resource.Register(GuardedResource, func(key string) resource.Resource { return &Guarded{Key: key} })
 }
 
 // Guarded is a counter kept in etcd at Key, written with a Txn that succeeds
@@ -23,7 +23,11 @@ type Guarded struct {
 }
 
 // Name is "etcd-guarded".
-func (*Guarded) Name() string { return "etcd-guarded" }
+func (*Guarded) Name() string { return GuardedResource }
+
+// GuardedResource is the name Guarded is registered under: a counter in
+// etcd written only while the writer's lock key is unchanged.
+const GuardedResource = "etcd-guarded"
 
 // Read reads the counter (zero if never written), linearizably. The guard
 // on the write is what fences: it holds only while g's key is still the

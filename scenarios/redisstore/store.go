@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -101,7 +101,7 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 // preflight.
 func (b backend) user(f redislock.Factory) scenarios.BackendLock {
 	l := describe(f, b.masters, nil)
-	l.Preflight = func(ctx context.Context, own scenarios.Servers) (bool, error) {
+	l.Preflight = func(ctx context.Context, own scenarios.Servers) (scenarios.GrantShape, error) {
 		set, _ := own.(*redisd.Set)
 		return preflight(ctx, f, b.masters, set)
 	}
@@ -112,7 +112,7 @@ func (b backend) user(f redislock.Factory) scenarios.BackendLock {
 // started for it (a primary, or masters independent ones) — or on own, the
 // user's, under a key of its own — with nothing else going on (see
 // scenarios.Preflight), and says whether its grant carried a fencing token.
-func preflight(ctx context.Context, f redislock.Factory, masters int, own *redisd.Set) (token bool, err error) {
+func preflight(ctx context.Context, f redislock.Factory, masters int, own *redisd.Set) (_ scenarios.GrantShape, err error) {
 	set := own
 	if set == nil {
 		if masters > 0 {
@@ -121,7 +121,7 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 			set, err = redisd.StartReplicated(ctx, 0, redisd.Options{})
 		}
 		if err != nil {
-			return false, fmt.Errorf("preflight: the scratch Redis: %w", err)
+			return scenarios.GrantShape{}, fmt.Errorf("preflight: the scratch Redis: %w", err)
 		}
 		defer set.Close()
 	}
@@ -140,21 +140,21 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 	}
 	l, err := f(rcs, "preflight", lock.Options{Prefix: fmt.Sprintf("locklab/preflight-%d/", time.Now().UnixNano())})
 	if err != nil {
-		return false, fmt.Errorf("preflight: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: %w", err)
 	}
 	defer l.Close()
 	actx, cancel := process.WithStartup(ctx, scenarios.PreflightTimeout-process.StartupAllowance)
 	g, err := l.Acquire(actx)
 	cancel()
 	if err != nil {
-		return false, fmt.Errorf("preflight: acquire, alone on a Redis of its own: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: acquire, alone on a Redis of its own: %w", err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, scenarios.PreflightTimeout)
 	defer cancel()
 	if err := l.Release(rctx, g); rctx.Err() != nil {
-		return false, fmt.Errorf("preflight: release, alone on a Redis of its own, did not return: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: release, alone on a Redis of its own, did not return: %w", err)
 	}
-	return g.Token != 0, nil
+	return scenarios.GrantShape{Token: g.Token != 0, Key: true}, nil
 }
 
 // describe is the lock f makes as a scenarios.BackendLock: on masters
@@ -162,12 +162,8 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 // the lessons weak names.
 func describe(f redislock.Factory, masters int, weaknesses map[string]string) scenarios.BackendLock {
 	kind := backend{masters: masters}.Kind()
-	var weak []string
-	for s := range weaknesses {
-		weak = append(weak, s)
-	}
-	sort.Strings(weak)
-	return scenarios.BackendLock{Kind: kind, Weak: weak, Store: func(own scenarios.Servers) scenarios.Store {
+	weak := slices.Sorted(maps.Keys(weaknesses))
+	return scenarios.BackendLock{Kind: kind, Weak: weak, Store: func(own scenarios.Servers, _ scenarios.GrantShape) scenarios.Store {
 		st := redisStore{factory: f, masters: masters}
 		st.own, _ = own.(*redisd.Set)
 		return st
@@ -181,8 +177,17 @@ func (b backend) Regressions() []lock.Regression {
 	return redislock.Regressions()
 }
 
-func (backend) Connect(ctx context.Context, addrs []string) (scenarios.Servers, error) {
-	return redisd.Connect(ctx, addrs)
+// Own is the user's Redis, cfg.Redis (one primary, or Redlock's masters),
+// connected; nil if cfg names none.
+func (backend) Own(ctx context.Context, cfg scenarios.Config) (scenarios.Servers, error) {
+	if len(cfg.Redis) == 0 {
+		return nil, nil
+	}
+	set, err := redisd.Connect(ctx, cfg.Redis)
+	if err != nil {
+		return nil, err // no Servers holding a nil *redisd.Set
+	}
+	return set, nil
 }
 
 // redisStore runs a configuration on Redis started for it: a primary and

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -70,8 +70,10 @@ func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 		return scenarios.BackendLock{}, err
 	}
 	l := scenarios.BackendLock{Kind: kind,
-		Store: func(own scenarios.Servers) scenarios.Store { return zkStore{exec: f, shared: sharedOf(own)} }}
-	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) {
+		Store: func(own scenarios.Servers, _ scenarios.GrantShape) scenarios.Store {
+			return zkStore{exec: f, shared: sharedOf(own)}
+		}}
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) {
 		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
 			l, err := f(ens.Addrs(), "preflight", lock.Options{Prefix: "locklab/preflight/"})
 			return l, func() {}, err
@@ -88,7 +90,7 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 		return scenarios.BackendLock{}, fmt.Errorf("the %s store takes a lock.Factory[*zk.Conn], not a %T", b.Name(), factory)
 	}
 	l := describe(f, nil)
-	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (bool, error) {
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) {
 		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
 			c, _, err := zk.Connect(ens.Addrs(), 10*time.Second, zk.WithLogger(zkd.Silent{}))
 			if err != nil {
@@ -106,13 +108,11 @@ func (backend) Regressions() []lock.Regression { return zklock.Regressions() }
 // describe is the lock f makes as a scenarios.BackendLock, documented to
 // fail the lessons weak names.
 func describe(f zklock.Factory, weak map[string]string) scenarios.BackendLock {
-	var lessons []string
-	for s := range weak {
-		lessons = append(lessons, s)
-	}
-	sort.Strings(lessons)
+	lessons := slices.Sorted(maps.Keys(weak))
 	return scenarios.BackendLock{Kind: kind, Weak: lessons,
-		Store: func(own scenarios.Servers) scenarios.Store { return zkStore{factory: f, shared: sharedOf(own)} }}
+		Store: func(own scenarios.Servers, _ scenarios.GrantShape) scenarios.Store {
+			return zkStore{factory: f, shared: sharedOf(own)}
+		}}
 }
 
 // sharedOf is the run's shared ensemble own is (nil: none, each
@@ -125,15 +125,15 @@ func sharedOf(own scenarios.Servers) *shared {
 // preflight has one Locker that open makes acquire and release once on an
 // ensemble of one started for it, and says whether its grant carried a
 // token.
-func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(), error)) (bool, error) {
+func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(), error)) (scenarios.GrantShape, error) {
 	ens, err := zkd.Start(ctx, 1, zkd.Options{})
 	if err != nil {
-		return false, fmt.Errorf("preflight: the scratch ZooKeeper: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: the scratch ZooKeeper: %w", err)
 	}
 	defer ens.Close()
 	l, done, err := open(ens)
 	if err != nil {
-		return false, fmt.Errorf("preflight: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: %w", err)
 	}
 	defer done()
 	defer l.Close()
@@ -141,12 +141,12 @@ func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(
 	defer cancel()
 	g, err := l.Acquire(actx)
 	if err != nil {
-		return false, fmt.Errorf("preflight: acquire, alone on a ZooKeeper of its own: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: acquire, alone on a ZooKeeper of its own: %w", err)
 	}
 	if err := l.Release(actx, g); actx.Err() != nil {
-		return false, fmt.Errorf("preflight: release, alone on a ZooKeeper of its own, did not return: %w", err)
+		return scenarios.GrantShape{}, fmt.Errorf("preflight: release, alone on a ZooKeeper of its own, did not return: %w", err)
 	}
-	return g.Token != 0, nil
+	return scenarios.GrantShape{Token: g.Token != 0, Key: true}, nil
 }
 
 // zkStore runs a configuration on an ensemble of three — the run's shared

@@ -1,16 +1,18 @@
-package scenarios
+package etcdstore
 
 import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/scenarios"
 )
 
 // openClusters starts n embedded clusters at once (or connects to the
 // external one, shared n times). If one fails, the others are closed.
-func openClusters(ctx context.Context, cfg Config, n int) ([]*cluster.Cluster, error) {
+func openClusters(ctx context.Context, cfg scenarios.Config, n int) ([]*cluster.Cluster, error) {
 	if cfg.External != nil {
 		c, err := openCluster(ctx, cfg)
 		if err != nil {
@@ -42,11 +44,32 @@ func openClusters(ctx context.Context, cfg Config, n int) ([]*cluster.Cluster, e
 
 // openCluster starts one embedded cluster for a run, or connects to the
 // external one.
-func openCluster(ctx context.Context, cfg Config) (*cluster.Cluster, error) {
+func openCluster(ctx context.Context, cfg scenarios.Config) (*cluster.Cluster, error) {
 	if cfg.External != nil {
 		x := *cfg.External
 		x.Logger = cfg.Logger
 		return cluster.Connect(ctx, x)
 	}
 	return cluster.Start(ctx, cluster.Config{Members: cfg.Members, Logger: cfg.Logger})
+}
+
+// restore brings an embedded cluster back to health between runs: faults
+// undone by the run, every member up and answering linearizable reads.
+func restore(ctx context.Context, c *cluster.Cluster) error {
+	if c.IsExternal() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var errs []error
+	errs = append(errs, c.Heal())
+	for _, m := range c.Members() {
+		if !c.Running(m) {
+			errs = append(errs, c.Restart(ctx, m))
+		}
+	}
+	for _, m := range c.Members() {
+		errs = append(errs, c.WaitLinearizableRead(ctx, m))
+	}
+	return errors.Join(errs...)
 }
