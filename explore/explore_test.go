@@ -22,6 +22,7 @@ import (
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/scenarios"
+	_ "github.com/locklab/locklab/scenarios/etcdstore" // the drawn cases replayed as runs on etcd
 )
 
 func TestMain(m *testing.M) {

@@ -23,6 +23,7 @@ import (
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
+	_ "github.com/locklab/locklab/scenarios/etcdstore"  // python-etcd3's, etcd3gw's and npm etcd3's locks on etcd
 	_ "github.com/locklab/locklab/scenarios/redisstore" // redis-py's lock on Redis
 	_ "github.com/locklab/locklab/scenarios/zkstore"    // kazoo's lock on ZooKeeper
 )
