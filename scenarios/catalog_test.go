@@ -242,6 +242,13 @@ func TestAConstantTokenIsNoPass(t *testing.T) {
 			assert.NotEqual(t, models.Pass, v.Result, v.Explanation)
 		}
 	}
+	if r.NotJudged() {
+		// A machine too busy to keep the run's leases (a whole go test
+		// ./... on 2 cores) decides nothing either way: not a PASS, exit 3.
+		t.Logf("not judged: %s", r.Environmental())
+		assert.Equal(t, 3, sum.ExitCode())
+		return
+	}
 	assert.Equal(t, 1, sum.ExitCode())
 }
 
