@@ -127,6 +127,10 @@ type Descriptor[C any] struct {
 	Name string
 	// About says in a line what it is.
 	About string
+	// Story is what locklab explain tells of it beyond About: how it
+	// works, what it gets right and what it cannot do, in paragraphs
+	// ("" for none).
+	Story string
 	// Factory makes it.
 	Factory Factory[C]
 	// Masters is how many independent servers it runs over, each a master
@@ -150,13 +154,13 @@ type Descriptor[C any] struct {
 // Description is what a Descriptor says of its lock, whatever its store's
 // client: what a listing of every store's locks shows.
 type Description struct {
-	Name, About string
-	Adapter     bool
-	Weak        map[string]string
-	Bad         *Regression
+	Name, About, Story string
+	Adapter            bool
+	Weak               map[string]string
+	Bad                *Regression
 }
 
 // Description is d without its factory.
 func (d Descriptor[C]) Description() Description {
-	return Description{Name: d.Name, About: d.About, Adapter: d.Adapter, Weak: d.Weak, Bad: d.Bad}
+	return Description{Name: d.Name, About: d.About, Story: d.Story, Adapter: d.Adapter, Weak: d.Weak, Bad: d.Bad}
 }

@@ -1,7 +1,8 @@
-package main
+package redislock
 
-// redisLockStories are what `locklab explain` tells of the Redis locks.
-var redisLockStories = map[string]string{
+// stories are what locklab explain tells of a lock beyond its line
+// (Lock.Story), by name.
+var stories = map[string]string{
 	"redis-setnx": "The lock most Redis users write: SET key value NX PX ttl, with a random value so that release " +
 		"(a Lua script that deletes the key only if it still holds that value) never frees another's lock. The " +
 		"lab's version takes a fencing token from an INCR in the same script. It runs on a real redis-server " +
@@ -26,15 +27,8 @@ var redisLockStories = map[string]string{
 		"See it: locklab run --lock redlock --scenario redlock-paused --resource unfenced",
 }
 
-// zkLockStories are what `locklab explain` tells of the ZooKeeper locks.
-var zkLockStories = map[string]string{
-	"zk-lock": "ZooKeeper's lock recipe as github.com/go-zookeeper/zk v1.0.4 ships it: each client creates a " +
-		"protected ephemeral-sequential node under the lock's path, the lowest node holds the lock, and every " +
-		"other client watches the node just before its own. The node lives as long as the client's session: " +
-		"the session is the lease, its timeout the TTL, and ZooKeeper's servers end it when the client stops " +
-		"answering — a paused or cut-off holder loses the lock while it still believes it holds it.\n\n" +
-		"The node's creation zxid grows with every grant: it is the fencing token (Chubby's sequencer), and a " +
-		"fenced store refuses the late write of a holder whose session ended (paused-holder). The recipe takes " +
-		"no context: a caller that stops waiting leaves the recipe waiting, and whatever it is granted then is " +
-		"given back at once.",
+func init() {
+	for i := range locks {
+		locks[i].Story = stories[locks[i].Name]
+	}
 }
