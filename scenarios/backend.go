@@ -346,19 +346,29 @@ func (l BackendLock) OpenCaseOn(ctx context.Context, own Servers, runID string, 
 
 // CaseServers are the servers the cases of an exploration of a lock of
 // the store called store run on, one case after another: one worker's of
-// a Pooling store, or the user's that cfg names; nil when each case
-// starts servers of its own. Closing them is the caller's.
+// a Pooling store, the user's that cfg names, or those a Sharing store
+// shares; nil when each case starts servers of its own. Closing them is
+// the caller's.
 func CaseServers(ctx context.Context, cfg Config, store string) (Servers, error) {
 	for _, b := range Backends() {
-		if p, ok := b.(Pooling); ok && b.Name() == store {
+		if b.Name() != store {
+			continue
+		}
+		if p, ok := b.(Pooling); ok {
 			pool, err := p.Pool(ctx, cfg, 1)
 			if err != nil {
 				return nil, err
 			}
 			return pool[0], nil
 		}
+		if own, err := ownServers(ctx, cfg, store); own != nil || err != nil {
+			return own, err
+		}
+		if sh, ok := b.(Sharing); ok {
+			return sh.Share(), nil
+		}
 	}
-	return ownServers(ctx, cfg, store)
+	return nil, nil
 }
 
 // storeCase is one run on a store's servers, closed with them.

@@ -22,10 +22,10 @@ func (s runServers) of(store string, w int) Servers {
 	if p, ok := s.pools[store]; ok {
 		return p[w]
 	}
-	if sh, ok := s.shared[store]; ok {
-		return sh
+	if own, ok := s.own[store]; ok {
+		return own // the user's, before any the run would share
 	}
-	return s.own[store]
+	return s.shared[store]
 }
 
 // preflightOn is what a preflight of a lock of store runs on: the first

@@ -187,8 +187,6 @@ func WalkNeeds(kind string, ttl int) []Capability {
 		}
 	case WalkIsolate:
 		return []Capability{IsolateMember, PinnedClients}
-	case WalkSlow:
-		return []Capability{KeepAlives}
 	}
 	return nil
 }

@@ -12,14 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locklab/locklab/cluster"
 	"github.com/locklab/locklab/explore"
 	"github.com/locklab/locklab/internal/atomicfile"
-	"github.com/locklab/locklab/lock/etcdlock"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/scenarios"
 	"github.com/locklab/locklab/script"
-	"go.uber.org/zap"
 )
 
 // exploreFlags are explore's flags.
@@ -67,30 +63,21 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	if err != nil {
 		return exitUsage, err
 	}
-	if camp.Faults, err = drawable(camp.Faults, f.faults == "all", external != nil, factory.etcd == nil, f.ttl); err != nil {
+	if camp.Faults, err = drawable(camp.Faults, f.faults == "all", external != nil, factory.l.Kind.Can, f.ttl); err != nil {
 		return exitUsage, err
 	}
-	cfg := explore.Config{Lock: f.lock, Factory: factory.etcd, Property: explore.Safe(camp.Resources...), Cases: f.cases,
-		Seed: f.seed, MaxSteps: f.steps, ShrinkTime: f.shrink, Walk: script.WalkOptions{Faults: camp.Faults, TTL: f.ttl},
-		Progress: stdout, Shard: camp.Shard, Shards: camp.Shards}
-	switch {
-	case factory.other != nil:
-		cfg.Open = factory.otherOpener(camp.Resources)
-	case factory.redis != nil:
-		set, err := factory.startRedis(ctx)
-		if err != nil {
-			return exitUsage, err
-		}
-		defer set.Close()
-		cfg.Open = factory.opener(set)
-	default:
-		c, err := openCluster(ctx, external, f.cf.members, logger)
-		if err != nil {
-			return exitUsage, err
-		}
-		defer c.Close()
-		cfg.Cluster = c
+	servers, err := scenarios.CaseServers(ctx, scenarios.Config{External: external, Members: f.cf.members, Logger: logger},
+		factory.l.Kind.Name)
+	if err != nil {
+		return exitUsage, err
 	}
+	if servers != nil {
+		defer servers.Close()
+	}
+	cfg := explore.Config{Lock: f.lock, Open: factory.opener(servers, factory.resources()), Property: explore.Safe(camp.Resources...),
+		Cases: f.cases, Seed: f.seed, MaxSteps: f.steps, ShrinkTime: f.shrink,
+		Walk:     script.WalkOptions{Faults: camp.Faults, TTL: f.ttl},
+		Progress: stdout, Shard: camp.Shard, Shards: camp.Shards}
 	fmt.Fprintf(stdout, "locklab explore: %s, property %q, %d cases of at most %d actions, faults %s, seed %d%s\n",
 		f.lock, cfg.Property.Name, f.cases, f.steps, strings.Join(camp.Faults, ","), f.seed, shardNote(camp))
 	res, err := explore.Run(ctx, cfg)
@@ -115,12 +102,12 @@ func (f *exploreFlags) campaign() (explore.Campaign, exploreLock, error) {
 	if camp.Resources, err = pick("resource", f.resource, factory.resources()); err != nil {
 		return camp, factory, err
 	}
-	if factory.etcd == nil {
-		if f.cf.members != redisMembers || f.cf.endpoints != "" {
-			return camp, factory, usagef("--lock %s: a lock of another store is explored on servers the lab starts for it (%d), not on etcd (--members, --endpoints)",
-				f.lock, redisMembers)
+	if !factory.onDefault() {
+		if f.cf.members != storeMembers || f.cf.endpoints != "" {
+			return camp, factory, usagef("--lock %s: a lock on %s is explored on servers the lab starts for it (%d), not on etcd (--members, --endpoints)",
+				f.lock, factory.l.Kind.Label, storeMembers)
 		}
-		camp.Members = redisMembers
+		camp.Members = storeMembers
 	}
 	if camp.Faults, err = pick("faults", f.faults, script.WalkFaults()); err != nil {
 		return camp, factory, err
@@ -217,24 +204,6 @@ func writeJSONFile(path string, v any) error {
 	})
 }
 
-// lookupAnyLock finds a built-in or a known-bad lock by name, etcd's or
-// Redis's.
-func lookupAnyLock(lk string) (exploreLock, error) {
-	if f, err := etcdlock.Lookup(lk); err == nil {
-		return exploreLock{etcd: f}, nil
-	}
-	if r, ok := etcdlock.LookupRegression(lk); ok {
-		return exploreLock{etcd: r.Factory}, nil
-	}
-	if l, err := redislock.Find(lk); err == nil {
-		return exploreLock{redis: l.Factory, masters: l.Masters}, nil
-	}
-	if l, ok := scenarios.LookupBackendLock(lk); ok {
-		return exploreLock{other: &l}, nil
-	}
-	return exploreLock{}, usagef("--lock: unknown lock %q (locks: %s)", lk, strings.Join(backendLocks(), ", "))
-}
-
 // writeFailing writes a shrunk failing script to path, atomically, headed
 // by the command that found it.
 func writeFailing(path string, args []string, text string) error {
@@ -245,15 +214,6 @@ func writeFailing(path string, args []string, text string) error {
 		_, err := fmt.Fprintf(w, "# %s\n%s", strings.Join(append([]string{"locklab", "explore"}, args...), " "), text)
 		return err
 	})
-}
-
-// openCluster connects to the user's cluster, or starts an embedded one of
-// members.
-func openCluster(ctx context.Context, external *cluster.External, members int, logger *zap.Logger) (*cluster.Cluster, error) {
-	if external != nil {
-		return cluster.Connect(ctx, *external)
-	}
-	return cluster.Start(ctx, cluster.Config{Members: members, Logger: logger})
 }
 
 // checkExploreCounts says what is wrong with explore's counts, if anything.
@@ -269,33 +229,4 @@ func checkExploreCounts(cases, steps, ttl, members int) error {
 		return usagef("--members: explore's scripts use three members, got %d", members)
 	}
 	return nil
-}
-
-// drawable is kinds less those the run cannot draw: an isolated member on
-// a user's own cluster (not the lab's to partition), a slow link on leases
-// shorter than 3 s (see script.WalkSlow). Asked for by name, either is a
-// usage error; left out of "all", it is dropped.
-func drawable(kinds []string, all, external, other bool, ttl int) ([]string, error) {
-	cannot := func(k string) string {
-		switch {
-		case other && (k == script.WalkExpire || k == script.WalkLostAcquire || k == script.WalkIsolate):
-			return "an etcd fault: the scripts of a lock on another store draw pause, cut, blip, crash and slow"
-		case k == script.WalkIsolate && external:
-			return "the lab cannot cut the members of your own cluster off from each other"
-		case k == script.WalkSlow && ttl < 3:
-			return "a slow link is drawn only on leases of 3 s or more (--ttl 3)"
-		}
-		return ""
-	}
-	var out []string
-	for _, k := range kinds {
-		why := cannot(k)
-		switch {
-		case why == "":
-			out = append(out, k)
-		case !all:
-			return nil, usagef("--faults %s: %s", k, why)
-		}
-	}
-	return out, nil
 }

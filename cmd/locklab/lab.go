@@ -36,7 +36,7 @@ func cmdLab(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		return exitUsage, usagef("--ttl: want 1 to %d seconds, got %d", maxTTL, *ttl)
 	}
 	if kind, ok := scenarios.KindOf(*lk); ok && kind.Name != scenarios.DefaultKind().Name { // the default store's locks share one cluster
-		if cf.endpoints != "" || cf.members != redisMembers {
+		if cf.endpoints != "" || cf.members != storeMembers {
 			return exitUsage, usagef("--lock %s: a lock on %s runs on servers the lab starts, not on etcd (--endpoints, --members)", *lk, kind.Label)
 		}
 		return serveLab(ctx, live.Config{Store: backendLabStore(*lk, kind), Lock: *lk, TTL: *ttl},

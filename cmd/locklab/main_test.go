@@ -99,7 +99,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{"--lock exec:x: preflight: acquire, alone on a ZooKeeper of its own"}},
 		{[]string{"run", "--store", "redis"}, []string{"--store redis: it names the store of exec:COMMAND locks, and --lock names none"}},
 		{[]string{"run", "--store", "redis", "--lock", "exec:/nonexistent/lock"}, []string{"--lock exec:/nonexistent/lock: preflight"}},
-		{[]string{"explore", "--lock", "redis-setnx", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: an etcd fault"}},
+		{[]string{"explore", "--lock", "redis-setnx", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: the lock's store cannot lose an acquire's answer on the wire (acquire answer=lost)"}},
 		{[]string{"run", "--resource", ""}, []string{"--resource: empty: nothing to run"}},
 		{[]string{"run", "--scenario", " "}, []string{"--scenario: empty: nothing to run"}},
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
@@ -587,21 +587,27 @@ func TestExploreWritesAScriptRunReproduces(t *testing.T) {
 // What a run cannot draw is dropped from all, and refused by name.
 func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 	all := script.WalkFaults()
-	kinds, err := drawable(all, true, true, false, 1)
+	etcd := scenarios.DefaultKind().Can
+	kinds, err := drawable(all, true, true, etcd, 1)
 	require.NoError(t, err)
 	assert.NotContains(t, kinds, script.WalkIsolate, "a user's cluster is not the lab's to partition")
 	assert.NotContains(t, kinds, script.WalkSlow, "1 s leases")
-	kinds, err = drawable(all, true, false, false, 3)
+	kinds, err = drawable(all, true, false, etcd, 3)
 	require.NoError(t, err)
 	assert.Equal(t, all, kinds)
-	_, err = drawable([]string{script.WalkIsolate}, false, true, false, 1)
+	_, err = drawable([]string{script.WalkIsolate}, false, true, etcd, 1)
 	assert.ErrorContains(t, err, "--faults isolate: the lab cannot cut the members of your own cluster off from each other")
-	kinds, err = drawable(all, true, false, true, 3)
+	redis, ok := scenarios.KindOf("redis-setnx")
+	require.True(t, ok)
+	kinds, err = drawable(all, true, false, redis.Can, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkBlip, script.WalkSlow}, kinds,
-		"a lock of another store draws no etcd fault")
-	_, err = drawable([]string{script.WalkExpire}, false, false, true, 1)
-	assert.ErrorContains(t, err, "--faults expire: an etcd fault")
+	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkSlow}, kinds,
+		"a lock on Redis draws what Redis can: no lease revoked, no answer lost, no answers held (a blip on 3 s leases)")
+	kinds, err = drawable(all, true, false, redis.Can, 1)
+	require.NoError(t, err)
+	assert.Contains(t, kinds, script.WalkBlip, "on 1 s leases a blip cuts the link, which every store can")
+	_, err = drawable([]string{script.WalkExpire}, false, false, redis.Can, 1)
+	assert.ErrorContains(t, err, "--faults expire: the lock's store cannot revoke a client's lease (expire mode=revoke)")
 }
 
 // --ttl makes every lease longer, the schedule says so, and a replay runs

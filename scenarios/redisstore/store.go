@@ -166,6 +166,7 @@ func describe(f redislock.Factory, masters int, weaknesses map[string]string) sc
 	return scenarios.BackendLock{Kind: kind, Weak: weak, Store: func(own scenarios.Servers, _ scenarios.GrantShape) scenarios.Store {
 		st := redisStore{factory: f, masters: masters}
 		st.own, _ = own.(*redisd.Set)
+		st.shared, _ = own.(*shared)
 		return st
 	}}
 }
@@ -197,6 +198,9 @@ type redisStore struct {
 	masters int
 	// own, if set, is the user's Redis, shared by every run.
 	own *redisd.Set
+	// shared, if set, is the run's Redis, for a configuration that faults
+	// no server (see Share).
+	shared *shared
 }
 
 // redisMembers is the size of the Redis a run starts: a primary and two
@@ -250,20 +254,22 @@ func (st redisStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scen
 		set *redisd.Set
 		err error
 	)
+	keep := func() error { return nil } // the user's or the run's: closed once, by Run
+	closeSet := keep
 	switch {
 	case st.own != nil:
 		set = st.own
-	case st.masters > 0:
-		set, err = redisd.StartIndependent(ctx, st.masters, redisd.Options{})
+	case st.shared != nil && !cfg.FaultsMembers:
+		set, err = st.shared.get(ctx)
+		cfg.RunID = st.shared.runID(cfg.RunID)
 	default:
-		set, err = redisd.StartReplicated(ctx, redisMembers-1, redisd.Options{})
+		set, err = start(ctx, st.masters)
+		if err == nil {
+			closeSet = set.Close
+		}
 	}
 	if err != nil {
 		return nil, nil, err
-	}
-	closeSet := set.Close
-	if st.own != nil {
-		closeSet = func() error { return nil } // the user's, shared: closed once, by Run
 	}
 	env, err := redisrun.New(redisrun.Config{Set: set, Masters: st.masters > 0, Factory: st.factory, TTL: cfg.TTL,
 		RunID: cfg.RunID, Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
