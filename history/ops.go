@@ -162,12 +162,20 @@ func (l Loss) Renewed() bool {
 // client had stopped renewing (a lock that releases without revoking its
 // lease, as python-etcd3's does) and the server ended the lease when that
 // keep-alive said it would. No server or link let it lapse early.
+//
+// A lease whose one keep-alive is its grant (Renewals' first: it starts
+// the TTL as a keep-alive does) is counted from the grant: a lease a
+// failed try took and left ends on time too.
 func (l Loss) EndedOnTime() bool {
-	if l.RenewedAt <= 0 || l.TTL <= 0 || l.Gone < l.RenewedAt+l.TTL {
+	last := l.RenewedAt
+	if last <= 0 && len(l.Renewals) > 0 {
+		last = slices.Max(l.Renewals)
+	}
+	if last <= 0 || l.TTL <= 0 || l.Gone < last+l.TTL {
 		return false
 	}
 	for _, r := range l.Renewals {
-		if r > l.RenewedAt {
+		if r > last {
 			return false
 		}
 	}

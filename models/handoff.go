@@ -23,7 +23,16 @@ type stranding struct {
 	// busy is how much of that time the lab's own process stood still
 	// (see busySpans).
 	busy int64
+	// slow is the longest delay each way of a slow link the waiter was on
+	// meanwhile (see settledBy); zero if none.
+	slow int64
 }
+
+// slowSlack is how many of a slow link's one-way delays a hand-off over
+// it may take beyond the bound: the release's word reaching the waiter
+// (one), its request and the answer granting it (two more), and one to
+// spare for a lock that reads once more before it asks.
+const slowSlack = 4
 
 // strandedWaiter finds the first acquire that was never granted although
 // the lock was free for bound or longer while it waited, counted from the
@@ -65,16 +74,17 @@ func strandedWaiter(ops []history.Operation, events []history.Event, bound int64
 		if !ok {
 			continue
 		}
-		settled, ok := settledBy(windows, conns, op.Client, until, bound)
+		settled, slow, ok := settledBy(windows, conns, op.Client, until, bound)
 		if !ok {
 			continue
 		}
 		free = max(free, settled, granted)
-		if until-free < bound {
+		within := bound + slowSlack*slow
+		if until-free < within {
 			continue
 		}
-		s := &stranding{op: op, free: free, until: until, after: after, busy: busyWithin(busy, free, until)}
-		if until-free-s.busy >= bound {
+		s := &stranding{op: op, free: free, until: until, after: after, busy: busyWithin(busy, free, until), slow: slow}
+		if until-free-s.busy >= within {
 			return s, nil
 		}
 		if unjudged == nil {
@@ -100,20 +110,27 @@ func firstGrant(ops []history.Operation) int64 {
 }
 
 // settledBy is when the faults that reach client and began before until
-// had ended bound ago (zero if none did); false if one was still under way
-// at until.
-func settledBy(windows []history.FaultWindow, conns map[string]map[string]bool, client string, until, bound int64) (int64, bool) {
-	var settled int64
+// had ended bound ago (zero if none did), and the longest delay each way
+// of a slow link that reached it meanwhile (zero if none); false if a
+// fault that cuts it off was still under way at until. A slow link
+// delivers — every message, late — so it excuses no wait: it only makes
+// the hand-off over it later by a few of its delays (see slowSlack), even
+// while it lasts to the end of the run.
+func settledBy(windows []history.FaultWindow, conns map[string]map[string]bool, client string, until, bound int64) (settled, slow int64, ok bool) {
 	for _, w := range windows {
 		if w.Start >= until || !reaches(w, client, conns[client]) {
 			continue
 		}
+		if w.Spec.Kind == history.FaultDelayClient {
+			slow = max(slow, w.Spec.Delay)
+			continue
+		}
 		if w.Open || w.End >= until {
-			return 0, false
+			return 0, 0, false
 		}
 		settled = max(settled, w.End+bound)
 	}
-	return settled, true
+	return settled, slow, true
 }
 
 // busySpans are the times the machine was too busy to count, merged and in
@@ -152,10 +169,16 @@ func busyWithin(spans [][2]int64, from, until int64) int64 {
 	return d
 }
 
-// lostOwn reports whether a lease of client ended between from and until.
+// lostOwn reports whether a lease of client's wait ended between from
+// and until, taken from it: a lease its client still renewed, ended early
+// by the server or the link, or revoked. A lease its client had stopped
+// renewing, ending on schedule (see history.Loss.EndedOnTime) — a failed
+// try's, left to end (python-etcd3 takes a lease for every try), or one
+// the lock let lapse while it waited — was the lock's to give up: its end
+// excuses no wait.
 func lostOwn(losses []history.Loss, client string, from, until int64) bool {
 	for _, l := range losses {
-		if l.Client == client && l.Gone >= from && l.Gone <= until {
+		if l.Client == client && l.Gone >= from && l.Gone <= until && !l.EndedOnTime() {
 			return true
 		}
 	}
@@ -212,7 +235,8 @@ func answerTaken(windows []history.FaultWindow, conns map[string]map[string]bool
 
 // grantEnd is when grant g (or an acquire that may have granted) stopped
 // holding the lock by until: its client's next release that answered ok,
-// or the end of its lease on the server. False if neither came by until.
+// or the end of its lease on the server (the grant's own, when the grant
+// names it). False if neither came by until.
 func grantEnd(ops []history.Operation, losses []history.Loss, g *history.Operation, until int64) (int64, bool) {
 	end := int64(-1)
 	for _, r := range ops {
@@ -223,6 +247,9 @@ func grantEnd(ops []history.Operation, losses []history.Loss, g *history.Operati
 		}
 	}
 	for _, l := range losses {
+		if g.Lease != 0 && l.Lease != 0 && l.Lease != g.Lease {
+			continue // another lease of its client's: a failed try's, say
+		}
 		if l.Client == g.Client && l.Gone >= g.Call && l.Gone <= until && (end < 0 || l.Gone < end) {
 			end = l.Gone
 		}
@@ -288,9 +315,15 @@ func handOffVerdict(s *stranding, bound int64) Verdict {
 	if s.busy > 0 {
 		busy = fmt.Sprintf(" (%v of it while the lab's own process stood still)", roundMS(s.busy))
 	}
+	reached, within := "no fault reached "+s.op.Client, time.Duration(bound)
+	if s.slow > 0 {
+		reached = fmt.Sprintf("no fault cut %s off (its link was slow, every message %v late each way, and delivered)",
+			s.op.Client, time.Duration(s.slow))
+		within = time.Duration(bound + slowSlack*s.slow)
+	}
 	v.Explanation = fmt.Sprintf("%s waited %v%s for the lock while it was free — %s nobody held it, nobody else was "+
-		"granted and no fault reached %s — and was never granted (a waiter must be handed a free lock within %v): "+
+		"granted and %s — and was never granted (a waiter must be handed a free lock within %v): "+
 		"the lock left a waiter waiting for nothing.",
-		s.op.Client, roundMS(s.until-s.free), busy, since, s.op.Client, time.Duration(bound))
+		s.op.Client, roundMS(s.until-s.free), busy, since, reached, within)
 	return v
 }

@@ -105,3 +105,54 @@ func TestHandOffCatchesAWaiterLeftWaitingForAFreeLock(t *testing.T) {
 	h.Minimum.HandOffWithin = 0
 	assert.Equal(t, models.NotApplicable, check([]op{c1, waited, released}, nil, nil).Result, "no bound stated")
 }
+
+// A slow link delivers: a waiter on one is held to hand-off, given a few
+// of its delays more, even while the link stays slow to the end of the
+// run; and a lease the waiter had let go before it asked (an earlier
+// try's, ending on schedule) does not excuse its wait.
+func TestHandOffHoldsAWaiterOnASlowLink(t *testing.T) {
+	h := history.Header{Minimum: &history.Minimum{Grants: 1, HandOffWithin: 1000}}
+	check := func(ops []op, leases []lost, faults []fault) models.Verdict {
+		t.Helper()
+		r, err := models.Check(h, build(ops, leases, faults), time.Second)
+		require.NoError(t, err)
+		return r.HandOff
+	}
+	c1 := op{client: "c1", op: A, call: 0, ret: 10, token: 4, lease: 0xa}
+	released := op{client: "c1", op: R, call: 100, ret: 110}
+	slow := []fault{{name: "delay-client c2 100ns", start: 5, end: 3000}} // to the end of the run
+	wedged := op{client: "c2", op: A, call: 50, ret: 2000, typ: history.Info}
+	v := check([]op{c1, wedged, released}, nil, slow)
+	assert.Equal(t, models.Fail, v.Result, "1.89µs on a free lock, more than 1µs and 4 delays of 100ns: %s", v.Explanation)
+	assert.Contains(t, v.Explanation, "its link was slow, every message 100ns late each way, and delivered")
+	assert.Contains(t, v.Explanation, "within 1.4µs")
+
+	late := op{client: "c2", op: A, call: 50, ret: 1400, token: 6}
+	assert.NotEqual(t, models.Fail, check([]op{c1, late, released}, nil, slow).Result, "granted within the bound and the link's delays")
+	unanswered := op{client: "c2", op: A, call: 50, ret: 1400, typ: history.Info}
+	assert.NotEqual(t, models.Fail, check([]op{c1, unanswered, released}, nil, slow).Result, "1.29µs: within 1.4µs")
+
+	// A cut link is no slow one: it still excuses the wait.
+	cut := []fault{{name: "cut-client c2", start: 5, end: 3000}}
+	assert.NotEqual(t, models.Fail, check([]op{c1, wedged, released}, nil, cut).Result)
+
+	// A lease the waiter stopped renewing, ending a TTL after its last
+	// keep-alive — an earlier try's, or one a failed try took within this
+	// wait and left (its grant is its one keep-alive) — is not taken from
+	// it. One it kept alive while it waited, ended early, is.
+	earlier := []lost{{client: "c2", t: 1200, aliveUntil: 1190, lease: 0xb, renewedAt: 40, ttl: 1000, renewals: []int64{20, 40}}}
+	v = check([]op{c1, wedged, released}, earlier, nil)
+	assert.Equal(t, models.Fail, v.Result, v.Explanation)
+	aTry := []lost{{client: "c2", t: 1070, aliveUntil: 1060, lease: 0xc, renewedAt: 60, ttl: 1000, renewals: []int64{60}}}
+	v = check([]op{c1, wedged, released}, aTry, nil)
+	assert.Equal(t, models.Fail, v.Result, v.Explanation)
+	// The grant's end is its own lease's, not another lease of its
+	// client's (a failed try's, ending while the grant still holds).
+	holding := op{client: "c1", op: A, call: 0, ret: 10, token: 4, lease: 0xa}
+	otherLease := []lost{{client: "c1", t: 60, aliveUntil: 55, lease: 0xd}}
+	short := op{client: "c2", op: A, call: 50, ret: 1080, typ: history.Info}
+	assert.NotEqual(t, models.Fail, check([]op{holding, short, released}, otherLease, nil).Result,
+		"free from 110, the release: 0.97µs, within the bound; not from 60 (1.02µs)")
+	kept := []lost{{client: "c2", t: 1200, aliveUntil: 1190, lease: 0xb, renewedAt: 400, ttl: 1000, renewals: []int64{40, 400}}}
+	assert.NotEqual(t, models.Fail, check([]op{c1, wedged, released}, kept, nil).Result)
+}

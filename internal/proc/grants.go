@@ -57,13 +57,17 @@ func (l *Latest) Get() lock.Grant {
 // Release asks the program to release (release) if g is the latest grant —
 // the same key, token and value — and forgets it once the program did; a
 // release of an older grant, or of none, is refused as not held and never
-// reaches the program.
+// reaches the program. A program that had exited by itself (ErrExited)
+// gave up what it held with its process: not held, saying why.
 func (l *Latest) Release(ctx context.Context, g lock.Grant, release func(context.Context) error) error {
 	latest := l.Get()
 	if latest == (lock.Grant{}) || g.Key != latest.Key || g.Token != latest.Token || g.Value != latest.Value {
 		return lock.ErrNotHeld
 	}
-	if err := release(ctx); err != nil {
+	if err := release(ctx); errors.Is(err, ErrExited) {
+		l.Set(lock.Grant{})
+		return fmt.Errorf("%w: %w", lock.ErrNotHeld, err) // it gave the lock up with its process
+	} else if err != nil {
 		return err
 	}
 	l.mu.Lock()

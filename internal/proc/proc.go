@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -152,6 +153,12 @@ func linkTools(dir string) ([]string, error) {
 	}
 	return env, nil
 }
+
+// ErrExited: the program had exited by itself — neither asked to nor
+// stopped by the lab — before it was asked a command. Whatever it held it
+// gave up with its process: a library may end its process when it learns
+// its lock was lost, a fail-stop design. The next command starts it again.
+var ErrExited = errors.New("lock: the program exited by itself")
 
 // Expect asks command and returns the answer if its verb is want. An
 // "error" answer is the error errAnswer makes of its message; any other

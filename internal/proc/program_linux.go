@@ -167,6 +167,11 @@ func (l *Program) Ask(ctx context.Context, command string) (Answer, error) {
 		return Answer{}, err
 	}
 	select {
+	case <-p.exited: // by itself: the lab stops a program only by forgetting it
+		return Answer{}, l.exitedBefore(p, command)
+	default:
+	}
+	select {
 	case line, ok := <-p.lines:
 		if ok { // printed before it was asked anything
 			return Answer{}, l.stray(p, command, line, "before it was asked to "+command)
@@ -254,7 +259,7 @@ func (l *Program) stray(p *running, command, line, when string) error {
 func (l *Program) died(p *running, command, what string) error {
 	exited := groupGone(-p.cmd.Process.Pid, p.exited, stopTimeout)
 	l.stop(p, syscall.SIGTERM)
-	msg := p.stderr.Last(1)
+	msg := p.stderr.LastError()
 	switch {
 	case p.readErr != nil && !exited:
 		return fmt.Errorf("lock: %s %v, asked to %s, and was stopped", l.Argv[0], p.readErr, command)
@@ -266,6 +271,19 @@ func (l *Program) died(p *running, command, what string) error {
 		msg = p.cmd.ProcessState.String()
 	}
 	return fmt.Errorf("lock: %s exited without answering %q: %s", l.Argv[0], command, msg)
+}
+
+// exitedBefore reports a program that had exited by itself before it was
+// asked command — a library that ends its process when it learns its lock
+// was lost, a fail-stop design — with what it said of why, and forgets
+// it: ErrExited, so that a release of what it held is "not held".
+func (l *Program) exitedBefore(p *running, command string) error {
+	l.stop(p, syscall.SIGTERM)
+	msg := p.stderr.LastError()
+	if msg == "" {
+		msg = p.cmd.ProcessState.String()
+	}
+	return fmt.Errorf("%w: %s had exited before it was asked to %s (%s)", ErrExited, l.Argv[0], command, msg)
 }
 
 // stop ends p's process group — sig first, then SIGKILL if anything of it

@@ -1,6 +1,7 @@
 package tailbuf
 
 import (
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -43,6 +44,35 @@ func (t *Buffer) Last(n int) string {
 	}
 	return strings.Join(lines[max(len(lines)-n, 0):], " | ")
 }
+
+// LastError is the last line kept that reads as an error — it names an
+// error, an exception, a panic or a fatal condition — or, if none does,
+// the last line: what a program that died said of why, rather than what
+// its runtime printed after (Node's version banner after a stack trace, a
+// stack's last frame).
+func (t *Buffer) LastError() string {
+	var last string
+	for _, l := range strings.Split(t.String(), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		if errorLine.MatchString(l) && !stackFrame.MatchString(l) {
+			last = l
+		}
+	}
+	if last == "" {
+		return t.Last(1)
+	}
+	return last
+}
+
+// errorLine is a line that names an error; stackFrame one of a stack
+// trace's frames, which may name an error's type in passing.
+var (
+	errorLine  = regexp.MustCompile(`(?i)(error|exception|panic|fatal)`)
+	stackFrame = regexp.MustCompile(`^(at |File "|goroutine |\S+\.go:\d+)`)
+)
 
 // Reset forgets everything written.
 func (t *Buffer) Reset() {

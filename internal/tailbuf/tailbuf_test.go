@@ -25,3 +25,18 @@ func TestKeepsOnlyTheLastBytes(t *testing.T) {
 	assert.Len(t, b.String(), tailbuf.Size)
 	assert.Equal(t, "end", b.Last(1))
 }
+
+// A dead program's error is the line that names it, not what its runtime
+// printed after: Node's banner after a stack, a Python traceback's frames.
+func TestLastErrorIsTheProgramsError(t *testing.T) {
+	for _, c := range []struct{ out, want string }{
+		{"Error: lock lost\n    at Lock.refresh (lock.js:10:5)\n\nNode.js v18.19.0\n", "Error: lock lost"},
+		{"Traceback (most recent call last):\n  File \"lock.py\", line 3, in <module>\netcd3.exceptions.ConnectionFailedError: gone\n",
+			"etcd3.exceptions.ConnectionFailedError: gone"},
+		{"starting\nbye\n", "bye"},
+	} {
+		var b tailbuf.Buffer
+		b.Write([]byte(c.out))
+		assert.Equal(t, c.want, b.LastError())
+	}
+}
