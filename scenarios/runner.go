@@ -360,13 +360,12 @@ func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 	out := each(func(x *Result) { x.Retried = opened })
 	for i := range out {
 		x := &out[i]
-		k := slices.Index(ran, x.Resource)
-		if k < 0 {
+		if k := slices.Index(ran, x.Resource); k >= 0 {
+			judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j, x.Resource))
+			x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
+		} else {
 			x.Skipped = skipped[x.Resource]
-			continue
 		}
-		judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j, x.Resource))
-		x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
 	}
 	return out
 }

@@ -273,6 +273,22 @@ func (l *Program) died(p *running, command, what string) error {
 	return fmt.Errorf("lock: %s exited without answering %q: %s", l.Argv[0], command, msg)
 }
 
+// Exited reports whether the program has exited by itself and the lab
+// has not yet asked it anything since (see ErrExited).
+func (l *Program) Exited() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.p == nil {
+		return false
+	}
+	select {
+	case <-l.p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // exitedBefore reports a program that had exited by itself before it was
 // asked command — a library that ends its process when it learns its lock
 // was lost, a fail-stop design — with what it said of why, and forgets

@@ -47,3 +47,6 @@ func GroupLive(int) bool { return false }
 
 // running is never made here.
 type running struct{}
+
+// Exited reports false: no program runs here.
+func (l *Program) Exited() bool { return false }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package proc
+package process_test
 
 import (
 	"errors"
@@ -12,8 +12,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/lock"
 )
+
+// (Not in internal/proc: a program started there makes the test binary a
+// subreaper, and its orphan test needs the binary not to be one.)
 
 // A program that ends itself once it learns its lock was lost — a
 // fail-stop design — gave up what it held with its process: the release
@@ -28,24 +32,15 @@ echo "    at Lock.refresh (lock.js:10:5)" >&2
 echo "Node.js v18.19.0" >&2
 exit 1
 `), 0o644))
-	l := &Lock{Program: &Program{Argv: []string{"sh", script}, DirVar: "LOCKLAB_DIR"}, Who: "lock"}
+	l := &proc.Lock{Program: &proc.Program{Argv: []string{"sh", script}, DirVar: "LOCKLAB_DIR"}, Who: "lock"}
 	t.Cleanup(func() { l.Close() })
-	g, err := l.Acquire(t.Context(), func(Answer) (lock.Grant, error) { return lock.Grant{Key: "k"}, nil })
+	g, err := l.Acquire(t.Context(), func(proc.Answer) (lock.Grant, error) { return lock.Grant{Key: "k"}, nil })
 	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		select {
-		case <-l.p.exited:
-			return true
-		default:
-			return false
-		}
-	}, 10*time.Second, 10*time.Millisecond, "the program ends by itself")
+	require.Eventually(t, l.Exited, 10*time.Second, 10*time.Millisecond, "the program ends by itself")
 
 	err = l.Release(t.Context(), g)
 	require.ErrorIs(t, err, lock.ErrNotHeld)
-	assert.True(t, errors.Is(err, ErrExited), err)
+	assert.True(t, errors.Is(err, proc.ErrExited), err)
 	assert.Contains(t, err.Error(), "Error: the lock was lost, ending the process")
 	assert.NotContains(t, err.Error(), "Node.js")
 	assert.ErrorIs(t, l.Release(t.Context(), g), lock.ErrNotHeld, "nothing is held after it")
