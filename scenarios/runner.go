@@ -33,9 +33,11 @@ type Config struct {
 	Resources []string
 	Seed      uint64
 	Runs      int // runs per scenario × lock, with seeds Seed, Seed+1, …
-	Members   int
-	// External, if set, runs on that cluster instead of an embedded one;
-	// scenarios that need member faults are skipped.
+	// Members is the size of each embedded etcd cluster (scenarios/etcdstore).
+	Members int
+	// External, if set, runs etcd's locks on that cluster instead of
+	// embedded ones (scenarios/etcdstore); scenarios that need member
+	// faults are skipped.
 	External *cluster.External
 	// Redis, if set, runs the Redis locks on that Redis of the user's own
 	// (addresses or redis:// URLs: one primary, or Redlock's independent
@@ -43,9 +45,10 @@ type Config struct {
 	// faults of its servers are skipped.
 	Redis []string
 	// Store is the store the locks run as processes (process.ExecPrefix) and
-	// the locks of StoreFactories are on: "" or "etcd", or a registered
-	// backend's name ("redis"); "" for StoreFactories is the first
-	// registered store that takes each (see Adopt).
+	// the locks of StoreFactories are on: a registered store's name, ""
+	// for the default store (etcd's, see RegisterDefault); "" for
+	// StoreFactories is the first registered store that takes each (see
+	// Adopt).
 	Store string
 	// ExpectPass treats every configuration as expected to pass (CI gate).
 	ExpectPass bool
@@ -53,12 +56,13 @@ type Config struct {
 	Out string
 	// Replay, if set, is run instead of the plan derived from the seed.
 	Replay *Plan
-	// Factories adds locks to the built-in ones (etcdlock.Builtin and the
-	// known-bad etcdlock.Regressions), or replaces a built-in of the same name.
+	// Factories adds etcd locks, by name, to the registered stores' ones,
+	// or replaces one of the same name (the caller's lock, whatever its
+	// name: never a known-bad one).
 	Factories map[string]etcdlock.Factory
-	// StoreFactories adds Go locks of another store than etcd, by name:
-	// each a lock.Factory of that store's client ([]*redis.Client for
-	// Redis; see Adopt).
+	// StoreFactories adds Go locks of any store, by name: each a
+	// lock.Factory of that store's client ([]*redis.Client for Redis; see
+	// Adopt).
 	StoreFactories map[string]any
 	// Extra are scenarios beside the catalog's (FromScript makes them);
 	// Scenarios names them like the catalog's.
