@@ -9,11 +9,11 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/locklab/locklab/internal/pausegate"
+	"github.com/locklab/locklab/internal/registry"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
@@ -357,19 +357,13 @@ func isConnectionLost(err error) bool {
 // "zk: connection closed" FailConnectionLost), 0 for one it does not know.
 type ErrorClasser func(err error) Failure
 
-var (
-	classMu  sync.Mutex
-	classers []ErrorClasser
-)
+// classers are the stores' ErrorClassers.
+var classers registry.List[ErrorClasser]
 
 // StoreErrors adds a store's ErrorClasser, so that a lock's error is
 // classed alike on every store. A store's package calls it from its init
 // function.
-func StoreErrors(c ErrorClasser) {
-	classMu.Lock()
-	defer classMu.Unlock()
-	classers = append(classers, c)
-}
+func StoreErrors(c ErrorClasser) { classers.Add(c) }
 
 // ErrorsAre is an ErrorClasser that classes errs, and whatever wraps one
 // of them, as f.
@@ -385,9 +379,7 @@ func ErrorsAre(f Failure, errs ...error) ErrorClasser {
 // storeClass is the first registered store's class of err, 0 if none
 // knows it.
 func storeClass(err error) Failure {
-	classMu.Lock()
-	cs := slices.Clone(classers)
-	classMu.Unlock()
+	cs := classers.All()
 	for _, c := range cs {
 		if f := c(err); f != 0 {
 			return f

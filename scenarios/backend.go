@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/registry"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
@@ -155,38 +154,25 @@ type EngineConfig struct {
 	FaultsMembers bool
 }
 
-var (
-	backendsMu sync.Mutex
-	backends   []Backend
-)
+// backends are the registered backends.
+var backends registry.List[Backend]
 
 // Register adds a backend whose locks runs can name from then on. A
 // backend package calls it from its init function.
-func Register(b Backend) {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	backends = append(backends, b)
-}
+func Register(b Backend) { backends.Add(b) }
 
 // RegisterDefault registers b as the default store: first of Backends and
 // Kinds, the store of a lock run as a process when Config.Store is "".
-func RegisterDefault(b Backend) {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	backends = append([]Backend{b}, backends...)
-}
+func RegisterDefault(b Backend) { backends.AddFirst(b) }
+
+// Backends are the registered backends, the default store's first, then
+// in the order registered.
+func Backends() []Backend { return backends.All() }
 
 // PreflightTimeout bounds each of a preflight's acquire and release: a
 // process lock's start-up (process.StartupAllowance) and a few seconds more
 // on servers nobody else uses.
 const PreflightTimeout = process.StartupAllowance + 5*time.Second
-
-// Backends are the registered backends, in the order registered.
-func Backends() []Backend {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	return slices.Clone(backends)
-}
 
 // backendLock is the registered lock called name, false if none is.
 func backendLock(name string) (BackendLock, bool) { return LookupBackendLock(name) }

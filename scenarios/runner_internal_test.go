@@ -224,12 +224,8 @@ func TestLessonsApplyByCapability(t *testing.T) {
 
 // A lesson left out for locks of two kinds says each kind's reason.
 func TestALessonLeftOutForTwoKindsSaysBoth(t *testing.T) {
+	defer backends.Reset(backends.All())
 	Register(testBackend{})
-	defer func() {
-		backendsMu.Lock()
-		defer backendsMu.Unlock()
-		backends = backends[:len(backends)-1]
-	}()
 	cfg := Config{Scenarios: []string{"failover"}, Locks: []string{"queue", "test-redlock", "test-setnx"}, Resources: []string{"fenced"}, Seed: 1}
 	jobs, leftOut, err := cfg.jobs()
 	require.NoError(t, err)

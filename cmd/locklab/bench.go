@@ -21,7 +21,6 @@ import (
 	"github.com/locklab/locklab/internal/atomicfile"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
-	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
@@ -39,13 +38,17 @@ type benchReport struct {
 	// Floor is one committed write plus one linearizable read, back to
 	// back: the least a hand-off can cost on this cluster.
 	Floor bench.Distribution `json:"floor"`
-	// RedisFloor is the hand-off floor on the Redis primary the Redis
-	// locks were measured on (SET then GET), if any was.
-	RedisFloor *bench.Distribution `json:"redis_floor,omitempty"`
-	// ZooKeeperFloor is the same on the ZooKeeper ensemble the ZooKeeper
-	// locks were measured on (setData then getData), if any was.
-	ZooKeeperFloor *bench.Distribution `json:"zookeeper_floor,omitempty"`
-	Results        []benchRow          `json:"results"`
+	// StoreFloors are the hand-off floors of the other stores' servers the
+	// locks of those stores were measured on, one per store, if any was.
+	StoreFloors []storeFloor `json:"store_floors,omitempty"`
+	Results     []benchRow   `json:"results"`
+}
+
+// storeFloor is a store's hand-off floor: what it was measured on, and how.
+type storeFloor struct {
+	Store string             `json:"store"`
+	On    string             `json:"on"`
+	Floor bench.Distribution `json:"floor"`
 }
 
 // benchRow is one measurement, or why it failed.
@@ -156,7 +159,11 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 		return bf, usagef("bench: unexpected argument %q", fs.Arg(0))
 	}
 	var err error
-	if bf.locks, err = pick("lock", *lockFlag, etcdlock.Names(), slices.Concat(etcdlock.Adapters(), redislock.Names(), zkLockNames())...); err != nil {
+	more := etcdlock.Adapters()
+	for _, st := range bench.Stores() {
+		more = append(more, st.Locks()...)
+	}
+	if bf.locks, err = pick("lock", *lockFlag, etcdlock.Names(), more...); err != nil {
 		return bf, err
 	}
 	if bf.store, err = (&runFlags{store: bf.store}).checkStore(bf.locks); err != nil {
@@ -213,8 +220,8 @@ func measureAll(ctx context.Context, c *cluster.Cluster, bf benchFlags, clusterC
 				report.Results = append(report.Results, benchRow{Result: bench.Result{Lock: name}, Error: "not measured: " + err.Error()})
 				continue
 			}
-			defer r.close()
-			measure, floor = r.measure, r.floor.P50
+			defer r.Close()
+			measure, floor = r.Measure, r.Floor.P50
 		}
 		for _, n := range bf.clients {
 			res, err := measure(bench.Config{Lock: name, Factory: f, Clients: n, Duration: bf.duration, TTL: bf.ttl,
@@ -294,7 +301,27 @@ func benchPage(r benchReport, where, command string) reports.Bench {
 }
 
 // floorSamples is how many write+read pairs measure the hand-off floor.
-const floorSamples = 200
+const floorSamples = bench.FloorSamples
+
+// openStoreBench starts the servers of the registered bench store whose
+// lock is the one called name (a lock run as a process: on store), if any
+// is, and prints and records its hand-off floor the first time; false for
+// a lock of the cluster bench runs on.
+func openStoreBench(ctx context.Context, name, store string, stdout io.Writer, report *benchReport) (*bench.Opened, bool, error) {
+	for _, st := range bench.Stores() {
+		o, ok, err := st.Open(ctx, name, store)
+		if !ok {
+			continue
+		}
+		if err == nil && !slices.ContainsFunc(report.StoreFloors, func(f storeFloor) bool { return f.On == o.FloorOf }) {
+			report.StoreFloors = append(report.StoreFloors, storeFloor{Store: st.Name, On: o.FloorOf, Floor: o.Floor})
+			fmt.Fprintf(stdout, "hand-off floor on %s: p50 %s ms, p90 %s ms, p99 %s ms\n",
+				o.FloorOf, ms(o.Floor.P50), ms(o.Floor.P90), ms(o.Floor.P99))
+		}
+		return o, true, err
+	}
+	return nil, false, nil
+}
 
 // benchCluster opens the cluster a bench measures on: the user's, or an
 // embedded one — by default in a child process, so that the clients' CPU can

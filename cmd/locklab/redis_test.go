@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/cluster/zkd"
 )
 
 // explore draws scripts for a Redis lock on the lab's Redis: it finds the
@@ -88,4 +91,38 @@ func TestBenchARedisProcessLock(t *testing.T) {
 	code, _, stderr = locklab(t, t.Context(), "bench", "--store", "redis", "--lock", "queue")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stderr, "--store redis: it names the store of exec:COMMAND locks, and --lock names none")
+}
+
+// bench measures every store's locks in one table, each on servers of its
+// store, and records each store's hand-off floor once.
+func TestBenchEveryStore(t *testing.T) {
+	t.Parallel() // servers of its own, mostly waiting
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("bench on Redis: %v", err)
+	}
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("bench on ZooKeeper: %v", err)
+	}
+	out := t.TempDir()
+	code, stdout, stderr := locklab(t, t.Context(), "bench", "--lock", "zk-lock,redis-setnx,queue", "--clients", "2",
+		"--duration", "300ms", "--out", out)
+	require.Equal(t, exitOK, code, stdout+stderr)
+	var report benchReport
+	b, err := os.ReadFile(filepath.Join(out, "bench.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &report))
+	var locks []string
+	for _, r := range report.Results {
+		assert.Empty(t, r.Error, r.Lock)
+		locks = append(locks, r.Lock)
+	}
+	assert.Equal(t, []string{"zk-lock", "redis-setnx", "queue"}, locks)
+	var stores []string
+	for _, f := range report.StoreFloors {
+		assert.Positive(t, f.Floor.P50, f.On)
+		stores = append(stores, f.Store)
+	}
+	assert.Equal(t, []string{"zookeeper", "redis"}, stores)
+	assert.Contains(t, stdout, "hand-off floor on a ZooKeeper ensemble of 3")
+	assert.Contains(t, stdout, "hand-off floor on a Redis primary")
 }
