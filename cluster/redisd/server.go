@@ -149,12 +149,29 @@ func (s *server) Admin() *redis.Client {
 	return s.admin
 }
 
+// died says whether the process exited though the lab did not kill it,
+// and, if so, the last lines it printed.
+func (s *server) died() (bool, string) {
+	s.mu.Lock()
+	exited := s.exited
+	s.mu.Unlock()
+	if exited == nil {
+		return false, "" // a server of the user's own, or one the lab killed
+	}
+	select {
+	case <-exited:
+		return true, s.out.Last(3)
+	default:
+		return false, ""
+	}
+}
+
 // kill ends the process at once (SIGKILL: nothing is saved, as in a crash)
 // and waits for it to be gone.
 func (s *server) kill() {
 	s.mu.Lock()
 	cmd, exited, admin := s.cmd, s.exited, s.admin
-	s.addr, s.cmd, s.admin = "", nil, nil
+	s.addr, s.cmd, s.admin, s.exited = "", nil, nil, nil
 	s.mu.Unlock()
 	if cmd == nil {
 		if admin != nil {

@@ -280,6 +280,12 @@ func (s *Set) waitSynced(ctx context.Context, i int) error {
 	return nil
 }
 
+// Died says whether the i-th server's process exited though the lab did
+// not kill it (a crash of redis-server's own, the machine's OOM killer),
+// and, if so, the last lines it printed: what an error met on it stems
+// from.
+func (s *Set) Died(i int) (bool, string) { return s.servers[i].died() }
+
 // Close stops every server and proxy and removes the data directories.
 func (s *Set) Close() error {
 	s.mu.Lock()

@@ -1,6 +1,7 @@
 package redisrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -181,7 +182,10 @@ func (e *Env) removeKeys(ctx context.Context) error {
 		if err == nil && len(keys) > 0 {
 			err = admin.Del(ctx, keys...).Err()
 		}
-		if err != nil {
+		if dead, last := e.set.Died(i); err != nil && dead {
+			errs = append(errs, fmt.Errorf("redis-server %s died during the run, not by a fault of the lab's (its last output: %s)",
+				e.set.Names()[i], cmp.Or(last, "none")))
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("removing the run's keys from %s: %w", e.set.Names()[i], err))
 		}
 	}

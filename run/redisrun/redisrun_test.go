@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,29 @@ func TestAFailoverHandsTheLockToASecondClientWithTheSameToken(t *testing.T) {
 	for _, v := range verdicts(t, e) {
 		assert.True(t, strings.HasSuffix(v, string(models.Fail)), v)
 	}
+}
+
+// A redis-server that died during a run, not by a fault of the lab's, is
+// said to have died, with its last output — not read as keys the run
+// could not remove ("connection refused").
+func TestARedisServerThatDiedSaysSo(t *testing.T) {
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis engine was not tried (.ci/run installs it)", err)
+	}
+	s, err := redisd.StartReplicated(t.Context(), 0, redisd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	f, err := redislock.Lookup("redis-setnx")
+	require.NoError(t, err)
+	e, err := redisrun.New(redisrun.Config{Set: s, Factory: f, TTL: 1, RunID: t.Name()})
+	require.NoError(t, err)
+	do(t, e, "client c1 member=m1", "acquire c1")
+	s.Admin(0).Do(t.Context(), "SHUTDOWN", "NOSAVE") // its own doing, as a crash would be
+	require.Eventually(t, func() bool { dead, _ := s.Died(0); return dead }, 10*time.Second, 10*time.Millisecond)
+	_, last := s.Died(0)
+	assert.NotEmpty(t, last, "what it printed last")
+	err = e.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "redis-server "+s.Names()[0]+" died during the run, not by a fault of the lab's")
+	assert.NotContains(t, err.Error(), "removing the run's keys")
 }
