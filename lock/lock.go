@@ -160,6 +160,14 @@ type Description struct {
 	Bad                *Regression
 }
 
+// Tell gives each descriptor of ds its story by name, from stories (a
+// lock package's init does so).
+func Tell[C any](ds []Descriptor[C], stories map[string]string) {
+	for i := range ds {
+		ds[i].Story = stories[ds[i].Name]
+	}
+}
+
 // Description is d without its factory.
 func (d Descriptor[C]) Description() Description {
 	return Description{Name: d.Name, About: d.About, Story: d.Story, Adapter: d.Adapter, Weak: d.Weak, Bad: d.Bad}

@@ -126,11 +126,11 @@ func CompareWith(builtins ...string) Option {
 	return func(c *config) { c.compare = builtins }
 }
 
-// Store runs the lock on the named store: "etcd" (the default for an
+// Store runs the lock on the store of that name: etcd (the default for an
 // etcdlock.Factory), or a store linked into the test by importing its
-// package — "redis" (a primary and two replicas; the default for a
-// lock.Factory[[]*redis.Client]) and "redlock" (five independent masters)
-// from scenarios/redisstore, "zookeeper" (a three-server ensemble; the
+// package — redis (a primary and two replicas; the default for a
+// lock.Factory[[]*redis.Client]) and redlock (five independent masters)
+// from scenarios/redisstore, zookeeper (a three-server ensemble; the
 // default for a lock.Factory[*zk.Conn]) from scenarios/zkstore:
 //
 //	import _ "github.com/locklab/locklab/scenarios/redisstore"
@@ -185,16 +185,7 @@ func Cases(n int) Option {
 // lock.Factory[*zk.Conn] for ZooKeeper (see Store).
 func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 	t.Helper()
-	cfg := config{seed: 1, seeds: 1, cases: 10}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if len(cfg.scenarios) == 0 {
-		cfg.scenarios = scenarios.Names()
-		for _, s := range cfg.extra {
-			cfg.scenarios = append(cfg.scenarios, s.Name)
-		}
-	}
+	cfg := configOf(opts)
 	if factory == nil {
 		t.Fatal("locktest: no lock factory")
 	}
@@ -268,6 +259,22 @@ func Run[C any](t *testing.T, factory lock.Factory[C], opts ...Option) {
 			t.Errorf("locktest: %v", runErr)
 		}
 	}
+}
+
+// configOf is what opts ask to run: every scenario (the catalog's and
+// the extra ones) unless they name some, on seed 1, with 10 cases.
+func configOf(opts []Option) config {
+	cfg := config{seed: 1, seeds: 1, cases: 10}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(cfg.scenarios) == 0 {
+		cfg.scenarios = scenarios.Names()
+		for _, s := range cfg.extra {
+			cfg.scenarios = append(cfg.scenarios, s.Name)
+		}
+	}
+	return cfg
 }
 
 // runCatalog runs the selected scenarios against the lock and the locks it

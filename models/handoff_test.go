@@ -21,12 +21,7 @@ import (
 // whose own lease ended, is not.
 func TestHandOffCatchesAWaiterLeftWaitingForAFreeLock(t *testing.T) {
 	h := history.Header{Minimum: &history.Minimum{Grants: 1, HandOffWithin: 1000}}
-	check := func(ops []op, leases []lost, faults []fault) models.Verdict {
-		t.Helper()
-		r, err := models.Check(h, build(ops, leases, faults), time.Second)
-		require.NoError(t, err)
-		return r.HandOff
-	}
+	check := handOffChecker(t, h)
 	c1 := op{client: "c1", op: A, call: 0, ret: 10, token: 4, lease: 0xa}
 	released := op{client: "c1", op: R, call: 100, ret: 110}
 	waited := op{client: "c2", op: A, call: 50, ret: 2000, typ: history.Info}
@@ -111,13 +106,7 @@ func TestHandOffCatchesAWaiterLeftWaitingForAFreeLock(t *testing.T) {
 // run; and a lease the waiter had let go before it asked (an earlier
 // try's, ending on schedule) does not excuse its wait.
 func TestHandOffHoldsAWaiterOnASlowLink(t *testing.T) {
-	h := history.Header{Minimum: &history.Minimum{Grants: 1, HandOffWithin: 1000}}
-	check := func(ops []op, leases []lost, faults []fault) models.Verdict {
-		t.Helper()
-		r, err := models.Check(h, build(ops, leases, faults), time.Second)
-		require.NoError(t, err)
-		return r.HandOff
-	}
+	check := handOffChecker(t, history.Header{Minimum: &history.Minimum{Grants: 1, HandOffWithin: 1000}})
 	c1 := op{client: "c1", op: A, call: 0, ret: 10, token: 4, lease: 0xa}
 	released := op{client: "c1", op: R, call: 100, ret: 110}
 	slow := []fault{{name: "delay-client c2 100ns", start: 5, end: 3000}} // to the end of the run
@@ -155,4 +144,15 @@ func TestHandOffHoldsAWaiterOnASlowLink(t *testing.T) {
 		"free from 110, the release: 0.97µs, within the bound; not from 60 (1.02µs)")
 	kept := []lost{{client: "c2", t: 1200, aliveUntil: 1190, lease: 0xb, renewedAt: 400, ttl: 1000, renewals: []int64{40, 400}}}
 	assert.NotEqual(t, models.Fail, check([]op{c1, wedged, released}, kept, nil).Result)
+}
+
+// handOffChecker checks the hand-off of the history that operations,
+// lease losses and faults make, under h.
+func handOffChecker(t *testing.T, h history.Header) func(ops []op, leases []lost, faults []fault) models.Verdict {
+	return func(ops []op, leases []lost, faults []fault) models.Verdict {
+		t.Helper()
+		r, err := models.Check(h, build(ops, leases, faults), time.Second)
+		require.NoError(t, err)
+		return r.HandOff
+	}
 }

@@ -23,7 +23,7 @@ import (
 // scenarios/redisstore, scenarios/zkstore — so that a program of one
 // store's locks (a team's locktest gate) links no other store's client.
 type Backend interface {
-	// Name is the store's name, as Config.Store names it ("redis").
+	// Name is the store's name, as Config.Store names it.
 	Name() string
 	// Names are the locks it has by name, the known-bad ones too.
 	Names() []string

@@ -14,7 +14,7 @@ import (
 // can do all the lesson needs (Scenario.Needs); a new store says what it
 // can, and the lessons that apply to it follow.
 type StoreKind struct {
-	// Name is the store's name ("redis").
+	// Name is the store's name, as its Backend's.
 	Name string
 	// Label says what its locks run on, in a reason's words ("one Redis
 	// primary").

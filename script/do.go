@@ -112,6 +112,16 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		return e.WaitQueued(ctx, c.Client)
 	case "wait-free":
 		return e.WaitFree(ctx)
+	case "check":
+		return e.Check()
+	}
+	return doOptional(ctx, e, c)
+}
+
+// doOptional is the call of a command only some stores can do (see
+// Capability), through the optional interface that does it.
+func doOptional(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
+	switch c.Name {
 	case "wait-served":
 		k, ok := as[Serving](e)
 		if !ok {
@@ -130,8 +140,6 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 			return run.Outcome{}, errors.New("wait-told: the lab does not follow Grant.Lost on this store")
 		}
 		return t.WaitTold(ctx, c.Client)
-	case "check":
-		return e.Check()
 	case "failover":
 		f, ok := as[FailingOver](e)
 		if !ok {

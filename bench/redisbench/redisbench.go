@@ -1,6 +1,3 @@
-// Package redisbench is Redis as a store of package bench: its locks
-// measured on a primary with two replicas, or on Redlock's independent
-// masters, started for each lock. It registers itself when imported.
 package redisbench
 
 import (

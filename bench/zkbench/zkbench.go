@@ -1,6 +1,3 @@
-// Package zkbench is ZooKeeper as a store of package bench: its locks
-// measured on an ensemble of three started for each lock. It registers
-// itself when imported.
 package zkbench
 
 import (

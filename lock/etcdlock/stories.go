@@ -1,5 +1,7 @@
 package etcdlock
 
+import "github.com/locklab/locklab/lock"
+
 // stories are what locklab explain tells of a lock beyond its line
 // (Lock.Story), by name.
 var stories = map[string]string{
@@ -37,8 +39,4 @@ var stories = map[string]string{
 		"See it: locklab run --lock etcd-election,etcd-election-retry-safe --scenario paused-holder,expire-while-waiting",
 }
 
-func init() {
-	for i := range locks {
-		locks[i].Story = stories[locks[i].Name]
-	}
-}
+func init() { lock.Tell(locks, stories) }

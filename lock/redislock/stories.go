@@ -1,5 +1,7 @@
 package redislock
 
+import "github.com/locklab/locklab/lock"
+
 // stories are what locklab explain tells of a lock beyond its line
 // (Lock.Story), by name.
 var stories = map[string]string{
@@ -27,8 +29,4 @@ var stories = map[string]string{
 		"See it: locklab run --lock redlock --scenario redlock-paused --resource unfenced",
 }
 
-func init() {
-	for i := range locks {
-		locks[i].Story = stories[locks[i].Name]
-	}
-}
+func init() { lock.Tell(locks, stories) }

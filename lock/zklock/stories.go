@@ -1,5 +1,7 @@
 package zklock
 
+import "github.com/locklab/locklab/lock"
+
 // stories are what locklab explain tells of a lock beyond its line
 // (Lock.Story), by name.
 var stories = map[string]string{
@@ -14,8 +16,4 @@ var stories = map[string]string{
 		"given back at once.",
 }
 
-func init() {
-	for i := range locks {
-		locks[i].Story = stories[locks[i].Name]
-	}
-}
+func init() { lock.Tell(locks, stories) }
