@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/lock/redislock"
@@ -99,9 +100,16 @@ func TestARedisServerThatDiedSaysSo(t *testing.T) {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v: the Redis engine was not tried (.ci/run installs it)", err)
 	}
+	before := goleak.IgnoreCurrent()
 	s, err := redisd.StartReplicated(t.Context(), 0, redisd.Options{})
 	require.NoError(t, err)
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		s.Close()
+		// go-redis dials a dead server again a second after each try until
+		// its pool is closed: its goroutine ends a second after the close.
+		assert.Eventually(t, func() bool { return goleak.Find(before) == nil }, 10*time.Second, 100*time.Millisecond,
+			"the clients of the dead server are gone")
+	})
 	f, err := redislock.Lookup("redis-setnx")
 	require.NoError(t, err)
 	e, err := redisrun.New(redisrun.Config{Set: s, Factory: f, TTL: 1, RunID: t.Name()})
