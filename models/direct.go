@@ -299,10 +299,11 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 					"and granted the lock again while %s still held it. A lock is only as safe as the copy of its key "+
 					"that survives a failover.", e.Client, k, e.Client)
 			} else {
-				v.Explanation = fmt.Sprintf("Something other than %s freed %s's lock: its key was gone from the server while %s "+
-					"held it, had not begun to release it, and its lease was still alive. A release must end only the "+
-					"grant it names; one that deletes the lock's key by name, or whatever key holds the lock, frees a "+
-					"lock that is not its own.", e.Client, e.Client, e.Client)
+				v.Explanation = fmt.Sprintf("Something other than %s freed %s's lock: its key was gone from the server (or "+
+					"held another grant's value) while %s held it, had not begun to release it, and its lease was still "+
+					"alive. A release must end only the grant it names, and a renewal must extend only the grant it "+
+					"names; one that deletes or writes the lock's key by name, whoever's it is, frees a lock that is not "+
+					"its own.", e.Client, e.Client, e.Client)
 			}
 			v.Evidence = append(v.Evidence, gone)
 			return v

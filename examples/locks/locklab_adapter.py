@@ -18,12 +18,13 @@ KEY = os.environ["LOCKLAB_LOCK"] + "/lock"  # under the lab's prefix, as the lab
 REFRESH = "--refresh" in sys.argv[1:]
 
 
-def serve(try_acquire, watch_once, timed_out, release, refresh, lease_id, unavailable=()):
+def serve(try_acquire, watch_once, timed_out, release, refresh, lease_id, unavailable=(), wait_bound=TTL):
     """Answers the lab's commands until its standard input closes.
 
     try_acquire() -> bool takes the lock if it is free; between tries,
-    watch_once(key, timeout=seconds) waits for a change of the lock's key,
-    a TTL at most (raising timed_out when none came); release() -> bool
+    watch_once(key, timeout=wait_bound) waits for a change of the lock's
+    key (raising timed_out when none came in wait_bound seconds; None waits
+    for as long as it takes, as a library's own blocking acquire may); release() -> bool
     gives it back (False: not held); refresh() renews the lease; lease_id()
     names it. Exceptions of the classes in unavailable are answered as
     "error unavailable" (the outcome is unknown), any other as a plain
@@ -43,7 +44,7 @@ def serve(try_acquire, watch_once, timed_out, release, refresh, lease_id, unavai
 
     def wait():
         try:
-            watch_once(KEY, timeout=TTL)
+            watch_once(KEY, timeout=wait_bound)
         except timed_out:
             pass
 

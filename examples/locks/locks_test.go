@@ -58,6 +58,25 @@ func TestAdaptersKeepTheirDocumentedOutcomes(t *testing.T) {
 	holdTo(t, locks, want)
 }
 
+// python-etcd3's acquire waits with watch_once on the key from no start
+// revision: a release that lands between the failed try and the watch is
+// missed, and the waiter waits on a free lock for the key's next change.
+// On a slow link (slow-link) that gap is wide, and the lock, renewed, is
+// held to hand-off: FAIL, naming the wait.
+func TestPythonEtcd3WaitsOnAFreeLockOverASlowLink(t *testing.T) {
+	if err := exec.Command(python, "-c", "import etcd3").Run(); err != nil {
+		t.Skipf("examples/locks: Debian's python3-etcd3 is not installed (apt-get install python3-etcd3; .ci/run does): %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("python-etcd3", "lock.py"))
+	require.NoError(t, err)
+	name := process.ExecPrefix + python + " " + script + " --refresh"
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"slow-link"}, Locks: []string{name},
+		Resources: []string{"fenced"}, Seed: 1})
+	require.NoError(t, err)
+	require.Len(t, sum.Results, 1)
+	holdResult(t, sum.Results[0], "FAIL hand-off")
+}
+
 // npm's etcd3 renews the lease it takes (a third of its TTL apart), so a
 // slow holder keeps its lock; a paused holder is fenced.
 func TestNodeEtcd3KeepsItsDocumentedOutcomes(t *testing.T) {

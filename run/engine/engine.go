@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
 )
 
 // A Store is what the engine needs of one store.
@@ -273,12 +274,12 @@ func (e *Engine) NotHere(what, why string) error {
 
 // Expire is not available where the lab cannot end a lease by itself.
 func (e *Engine) Expire(context.Context, string, string) (run.Outcome, error) {
-	return run.Outcome{}, e.NotHere("expire", "an etcd fault")
+	return run.Outcome{}, e.NotHere("expire", "it needs a store that can "+script.Revoke.Words()+" or "+script.Lapse.Words())
 }
 
 // ReleaseAnswerLost is not available on this store.
 func (e *Engine) ReleaseAnswerLost(context.Context, string) (run.Outcome, error) {
-	return run.Outcome{}, e.NotHere("release answer=lost", "an etcd fault")
+	return run.Outcome{}, e.NotHere("release answer=lost", "it needs a store that can "+script.ReleaseAnswerLost.Words())
 }
 
 // ready is client, ready for a step of its lock's: a lock made anew if

@@ -33,6 +33,8 @@ type Failure struct {
 	// the grant the client holds (not an older one, retried).
 	Release, Latest bool
 	Lease           int64
+	// Grant is the grant a release was of.
+	Grant lock.Grant
 }
 
 // A GrantChecker looks at each grant once it is recorded: what the grant

@@ -212,7 +212,7 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 		return run.Outcome{Kind: run.ReleasedEnded, Client: name}, nil
 	}
 	if err != nil {
-		expired, rerr := e.failed(ctx, c, Failure{Err: err, Release: true, Latest: latest, Lease: lease})
+		expired, rerr := e.failed(ctx, c, Failure{Err: err, Release: true, Latest: latest, Lease: lease, Grant: g})
 		if expired && !errors.Is(err, lock.ErrNotHeld) && !errors.Is(err, lock.ErrSessionExpired) {
 			err = errors.Join(lock.ErrSessionExpired, err)
 		}

@@ -98,6 +98,11 @@ func (e *Env) checkHolders(ctx context.Context) {
 	for _, h := range hs {
 		rctx, cancel := context.WithTimeout(ctx, e.OpTimeout())
 		stands, err := e.grantStands(rctx, h.g)
+		if err == nil && stands {
+			var over bool
+			over, err = e.writtenOver(rctx, h.client, h.g)
+			stands = !over
+		}
 		cancel()
 		if err != nil || stands {
 			continue
@@ -126,6 +131,24 @@ func (e *Env) grantStands(ctx context.Context, g lock.Grant) (bool, error) {
 		return false, err
 	}
 	return len(resp.Kvs) > 0 && resp.Kvs[0].CreateRevision == g.Token, nil
+}
+
+// writtenOver reports whether g's key, still on the server as g created
+// it, now rests on a lease that is not client's: another client put its
+// own value over it (a renewal that writes the lock's key by name,
+// whoever's it is). Only another client's write can do that; client's
+// lease no longer keeps the key, and the lease it rests on may end while
+// client holds it.
+func (e *Env) writtenOver(ctx context.Context, client string, g lock.Grant) (bool, error) {
+	if g.Key == "" || g.Token == 0 || g.Lease == 0 {
+		return false, nil
+	}
+	resp, err := e.c.Admin().Get(ctx, g.Key)
+	if err != nil || len(resp.Kvs) == 0 {
+		return false, err
+	}
+	kv := resp.Kvs[0]
+	return kv.CreateRevision == g.Token && kv.Lease != 0 && kv.Lease != g.Lease && !e.leasesOf(client)[kv.Lease], nil
 }
 
 // hasKey reports whether a key of one of client's leases is under the

@@ -96,14 +96,36 @@ func (s store) Released(lease int64) bool {
 }
 
 // Releasing notes when a release of a grant on lease was asked, and looks
-// at the lease first.
-func (s store) Releasing(ctx context.Context, client string, _ lock.Grant, lease int64) {
+// at the lease first, and at the grant's key: one another client wrote
+// over while the holder held it is a grant gone before its release began
+// (the validity check fails it).
+func (s store) Releasing(ctx context.Context, client string, g lock.Grant, lease int64) {
 	e := s.e
 	e.mu.Lock()
 	e.asked[lease] = time.Since(e.start)
 	e.mu.Unlock()
-	if lease != 0 && !e.isLeaseLost(lease) {
-		e.checkLease(ctx, client, clientv3.LeaseID(lease)) //nolint:errcheck // unknown: judged as before
+	if lease == 0 || e.isLeaseLost(lease) {
+		return
+	}
+	e.checkLease(ctx, client, clientv3.LeaseID(lease)) //nolint:errcheck // unknown: judged as before
+	if held, ok, _ := e.Holding(client); ok && held.Token == g.Token {
+		e.noteWrittenOver(ctx, client, g, lease)
+	}
+}
+
+// noteWrittenOver records client's grant g, on lease, gone if another
+// client wrote over its key while the lease is still alive (writtenOver).
+func (e *Env) noteWrittenOver(ctx context.Context, client string, g lock.Grant, lease int64) {
+	if g.Lease == 0 {
+		g.Lease = lease
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.OpTimeout())
+	defer cancel()
+	if over, err := e.writtenOver(rctx, client, g); err != nil || !over {
+		return
+	}
+	if alive, err := e.c.LeaseAlive(rctx, clientv3.LeaseID(g.Lease)); err == nil && alive {
+		e.runs.GrantGone(client, g.Token)
 	}
 }
 
@@ -144,8 +166,10 @@ func (s store) Failed(ctx context.Context, client string, f engine.Failure) (exp
 	if f.Release && f.Latest && f.Lease != 0 && errors.Is(f.Err, lock.ErrNotHeld) && !errors.Is(f.Err, lock.ErrSessionExpired) {
 		// "Not held" of the grant it holds: the lock says its session
 		// ended. (Of an older grant, a retried release, it says nothing
-		// of the session.)
+		// of the session.) Or another client wrote over its key, which
+		// the release found: the grant was gone before it.
 		e.noteSaidEnded(client, clientv3.LeaseID(f.Lease))
+		e.noteWrittenOver(ctx, client, f.Grant, f.Lease)
 	}
 	lease := e.leaseOf(client)
 	gone := errors.Is(f.Err, lock.ErrSessionExpired)

@@ -165,16 +165,19 @@ func (e *Env) Close() error {
 
 // removeKeys deletes every key under the run's prefix on every running
 // server that takes writes (by SCAN: a Redis of the user's own may hold
-// many keys, and KEYS would block it).
+// many keys, and KEYS would block it), and every key a grant named outside
+// it (a library that writes a key of its own making from the name it is
+// given).
 func (e *Env) removeKeys(ctx context.Context) error {
 	var errs []error
+	outside := e.grantKeysOutside()
 	for _, i := range e.servers() {
 		admin := e.set.Admin(i)
 		if admin == nil {
 			continue
 		}
 		iter := admin.Scan(ctx, 0, e.Options().Prefix+"*", 100).Iterator()
-		var keys []string
+		keys := slices.Clone(outside)
 		for iter.Next(ctx) {
 			keys = append(keys, iter.Val())
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -199,15 +200,17 @@ func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
 	return w.done, nil
 }
 
-// left names the servers the run's lock key is left on.
+// left names the servers the run's lock key — or a key a grant named
+// outside the run's prefix — is left on.
 func (e *Env) left(ctx context.Context) ([]string, error) {
 	var left []string
+	keys := append([]string{e.Options().Prefix + "lock"}, e.grantKeysOutside()...)
 	for _, i := range e.servers() {
 		admin := e.set.Admin(i)
 		if admin == nil {
 			continue
 		}
-		n, err := admin.Exists(ctx, e.Options().Prefix+"lock").Result()
+		n, err := admin.Exists(ctx, keys...).Result()
 		if err != nil {
 			return nil, err
 		}
@@ -216,4 +219,19 @@ func (e *Env) left(ctx context.Context) ([]string, error) {
 		}
 	}
 	return left, nil
+}
+
+// grantKeysOutside are the keys grants named that are not under the run's
+// prefix, each once: the lab follows the key a grant names, wherever it
+// is, and leaves none of them behind.
+func (e *Env) grantKeysOutside() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var keys []string
+	for _, w := range e.watched {
+		if !strings.HasPrefix(w.key, e.Options().Prefix) && !slices.Contains(keys, w.key) {
+			keys = append(keys, w.key)
+		}
+	}
+	return keys
 }

@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run/redisrun"
@@ -123,4 +125,33 @@ func TestARedisServerThatDiedSaysSo(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "redis-server "+s.Names()[0]+" died during the run, not by a fault of the lab's")
 	assert.NotContains(t, err.Error(), "removing the run's keys")
+}
+
+// A lock that writes a key of its own making from the name it is given (a
+// library's "mutex:NAME") is followed at the key its grant names, and the
+// run leaves that key behind no more than the ones under its prefix.
+func TestAKeyOutsideTheRunsPrefixIsFollowedAndRemoved(t *testing.T) {
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis engine was not tried (.ci/run installs it)", err)
+	}
+	s, err := redisd.StartReplicated(t.Context(), 0, redisd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	mutex := func(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+		opts.Prefix = "mutex:" + opts.Prefix
+		return redislock.NewSetNX(servers, name, opts)
+	}
+	e, err := redisrun.New(redisrun.Config{Set: s, Factory: mutex, TTL: 3, RunID: t.Name()})
+	require.NoError(t, err)
+	outs := do(t, e, "client c1 member=m1", "client c2 member=m2", "acquire c1", "wait-lease-gone c1", "acquire c2")
+	assert.Equal(t, []string{"c1: connected to m1", "c2: connected to m2", "c1: granted token=t1",
+		"server: c1's lease is gone", "c2: granted token=t2"}, outs, "the lab saw c1's grant end at its own key")
+	key := "mutex:locklab/runs/" + t.Name() + "/lock"
+	n, err := s.Admin(s.Primary()).Exists(t.Context(), key).Result()
+	require.NoError(t, err)
+	require.EqualValues(t, 1, n, "c2's key")
+	require.NoError(t, e.Close())
+	n, err = s.Admin(s.Primary()).Exists(t.Context(), key).Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "the run removed %s", key)
 }

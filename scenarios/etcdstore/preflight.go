@@ -26,7 +26,10 @@ import (
 // would only fill a whole run with the same error: its error says so at
 // once instead, in one sentence, with what the lock said. A release that
 // returns an error is left to the lessons.
-func preflight(ctx context.Context, f etcdlock.Factory, c *cluster.Cluster) (lock.Grant, error) {
+//
+// A lock run as a process (reask) is then asked to acquire while it holds
+// a grant the lab ended (scenarios.Reask).
+func preflight(ctx context.Context, f etcdlock.Factory, c *cluster.Cluster, reask bool) (lock.Grant, error) {
 	if c == nil {
 		scratch, err := cluster.Start(ctx, cluster.Config{Members: 1})
 		if err != nil {
@@ -35,13 +38,13 @@ func preflight(ctx context.Context, f etcdlock.Factory, c *cluster.Cluster) (loc
 		defer scratch.Close()
 		c = scratch
 	}
-	return probe(ctx, c, f)
+	return probe(ctx, c, f, reask)
 }
 
 // probe makes one Locker of f on c, under a key prefix of its own (removed
 // afterwards), and has it acquire and release once: the grant it was
 // given, or why it was given none (see Preflight).
-func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory) (g lock.Grant, err error) {
+func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory, reask bool) (g lock.Grant, err error) {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)
@@ -81,5 +84,46 @@ func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory) (g lock.
 	if err := l.Release(rctx, g); errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was granted, and its release did not return within %s: %w", scenarios.PreflightTimeout, err)
 	}
+	if reask {
+		return g, scenarios.Reask(ctx, l, ender{c.Admin()})
+	}
 	return g, nil
+}
+
+// ender ends a grant on etcd as the lessons do (its lease revoked, or its
+// key deleted where it has none) and reads whether a grant is held: its
+// key there, created at its token.
+type ender struct{ kv *clientv3.Client }
+
+func (e ender) End(ctx context.Context, g lock.Grant) error {
+	lease := clientv3.LeaseID(g.Lease)
+	if lease == 0 && g.Key != "" {
+		resp, err := e.kv.Get(ctx, g.Key)
+		if err != nil {
+			return err
+		}
+		if len(resp.Kvs) > 0 {
+			lease = clientv3.LeaseID(resp.Kvs[0].Lease)
+		}
+	}
+	if lease != 0 {
+		_, err := e.kv.Revoke(ctx, lease)
+		return err
+	}
+	if g.Key == "" {
+		return nil
+	}
+	_, err := e.kv.Delete(ctx, g.Key)
+	return err
+}
+
+func (e ender) Holds(ctx context.Context, g lock.Grant) (bool, error) {
+	if g.Key == "" {
+		return true, nil // no key to read: taken at its word
+	}
+	resp, err := e.kv.Get(ctx, g.Key)
+	if err != nil {
+		return false, err
+	}
+	return len(resp.Kvs) > 0 && (g.Token == 0 || resp.Kvs[0].CreateRevision == g.Token), nil
 }

@@ -81,7 +81,13 @@ func (backend) Exec(command string) (scenarios.BackendLock, error) {
 	if err != nil {
 		return scenarios.BackendLock{}, err
 	}
-	return describe(f, nil), nil
+	l := describe(f, nil)
+	l.Preflight = func(ctx context.Context, own scenarios.Servers) (scenarios.GrantShape, error) {
+		c, _ := own.(*cluster.Cluster)
+		g, err := preflight(ctx, f, c, true)
+		return scenarios.GrantShape{Token: g.Token != 0, Key: g.Key != ""}, err
+	}
+	return l, nil
 }
 
 // Adopt is a user's Go lock on etcd (an etcdlock.Factory), documented to
@@ -133,7 +139,7 @@ func describe(f etcdlock.Factory, weak map[string]string) scenarios.BackendLock 
 		},
 		Preflight: func(ctx context.Context, own scenarios.Servers) (scenarios.GrantShape, error) {
 			c, _ := own.(*cluster.Cluster)
-			g, err := preflight(ctx, f, c)
+			g, err := preflight(ctx, f, c, false)
 			return scenarios.GrantShape{Token: g.Token != 0, Key: g.Key != ""}, err
 		}}
 }

@@ -84,7 +84,7 @@ func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 	if err != nil {
 		return scenarios.BackendLock{}, err
 	}
-	return b.user(f), nil
+	return b.user(f, true), nil
 }
 
 // Adopt is a user's Go lock on Redis (a redislock.Factory), on the
@@ -94,16 +94,17 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 	if !ok || f == nil {
 		return scenarios.BackendLock{}, fmt.Errorf("the %s store takes a lock.Factory[[]*redis.Client], not a %T", b.Name(), factory)
 	}
-	return b.user(f), nil
+	return b.user(f, false), nil
 }
 
 // user is a user's lock made by f, on the backend's servers, with its
-// preflight.
-func (b backend) user(f redislock.Factory) scenarios.BackendLock {
+// preflight (reask: a lock run as a process, asked again while it holds;
+// see scenarios.Reask).
+func (b backend) user(f redislock.Factory, reask bool) scenarios.BackendLock {
 	l := describe(f, b.masters, nil)
 	l.Preflight = func(ctx context.Context, own scenarios.Servers) (scenarios.GrantShape, error) {
 		set, _ := own.(*redisd.Set)
-		return preflight(ctx, f, b.masters, set)
+		return preflight(ctx, f, b.masters, set, reask)
 	}
 	return l
 }
@@ -112,7 +113,7 @@ func (b backend) user(f redislock.Factory) scenarios.BackendLock {
 // started for it (a primary, or masters independent ones) — or on own, the
 // user's, under a key of its own — with nothing else going on (see
 // scenarios.Preflight), and says whether its grant carried a fencing token.
-func preflight(ctx context.Context, f redislock.Factory, masters int, own *redisd.Set) (_ scenarios.GrantShape, err error) {
+func preflight(ctx context.Context, f redislock.Factory, masters int, own *redisd.Set, reask bool) (_ scenarios.GrantShape, err error) {
 	set := own
 	if set == nil {
 		if masters > 0 {
@@ -154,7 +155,41 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 	if err := l.Release(rctx, g); rctx.Err() != nil {
 		return scenarios.GrantShape{}, fmt.Errorf("preflight: release, alone on a Redis of its own, did not return: %w", err)
 	}
+	if reask {
+		if err := scenarios.Reask(ctx, l, ender(rcs)); err != nil {
+			return scenarios.GrantShape{}, err
+		}
+	}
 	return scenarios.GrantShape{Token: g.Token != 0, Key: true}, nil
+}
+
+// ender ends a grant on Redis as a lesson's expiry does (its key deleted
+// on every server it was written to) and reads whether a grant is held:
+// its key holding its value on a majority of the servers.
+type ender []*redis.Client
+
+func (e ender) End(ctx context.Context, g lock.Grant) error {
+	var errs []error
+	for _, c := range e {
+		if err := c.Del(ctx, g.Key).Err(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (e ender) Holds(ctx context.Context, g lock.Grant) (bool, error) {
+	held := 0
+	for _, c := range e {
+		v, err := c.Get(ctx, g.Key).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return false, err
+		}
+		if err == nil && (g.Value == "" || v == g.Value) {
+			held++
+		}
+	}
+	return held > len(e)/2, nil
 }
 
 // describe is the lock f makes as a scenarios.BackendLock: on masters

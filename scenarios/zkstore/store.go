@@ -74,7 +74,7 @@ func (b backend) Exec(command string) (scenarios.BackendLock, error) {
 			return zkStore{exec: f, shared: sharedOf(own)}
 		}}
 	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) {
-		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
+		return preflight(ctx, true, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
 			l, err := f(ens.Addrs(), "preflight", lock.Options{Prefix: "locklab/preflight/"})
 			return l, func() {}, err
 		})
@@ -91,7 +91,7 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 	}
 	l := describe(f, nil)
 	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) {
-		return preflight(ctx, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
+		return preflight(ctx, false, func(ens *zkd.Ensemble) (lock.Locker, func(), error) {
 			c, _, err := zk.Connect(ens.Addrs(), 10*time.Second, zk.WithLogger(zkd.Silent{}))
 			if err != nil {
 				return nil, nil, err
@@ -124,8 +124,9 @@ func sharedOf(own scenarios.Servers) *shared {
 
 // preflight has one Locker that open makes acquire and release once on an
 // ensemble of one started for it, and says whether its grant carried a
-// token.
-func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(), error)) (scenarios.GrantShape, error) {
+// token; a lock run as a process (reask) is then asked to acquire while
+// it holds a grant the lab ended (scenarios.Reask).
+func preflight(ctx context.Context, reask bool, open func(*zkd.Ensemble) (lock.Locker, func(), error)) (scenarios.GrantShape, error) {
 	ens, err := zkd.Start(ctx, 1, zkd.Options{})
 	if err != nil {
 		return scenarios.GrantShape{}, fmt.Errorf("preflight: the scratch ZooKeeper: %w", err)
@@ -146,7 +147,32 @@ func preflight(ctx context.Context, open func(*zkd.Ensemble) (lock.Locker, func(
 	if err := l.Release(actx, g); actx.Err() != nil {
 		return scenarios.GrantShape{}, fmt.Errorf("preflight: release, alone on a ZooKeeper of its own, did not return: %w", err)
 	}
+	if reask {
+		if err := scenarios.Reask(ctx, l, ender{ens.Admin()}); err != nil {
+			return scenarios.GrantShape{}, err
+		}
+	}
 	return scenarios.GrantShape{Token: g.Token != 0, Key: true}, nil
+}
+
+// ender ends a grant on ZooKeeper (its node deleted, as its session's end
+// would) and reads whether a grant is held: its node there, created at its
+// token.
+type ender struct{ c *zk.Conn }
+
+func (e ender) End(_ context.Context, g lock.Grant) error {
+	if err := e.c.Delete(g.Key, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}
+
+func (e ender) Holds(_ context.Context, g lock.Grant) (bool, error) {
+	ok, stat, err := e.c.Exists(g.Key)
+	if err != nil {
+		return false, err
+	}
+	return ok && (g.Token == 0 || stat.Czxid == g.Token), nil
 }
 
 // zkStore runs a configuration on an ensemble of three — the run's shared

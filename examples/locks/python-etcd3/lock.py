@@ -7,8 +7,11 @@
 etcd3.Lock.acquire cannot wait with the tenacity Debian ships (8.2): its wait
 callback takes two arguments where tenacity passes one, so any acquire that
 has to wait raises TypeError. The adapter therefore tries once
-(acquire(timeout=0) never calls the callback) and waits as the library
-means to, with watch_once on the lock's key.
+(acquire(timeout=0) never calls the callback) and waits as the library's
+acquire(timeout=None) does: watch_once on the lock's key with no timeout, so
+what the lab judges is the wait users get (a watch from no start revision
+misses a delete that lands between the failed try and the watch, and waits
+for the next change of the key).
 """
 import os
 import sys
@@ -25,4 +28,4 @@ lock.key = KEY  # the lab's prefix, not the library's /locks/
 
 serve(try_acquire=lambda: lock.acquire(timeout=0), watch_once=client.watch_once, timed_out=exceptions.WatchTimedOut,
       release=lock.release, refresh=lock.refresh, lease_id=lambda: lock.lease.id,
-      unavailable=(exceptions.ConnectionFailedError, exceptions.ConnectionTimeoutError))
+      unavailable=(exceptions.ConnectionFailedError, exceptions.ConnectionTimeoutError), wait_bound=None)
