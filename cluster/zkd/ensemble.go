@@ -320,6 +320,11 @@ func (e *Ensemble) Sessions(ctx context.Context) (map[int64]bool, error) {
 	return sessions, nil
 }
 
+// Died says whether server i exited during the run though the lab did
+// not kill it (a crash of its own, an OOM kill), and, if so, the last lines
+// it printed.
+func (e *Ensemble) Died(i int) (bool, string) { return e.servers[i].died() }
+
 // Close ends every server, link and connection of the ensemble and removes
 // its directory.
 func (e *Ensemble) Close() error {

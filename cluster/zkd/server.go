@@ -137,6 +137,23 @@ func (s *server) running() bool {
 	}
 }
 
+// died says whether the process exited though the lab did not kill it,
+// and, if so, the last lines it printed.
+func (s *server) died() (bool, string) {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return false, "" // never started, or killed by the lab
+	}
+	select {
+	case <-exited:
+		return true, s.out.Last(3)
+	default:
+		return false, ""
+	}
+}
+
 // kill ends the process at once (SIGKILL, as a crash of its machine) and
 // waits for it to be gone; its data directory stays.
 func (s *server) kill() {

@@ -1,6 +1,7 @@
 package zkrun
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -228,8 +229,29 @@ func (e *Env) Close() error {
 	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, nil), e.removeNodes())
 }
 
-// removeNodes deletes the run's lock nodes and their parent.
+// removeNodes deletes the run's lock nodes and their parent; where it
+// cannot because a server died during the run by no fault of the lab's,
+// it says so, with what the server printed last.
 func (e *Env) removeNodes() error {
+	err := e.deleteNodes()
+	if err == nil {
+		return nil
+	}
+	var died []error
+	for i, name := range e.ens.Names() {
+		if dead, last := e.ens.Died(i); dead {
+			died = append(died, fmt.Errorf("zookeeper server %s died during the run, not by a fault of the lab's (its last "+
+				"output: %s)", name, cmp.Or(last, "none")))
+		}
+	}
+	if len(died) > 0 {
+		return errors.Join(died...)
+	}
+	return err
+}
+
+// deleteNodes deletes the run's lock nodes.
+func (e *Env) deleteNodes() error {
 	admin := e.ens.Admin()
 	children, _, err := admin.Children(e.lockPath())
 	if errors.Is(err, zk.ErrNoNode) {

@@ -3,7 +3,9 @@ package zkrun_test
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,4 +98,29 @@ func TestAKilledLeaderIsFollowedByAnother(t *testing.T) {
 	require.NoError(t, in.Undo(ctx))
 	_, err = e.Fault(ctx, faults.Fault{Kind: faults.PauseClient, Client: "c1"})
 	assert.ErrorContains(t, err, "pause-client", "a client's fault is not a server's")
+}
+
+// A ZooKeeper server that died during a run, not by a fault of the lab's,
+// is said to have died, with its last output — not read as nodes the run
+// could not remove.
+func TestAZooKeeperServerThatDiedSaysSo(t *testing.T) {
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
+	}
+	l, err := zklock.Find("zk-lock")
+	require.NoError(t, err)
+	ens, err := zkd.Start(t.Context(), 1, zkd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { ens.Close() })
+	e, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: l.Factory, TTL: 1, RunID: t.Name()})
+	require.NoError(t, err)
+	e.Bind(context.WithoutCancel(t.Context()))
+	do(t, e, "client c1 member=m1", "acquire c1")
+	// Its own end, as an OOM kill would be: the lab never asked for it.
+	require.NoError(t, exec.Command("pkill", "-KILL", "-f", ens.Root()).Run())
+	require.Eventually(t, func() bool { dead, _ := ens.Died(0); return dead }, 10*time.Second, 10*time.Millisecond)
+	err = e.Close()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "zookeeper server "+ens.Names()[0]+" died during the run, not by a fault of the lab's")
+	assert.NotContains(t, err.Error(), "removing the run's nodes")
 }
