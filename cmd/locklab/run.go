@@ -95,7 +95,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
-	fs.StringVar(&f.redis, "redis", "", "your own Redis for the Redis locks (host:port or redis:// URL; a comma list of masters for redlock) instead of one started per run")
+	f.registerStoreFlags(fs)
 	fs.StringVar(&f.store, "store", scenarios.DefaultKind().Name, "the store "+process.ExecPrefix+"COMMAND locks run on: "+storesHelp())
 	f.clusterFlags.register(fs)
 }
