@@ -31,8 +31,19 @@ const redlock = new Redlock(clients, { driftFactor: 0.01, retryCount: -1, retryD
 redlock.on('clientError', () => {}); // a master that does not answer is a vote against
 let held = null; // the Lock that holds, once granted
 
+// Asked again while it holds, it asks the masters, not its memory: extend
+// succeeds only where a majority still hold its value; if they do not, the
+// grant is gone and it takes the lock anew.
 async function acquire() {
-  if (held) return `granted key=${KEY} value=${held.value}`; // asked again while holding
+  if (held) {
+    try {
+      held = await held.extend(TTL);
+      return `granted key=${KEY} value=${held.value}`;
+    } catch (e) {
+      if (!(e instanceof Redlock.LockError)) throw e;
+      held = null;
+    }
+  }
   held = await redlock.lock(KEY, TTL);
   return `granted key=${KEY} value=${held.value}`;
 }
