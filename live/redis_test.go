@@ -37,7 +37,8 @@ func TestALabOnRedisServesTheFailoverLesson(t *testing.T) {
 	for _, r := range s.Resources {
 		verdict[r.Name] = r.Result
 	}
-	assert.Equal(t, map[string]string{"unfenced": "FAIL", "fenced": "FAIL"}, verdict, "the lesson's verdicts: %+v", s.Steps)
+	assert.Equal(t, map[string]string{"unfenced": "FAIL", "fenced": "FAIL", "redis-guarded": "FAIL"}, verdict,
+		"the lesson's verdicts: %+v", s.Steps)
 	assert.Contains(t, lab.Save(), "setup members=3 ttl=1")
 
 	require.NoError(t, lab.Reset("redis-del"))

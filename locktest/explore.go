@@ -49,7 +49,7 @@ func safeOn(cfg config, tg target) []string {
 	guarded := guardedOf(cfg.resources)
 	ran, _ := tg.l.Store(nil, scenarios.GrantShape{Token: true, Key: true}).Resources(guarded)
 	if tg.tokenless {
-		ran = slices.DeleteFunc(ran, func(r string) bool { return r == "fenced" })
+		ran = slices.DeleteFunc(ran, resource.NeedsToken)
 	}
 	return ran
 }

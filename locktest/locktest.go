@@ -90,18 +90,22 @@ type Resource string
 // The resources (see the lock package): a store that accepts every write;
 // one that rejects a write whose fencing token is older than one it has
 // seen; an etcd key written only while the lock's key is still the
-// holder's.
+// holder's; a Redis key written only while the lock's key holds the
+// grant's value.
 const (
-	Unfenced    Resource = "unfenced"
-	Fenced      Resource = "fenced"
-	EtcdGuarded Resource = "etcd-guarded"
+	Unfenced     Resource = "unfenced"
+	Fenced       Resource = "fenced"
+	EtcdGuarded  Resource = "etcd-guarded"
+	RedisGuarded Resource = "redis-guarded"
 )
 
-// Resources protects these resources with the lock (default on etcd
-// Fenced and EtcdGuarded; Unfenced adds the lessons whose documented
-// outcome is FAIL, as findings. On Redis, Fenced and Unfenced: a Redis lock
-// keeps no key in etcd, and one that gives no token is judged on the
-// unfenced store alone).
+// Resources protects these resources with the lock (default Fenced and
+// the store's guarded resource: EtcdGuarded on etcd, RedisGuarded on one
+// Redis primary; Fenced and Unfenced where the store keeps none, as
+// ZooKeeper and Redlock's masters. Unfenced adds the lessons whose
+// documented outcome is FAIL, as findings. A lock that gives no token has
+// Fenced skipped, and is judged on the store's guarded resource — on
+// Redis, guarded by the grant's value — or on Unfenced alone).
 func Resources(rs ...Resource) Option {
 	return func(c *config) {
 		c.resources = []string{}
@@ -352,7 +356,7 @@ func targetOf[C any](cfg config, factory lock.Factory[C]) (target, error) {
 func defaultResources(tg target) []string {
 	ran, _ := tg.l.Store(nil, scenarios.GrantShape{Token: true, Key: true}).Resources(resource.Names())
 	for _, r := range ran {
-		if r != string(Fenced) && r != string(Unfenced) {
+		if _, kept := resource.KeptBy(r); kept {
 			return []string{string(Fenced), r}
 		}
 	}

@@ -146,12 +146,12 @@ func (l *bsmLock) Close() error {
 
 // A user's Go Redis lock goes through the gate on Redis: bsm/redislock as
 // most teams wrap it, renewing nothing, fails the slow holder — its key
-// expires under a holder that works past the TTL, and the next client's
-// critical section overlaps its own — and gave-up, whose holder works on
-// while a waiter's deadline passes (lease-kept), and keeps every other Redis lesson
-// on the unfenced store (it gives no token, so fenced is skipped, saying
-// why; the failover and paused-holder lessons' documented FAILs are
-// findings).
+// expires under a holder that works past the TTL while it still works —
+// and gave-up, whose holder works on while a waiter's deadline passes
+// (lease-kept), and keeps every other Redis lesson on redis-guarded, the
+// counter its grant's value guards in Redis (it gives no token, so fenced
+// is skipped, saying why; the failover lesson's documented FAIL is a
+// finding).
 func TestABSMRedisLockFailsTheSlowHolder(t *testing.T) {
 	skipWithoutRedis(t)
 	out := mustFailInChild(t, func(t *testing.T) {
@@ -160,11 +160,11 @@ func TestABSMRedisLockFailsTheSlowHolder(t *testing.T) {
 	if out == "" {
 		return
 	}
-	assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/slow-holder/lock-under-test/unfenced/1")
+	assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/slow-holder/lock-under-test/redis-guarded/1")
 	assert.Contains(t, out, "lease-kept FAIL")
-	assert.Contains(t, out, "finding (documented FAIL for failover × unfenced)")
+	assert.Contains(t, out, "finding (documented FAIL for failover × redis-guarded)")
 	assert.Contains(t, out, "the lock's grants carry no fencing token")
-	assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/gave-up/lock-under-test/unfenced/1")
+	assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/gave-up/lock-under-test/redis-guarded/1")
 	failed := regexp.MustCompile(`--- FAIL: TestABSMRedisLockFailsTheSlowHolder/[^/\s]+/lock-under-test/`).FindAllString(out, -1)
 	assert.Len(t, failed, 2, "the slow holder and gave-up's holder, and nothing else, fail:\n%s", out)
 	assert.Contains(t, out, "locktest summary: 2 of ")

@@ -22,7 +22,7 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "redis", tg.store)
 	assert.Equal(t, "redis", tg.kind().Name)
-	assert.Equal(t, []string{"fenced", "unfenced"}, defaultResources(tg))
+	assert.Equal(t, []string{"fenced", "redis-guarded"}, defaultResources(tg))
 
 	tg, err = targetOf(config{store: "redlock"}, onRedis)
 	require.NoError(t, err)
@@ -56,8 +56,10 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 
 // A lock on Redis is explored as one on etcd is: drawn scripts of the
 // faults that are not etcd's own, each case on a Redis started for it,
-// kept safe on the fenced store; a lock with no token has nothing the
-// exploration can hold it to, and it says so.
+// kept safe on the fenced store and on redis-guarded; a lock with no
+// token is held to redis-guarded alone (its grant's value guards the
+// write). On Redlock's masters, which guard nothing, such a lock has
+// nothing the exploration can hold it to, and it says so.
 func TestARedisLockIsExplored(t *testing.T) {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v (apt-get install redis-server)", err)
@@ -67,9 +69,16 @@ func TestARedisLockIsExplored(t *testing.T) {
 	require.NoError(t, err)
 	cfg := config{resources: defaultResources(tg), cases: 3, seed: 1}
 	assert.Empty(t, exploreLeftOut(cfg, tg))
-	assert.Equal(t, []string{"fenced"}, safeOn(cfg, tg))
+	assert.Equal(t, []string{"fenced", "redis-guarded"}, safeOn(cfg, tg))
 	assert.Equal(t, 1, runExplore(t, newGate(), cfg, tg))
 
 	tg.tokenless = true
+	assert.Empty(t, exploreLeftOut(cfg, tg))
+	assert.Equal(t, []string{"redis-guarded"}, safeOn(cfg, tg))
+
+	tg, err = targetOf(config{store: "redlock"}, watchdog)
+	require.NoError(t, err)
+	tg.tokenless = true
+	cfg.resources = defaultResources(tg)
 	assert.Contains(t, exploreLeftOut(cfg, tg), "carry no fencing token")
 }

@@ -304,9 +304,15 @@ func starving(excused []span, client string, l history.Loss) []span {
 			return len(l.Renewals) > 0
 		}
 		before, ok := l.RenewedBefore(s.from)
-		return ok && s.to-before < l.TTL
+		return ok && s.to-before < l.TTL-l.TTL/renewWithin
 	})
 }
+
+// renewWithin: a cut link that gave back a lease with less than a
+// renewWithin-th of its TTL left starved it all the same — no renewer,
+// whatever its period, can be held to renew in that time (a cut of 0.98 s
+// after the last keep-alive, on a 1 s lease, left it 20 ms).
+const renewWithin = 10
 
 // unansweredBlip is a fault that held client's own link too briefly to
 // starve its lease l (see starving), from the moment from on, across which

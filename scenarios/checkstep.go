@@ -44,3 +44,12 @@ func documentedVerdicts(steps []script.Step) []documented {
 	}
 	return out
 }
+
+// guardedAlike says whether a script's resource named and a run's resource
+// r are two stores' guarded resources: a script written with etcd-guarded
+// says what a lock on another store does to that store's.
+func guardedAlike(named, r string) bool {
+	_, a := resource.KeptBy(named)
+	_, b := resource.KeptBy(r)
+	return a && b
+}

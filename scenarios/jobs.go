@@ -49,14 +49,15 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var (
-		jobs    []job
-		leftOut []string
-	)
+	jobs, leftOut := cfg.resourcesOf(locks)
 	for _, s := range scens {
 		var whys []string            // why s is no lesson for some of the locks, in order
 		not := map[string][]string{} // the locks, by why
 		for _, lk := range cfg.Locks {
+			res := cfg.keptHere(locks[lk].Kind)
+			if len(res) == 0 {
+				continue
+			}
 			if why := s.NotFor(locks[lk].Kind); why != "" {
 				if not[why] == nil {
 					whys = append(whys, why)
@@ -65,7 +66,7 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 				continue
 			}
 			for i := range cfg.Runs {
-				jobs = append(jobs, job{s: s, lock: lk, l: locks[lk], seed: cfg.Seed + uint64(i)})
+				jobs = append(jobs, job{s: s, lock: lk, l: locks[lk], seed: cfg.Seed + uint64(i), resources: res})
 			}
 		}
 		for _, why := range whys {
@@ -159,4 +160,40 @@ func (cfg *Config) lock(lk string) (BackendLock, error) {
 		return BackendLock{}, fmt.Errorf("%w %q (locks: %s)", lock.ErrUnknownLock, lk, strings.Join(names, ", "))
 	}
 	return execLock(cfg.Store, command)
+}
+
+// keptHere are the resources of the run's that a lock on the store of
+// kind can protect: the lab's own, and those this store keeps — never a
+// resource another store keeps (its counter lives there, guarded by keys a
+// lock on this store does not write).
+func (cfg *Config) keptHere(kind StoreKind) []string {
+	return slices.DeleteFunc(slices.Clone(cfg.Resources), func(r string) bool {
+		k, ok := resource.KeptBy(r)
+		return ok && k.Store != kind.Name
+	})
+}
+
+// resourcesOf starts the run's jobs (none yet) and its lines of what was
+// left out: for each store of the locks, the resources asked for that
+// another store keeps — said only when the run names its resources (the
+// whole list is every store's, and each store runs its own).
+func (cfg *Config) resourcesOf(locks map[string]BackendLock) ([]job, []string) {
+	var leftOut []string
+	if slices.Equal(cfg.Resources, resource.Names()) {
+		return nil, nil
+	}
+	said := map[string]bool{}
+	for _, lk := range cfg.Locks {
+		kind := locks[lk].Kind
+		if said[kind.Name] {
+			continue
+		}
+		said[kind.Name] = true
+		for _, r := range cfg.Resources {
+			if k, ok := resource.KeptBy(r); ok && k.Store != kind.Name {
+				leftOut = append(leftOut, KeptElsewhere(r, kind.Label)+", not run for its locks")
+			}
+		}
+	}
+	return nil, leftOut
 }

@@ -152,7 +152,7 @@ func TestExpireWhileWaitingForALeasePerAttemptLock(t *testing.T) {
 		Resources: resource.Names(), Seed: 1, Runs: 2, Factories: map[string]etcdlock.Factory{"lease-per-attempt": newLeasePerAttempt},
 	})
 	require.NoError(t, err)
-	require.Len(t, sum.Results, 2*2*len(resource.Names()))
+	require.Len(t, sum.Results, 2*2*len(resourcesOn(scenarios.DefaultKind())))
 	if allMatch(t, sum.Results) == 0 {
 		assert.Equal(t, 0, sum.ExitCode())
 	}

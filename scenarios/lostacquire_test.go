@@ -66,7 +66,7 @@ func caughtOnEveryResource(t *testing.T, scenario string, factory etcdlock.Facto
 		Seed: 1, Runs: runs, Factories: map[string]etcdlock.Factory{"users-lock": factory},
 	})
 	require.NoError(t, err)
-	require.Len(t, sum.Results, runs*len(resource.Names()))
+	require.Len(t, sum.Results, runs*len(resourcesOn(scenarios.DefaultKind())))
 	for _, r := range sum.Results {
 		assert.Equal(t, models.Fail, r.Verdict, "%s seed %d: %s", r.Resource, r.Seed, r.Error)
 		assert.False(t, r.Matches)

@@ -35,7 +35,7 @@ func TestRegressionsAreCaught(t *testing.T) {
 				Seed: 1, Runs: seeds, Parallel: 2,
 			})
 			require.NoError(t, err)
-			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(resource.Names()))
+			require.Len(t, sum.Results, seeds*len(reg.Scenarios)*len(resourcesOn(scenarios.DefaultKind())))
 			for _, r := range sum.Results {
 				assert.Equal(t, models.Fail, r.Verdict, "%s × %s seed %d: %s", r.Scenario, r.Resource, r.Seed, r.Error)
 				assert.True(t, r.Matches, "%s × %s seed %d", r.Scenario, r.Resource, r.Seed)

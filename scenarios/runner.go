@@ -219,6 +219,9 @@ type job struct {
 	lock string
 	l    BackendLock
 	seed uint64
+	// resources are those of the run's a lock of its store can protect:
+	// none another store keeps.
+	resources []string
 }
 
 // runJobs runs jobs on workers workers, one job per worker at a time, each
@@ -296,7 +299,7 @@ func longestFirst(jobs []job) []int {
 func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 	began := time.Now()
 	s := j.s.Scaled(cfg.LeaseScale)
-	resources := cfg.Resources
+	resources := j.resources
 	base := Result{Scenario: s.Name, Lock: j.lock, Seed: j.seed}
 	each := func(fill func(x *Result)) []Result {
 		out := make([]Result, len(resources))

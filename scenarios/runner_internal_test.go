@@ -93,7 +93,7 @@ func TestPreventedEffectIsAnError(t *testing.T) {
 	l, ok := backendLock("etcd-mutex")
 	require.True(t, ok, "scenarios/etcdstore is linked into the test")
 	cfg := Config{Resources: []string{"fenced"}, servers: runServers{pools: map[string][]Servers{l.Kind.Name: {c}}}}
-	rs := runOne(ctx, cfg, 0, job{s: s, lock: "etcd-mutex", l: l, seed: 1})
+	rs := runOne(ctx, cfg, 0, job{s: s, lock: "etcd-mutex", l: l, seed: 1, resources: cfg.Resources})
 	require.Len(t, rs, 1)
 	r := rs[0]
 	for _, v := range r.Checks {

@@ -210,7 +210,7 @@ func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 		err error
 	)
 	factory := redislock.NewSetNX
-	resources := redisrun.Resources()
+	resources := redisrun.Resources(false)
 	if masters {
 		set, err = redisd.StartIndependent(t.Context(), redislock.RedlockMasters, redisd.Options{})
 		factory, resources = redislock.NewRedlock, []string{"unfenced"}

@@ -93,7 +93,7 @@ func TestALockWithoutAKeyOrATokenIsJudgedOnWhatItCanDo(t *testing.T) {
 	verdict("contention no-token unfenced", models.Pass)
 	skipped("contention no-token fenced", "carry no fencing token")
 	skipped("contention no-token etcd-guarded", "carry no fencing token")
-	for _, res := range resource.Names() {
+	for _, res := range resourcesOn(scenarios.DefaultKind()) {
 		skipped("retried-release own-token "+res, "does not apply to this lock: its grants name no key")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/script"
 )
 
@@ -112,7 +113,7 @@ func tokenless(s Scenario, shape GrantShape, ran []string, skipped map[string]st
 		return ran, skipped
 	}
 	for _, r := range ran {
-		if r == "fenced" || r == "etcd-guarded" {
+		if resource.NeedsToken(r) {
 			skipped[r] = "the lock's grants carry no fencing token (Grant.Token is zero; a program answers no token=), so a fenced store refuses " +
 				"every write of its holders: the store cannot fence what it is not given"
 		}
@@ -134,4 +135,20 @@ func DefaultKind() StoreKind {
 		return ks[0]
 	}
 	return StoreKind{}
+}
+
+// KeptElsewhere says why resource r, which another store keeps, is not
+// run for a lock on the store labelled label.
+func KeptElsewhere(r, label string) string {
+	k, ok := resource.KeptBy(r)
+	if !ok {
+		return r + " is not a resource a lock on " + label + " can protect"
+	}
+	in := k.Store
+	for _, kind := range Kinds() {
+		if kind.Name == k.Store {
+			in = kind.Label
+		}
+	}
+	return r + " guards a write with the lock's key in " + in + ": a lock on " + label + " keeps none there"
 }

@@ -68,9 +68,14 @@ func FromScript(name, file, text string) (Scenario, error) {
 			return Scenario{}, fmt.Errorf("%s:%d: check: %s: want PASS or FAIL, got %q", file, d.line, d.resource, d.verdict)
 		}
 	}
-	s.Expect = func(resource string) Expect {
-		if e, ok := expect[resource]; ok {
+	s.Expect = func(r string) Expect {
+		if e, ok := expect[r]; ok {
 			return e
+		}
+		for _, d := range documentedVerdicts(steps) {
+			if guardedAlike(d.resource, r) {
+				return expect[d.resource] // a script's etcd-guarded says what redis-guarded does on Redis
+			}
 		}
 		return ExpectPass
 	}

@@ -319,7 +319,9 @@ func tokenlessWant(want string, out run.Outcome) string {
 // expectedFor keeps, of a script's expected output, what the run's
 // resources print: a line "c1: unfenced read 0 wrote 1; fenced read 0 wrote
 // 1; etcd-guarded …" keeps the parts of the resources that ran, in the
-// order the run has them.
+// order the run has them. A store's guarded resource the line does not
+// name takes the part of the one it names (a script written with
+// etcd-guarded says what redis-guarded does on Redis).
 func expectedFor(expected string, resources []string) string {
 	all := resource.Names()
 	lines := strings.Split(expected, "\n")
@@ -330,10 +332,14 @@ func expectedFor(expected string, resources []string) string {
 		}
 		parts := strings.Split(body, "; ")
 		byRes := map[string]string{}
+		guarded := "" // the first store's guarded resource the line names
 		for _, part := range parts {
 			name, _, _ := strings.Cut(part, " ")
 			if slices.Contains(all, name) {
 				byRes[name] = part
+			}
+			if _, ok := resource.KeptBy(name); ok && guarded == "" {
+				guarded = name
 			}
 		}
 		if len(byRes) != len(parts) {
@@ -343,6 +349,8 @@ func expectedFor(expected string, resources []string) string {
 		for _, r := range resources {
 			if p, ok := byRes[r]; ok {
 				kept = append(kept, p)
+			} else if _, ok := resource.KeptBy(r); ok && guarded != "" {
+				kept = append(kept, r+strings.TrimPrefix(byRes[guarded], guarded))
 			}
 		}
 		lines[i] = head + ": " + strings.Join(kept, "; ")

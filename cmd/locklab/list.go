@@ -11,14 +11,22 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 )
 
-var resourceLines = map[string]string{
-	"unfenced":     "an in-memory counter that accepts every write",
-	"fenced":       "Kleppmann's fenced storage: rejects a token smaller than the largest seen",
-	"etcd-guarded": "a counter in etcd, written only if the writer's lock key is unchanged",
+// resourceLine says what the resource called name is: the lab's own, or
+// as the store that keeps it says.
+func resourceLine(name string) string {
+	switch name {
+	case "unfenced":
+		return "an in-memory counter that accepts every write"
+	case "fenced":
+		return "Kleppmann's fenced storage: rejects a token smaller than the largest seen"
+	}
+	k, _ := resource.KeptBy(name)
+	return k.About
 }
 
 func cmdList(args []string, w io.Writer) (int, error) {
@@ -37,8 +45,8 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	l.add("scenarios:", rows)
 	l.addLocks()
 	rows = nil
-	for _, name := range []string{"unfenced", "fenced", "etcd-guarded"} {
-		rows = append(rows, listRow{name, resourceLines[name]})
+	for _, name := range resource.Names() {
+		rows = append(rows, listRow{name, resourceLine(name)})
 	}
 	l.add("resources:", rows)
 	rows = nil

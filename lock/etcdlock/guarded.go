@@ -12,7 +12,9 @@ import (
 )
 
 func init() {
-	resource.Register(GuardedResource, func(key string) resource.Resource { return &Guarded{Key: key} })
+	resource.Register(resource.Kept{Name: GuardedResource, Store: "etcd", NeedsToken: true,
+		About: "a counter in etcd, written only if the writer's lock key is unchanged",
+		Make:  func(key string) resource.Resource { return &Guarded{Key: key} }})
 }
 
 // Guarded is a counter kept in etcd at Key, written with a Txn that succeeds

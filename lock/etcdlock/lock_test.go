@@ -287,7 +287,7 @@ func TestPausedHolderStaleWrite(t *testing.T) {
 	t.Parallel() // on a cluster of its own
 	want := map[string]bool{"unfenced": true, "fenced": false, "etcd-guarded": false}
 	for _, kind := range builtins() {
-		for _, resName := range resource.Names() {
+		for resName := range want {
 			t.Run(kind+"/"+resName, func(t *testing.T) {
 				t.Parallel() // each waits ~1.5 s for a lease to lapse
 				c := start(t)

@@ -63,7 +63,7 @@ type Resource interface {
 }
 
 // NewResource returns a fresh resource by name: "unfenced", "fenced", or
-// one a store registered ("etcd-guarded", its counter kept at key).
+// one a store keeps ("etcd-guarded", its counter kept at key).
 func NewResource(name, key string) (Resource, error) {
 	switch name {
 	case "unfenced":
@@ -71,52 +71,80 @@ func NewResource(name, key string) (Resource, error) {
 	case "fenced":
 		return &Fenced{}, nil
 	}
-	regMu.Lock()
-	i := slices.IndexFunc(registered, func(m maker) bool { return m.name == name })
-	var m maker
-	if i >= 0 {
-		m = registered[i]
-	}
-	regMu.Unlock()
-	if i >= 0 {
-		return m.make(key), nil
+	if k, ok := KeptBy(name); ok {
+		return k.Make(key), nil
 	}
 	return nil, fmt.Errorf("lock: unknown resource %q (resources: %s)", name, strings.Join(Names(), ", "))
 }
 
 // Names lists the resources in a fixed order: the lab's own, then the
-// stores' in the order they registered.
+// stores', by name (whatever order their packages registered them in).
 func Names() []string {
 	regMu.Lock()
 	defer regMu.Unlock()
-	names := []string{"unfenced", "fenced"}
+	var kept []string
 	for _, r := range registered {
-		names = append(names, r.name)
+		kept = append(kept, r.Name)
 	}
-	return names
+	slices.Sort(kept)
+	return append([]string{"unfenced", "fenced"}, kept...)
 }
 
-// A maker is a resource a store keeps, by name.
-type maker struct {
-	name string
-	make func(key string) Resource
+// NeedsToken says whether a write to the resource called name is fenced
+// by the grant's Token: fenced's is, and a store's that says so; a lock
+// whose grants carry none cannot write to it.
+func NeedsToken(name string) bool {
+	if name == "fenced" {
+		return true
+	}
+	k, ok := KeptBy(name)
+	return ok && k.NeedsToken
+}
+
+// Kept is a resource a store keeps: a counter in the lock's own store,
+// written only while the writer's grant still stands there (etcd's write
+// guarded by the grant's key, Redis's by the value at its key).
+type Kept struct {
+	// Name is the resource's ("etcd-guarded").
+	Name string
+	// Store is the name of the store that keeps it: a lock of another store
+	// writes to it from nowhere, and leaves it out.
+	Store string
+	// About says what it is, in a line (locklab list).
+	About string
+	// NeedsToken: the write is guarded by the grant's Token (and Key); a
+	// lock whose grants carry no token cannot write it.
+	NeedsToken bool
+	// Make returns a fresh one whose counter the store keeps at key.
+	Make func(key string) Resource
 }
 
 var (
 	regMu      sync.Mutex
-	registered []maker
+	registered []Kept
 )
 
-// Register adds a resource a store keeps ("etcd-guarded"): make returns a
-// fresh one whose counter the store keeps at key. A store's lock package
-// calls it from its init function; a name registered twice panics.
-func Register(name string, make func(key string) Resource) {
+// Register adds a resource a store keeps. A store's lock package calls it
+// from its init function; a name registered twice panics.
+func Register(k Kept) {
 	regMu.Lock()
 	defer regMu.Unlock()
-	if name == "unfenced" || name == "fenced" || slices.ContainsFunc(registered, func(m maker) bool { return m.name == name }) {
-		panic("resource: " + name + " registered twice")
+	if k.Name == "unfenced" || k.Name == "fenced" || slices.ContainsFunc(registered, func(r Kept) bool { return r.Name == k.Name }) {
+		panic("resource: " + k.Name + " registered twice")
 	}
-	registered = append(registered, maker{name, make})
+	registered = append(registered, k)
+}
+
+// KeptBy is the registration of the resource called name, if a store
+// keeps it (false for the lab's own, and for a name nobody registered).
+func KeptBy(name string) (Kept, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	i := slices.IndexFunc(registered, func(r Kept) bool { return r.Name == name })
+	if i < 0 {
+		return Kept{}, false
+	}
+	return registered[i], true
 }
 
 // Unfenced is an in-memory counter that accepts every write, like a file, a

@@ -26,14 +26,23 @@ func (*kept) Name() string { return "kept-test" }
 func TestAStoresResourceIsMadeByName(t *testing.T) {
 	_, err := resource.NewResource("kept-test", "k")
 	require.ErrorContains(t, err, `unknown resource "kept-test" (resources: unfenced, fenced`)
-	resource.Register("kept-test", func(key string) resource.Resource { return &kept{key: key} })
+	resource.Register(resource.Kept{Name: "kept-test", Store: "test", NeedsToken: true,
+		Make: func(key string) resource.Resource { return &kept{key: key} }})
 	r, err := resource.NewResource("kept-test", "counter")
 	require.NoError(t, err)
 	assert.Equal(t, "counter", r.(*kept).key)
 	assert.Equal(t, "kept-test", resource.Names()[len(resource.Names())-1])
 	assert.Equal(t, []string{"unfenced", "fenced"}, resource.Names()[:2])
-	assert.Panics(t, func() { resource.Register("kept-test", nil) })
-	assert.Panics(t, func() { resource.Register("fenced", nil) })
+	k, ok := resource.KeptBy("kept-test")
+	require.True(t, ok)
+	assert.Equal(t, "test", k.Store)
+	_, ok = resource.KeptBy("fenced")
+	assert.False(t, ok, "the lab's own")
+	assert.True(t, resource.NeedsToken("kept-test"))
+	assert.True(t, resource.NeedsToken("fenced"))
+	assert.False(t, resource.NeedsToken("unfenced"))
+	assert.Panics(t, func() { resource.Register(resource.Kept{Name: "kept-test"}) })
+	assert.Panics(t, func() { resource.Register(resource.Kept{Name: "fenced"}) })
 }
 
 // A fenced resource refuses a write whose token is older than one it has

@@ -76,7 +76,7 @@ type Config struct {
 	TTL      int
 	RunID    string // unique per run within the cluster: keys live under it
 	Sinks    []history.Sink
-	Resource []string // resource names; empty means all three
+	Resource []string // resource names; empty means Resources()
 	// Minimum is the progress the run must make (see history.Minimum);
 	// nil states none.
 	Minimum *history.Minimum
@@ -85,6 +85,11 @@ type Config struct {
 	OpTimeout time.Duration
 }
 
+// Resources are the resources an etcd run protects: the lab's own
+// counters, and etcd-guarded, a counter in etcd written only while the
+// writer's lock key is unchanged.
+func Resources() []string { return append(engine.Counters(), etcdlock.GuardedResource) }
+
 // New prepares a run. The engine sweeps every lease a client has had,
 // recording on every history when the server stops knowing it, and the
 // run watches the members' leaders.
@@ -92,18 +97,10 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Cluster == nil || cfg.Factory == nil {
 		return nil, errors.New("etcdrun: a run needs a cluster and a lock")
 	}
-	names := cfg.Resource
-	if len(names) == 0 {
-		names = resource.Names()
-	}
 	prefix := "locklab/runs/" + cfg.RunID + "/"
-	var res []resource.Resource
-	for _, name := range names {
-		r, err := resource.NewResource(name, prefix+"counter")
-		if err != nil {
-			return nil, err
-		}
-		res = append(res, r)
+	res, err := engine.NewResources("etcd", cfg.Resource, Resources(), prefix+"counter")
+	if err != nil {
+		return nil, fmt.Errorf("etcdrun: %w", err)
 	}
 	e := &Env{
 		c:        cfg.Cluster,

@@ -17,6 +17,7 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/redislock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run/engine"
 )
 
@@ -24,9 +25,15 @@ import (
 const scriptMembers = 3
 
 // Resources are the resources a Redis run protects: the lab's own
-// counters. etcd-guarded is etcd's: a write guarded by a Redis lock's key
-// would need the resource to live in the same Redis.
-func Resources() []string { return engine.Counters() }
+// counters, and on one primary redis-guarded, a counter beside the lock's
+// key written only while the key holds the writer's grant (Redlock's
+// masters are independent: none of them alone can guard a write).
+func Resources(masters bool) []string {
+	if masters {
+		return engine.Counters()
+	}
+	return append(engine.Counters(), redislock.GuardedResource)
+}
 
 // Config describes a run.
 type Config struct {
@@ -59,6 +66,9 @@ type Env struct {
 	mu      sync.Mutex
 	leases  int64    // grants so far: each grant's lease is its number
 	watched []*watch // every grant the sweep follows
+	// conns are each client's own connection to the primary, through its
+	// link: redis-guarded's reads and writes go where its lock's do.
+	conns map[string]*redis.Client
 }
 
 // New prepares a run; the engine sweeps its grants, recording on every
@@ -67,13 +77,14 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Set == nil || cfg.Factory == nil {
 		return nil, errors.New("redisrun: a run needs a Redis set and a lock")
 	}
-	res, err := engine.NewCounters("Redis", cfg.Resource)
+	prefix := "locklab/runs/" + cfg.RunID + "/"
+	res, err := engine.NewResources("Redis", cfg.Resource, Resources(cfg.Masters), prefix+"counter")
 	if err != nil {
 		return nil, fmt.Errorf("redisrun: %w", err)
 	}
-	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory}
+	e := &Env{set: cfg.Set, masters: cfg.Masters, factory: cfg.Factory, conns: map[string]*redis.Client{}}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
-		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
+		Options:   lock.Options{TTL: cfg.TTL, Prefix: prefix},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "Redis"})
 	if err != nil {
 		return nil, err
@@ -100,7 +111,7 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 
 // Locker makes a client's lock over Redis clients of its own, one behind
 // each of its links.
-func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
 	e := s.e
 	var rcs []*redis.Client
 	for i, p := range links {
@@ -118,12 +129,27 @@ func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() er
 		return errors.Join(errs...)
 	}
 	e.connect(rcs, links)
+	if !e.masters {
+		e.mu.Lock()
+		e.conns[client] = rcs[0]
+		e.mu.Unlock()
+	}
 	l, err := e.factory(rcs, "lock", e.Options())
 	if err != nil {
 		done()
 		return nil, nil, err
 	}
 	return l, done, nil
+}
+
+// Conn is the client's own connection to the primary, for redis-guarded.
+func (s store) Conn(client string) resource.Conn {
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	if c := s.e.conns[client]; c != nil {
+		return c
+	}
+	return nil
 }
 
 func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
@@ -160,7 +186,17 @@ func (e *Env) member(name string) (int, error) {
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, nil), e.removeKeys(ctx))
+	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, e.final), e.removeKeys(ctx))
+}
+
+// final reads a counter the run keeps in Redis (redis-guarded) on the
+// primary — the promoted one, after a failover.
+func (e *Env) final(ctx context.Context, r resource.Resource) (int64, error) {
+	admin := e.set.Admin(e.set.Primary())
+	if admin == nil {
+		return 0, errors.New("no primary answers")
+	}
+	return r.Read(ctx, admin, lock.Grant{})
 }
 
 // removeKeys deletes every key under the run's prefix on every running

@@ -76,9 +76,10 @@ func TestAPausedRedisHolderWritesAfterTheNext(t *testing.T) {
 		"cs c1 async", "wait-paused c1", "wait-lease-gone c1", "acquire c2", "cs c2", "release c2", "resume c1", "await c1")
 	assert.Equal(t, []string{"c1: connected to m1", "c2: connected to m2", "c1: granted token=t1",
 		"c1: will pause at before-write", "c1: in critical section", "c1: paused at before-write, link cut",
-		"server: c1's lease is gone", "c2: granted token=t2", "c2: unfenced read 0 wrote 1; fenced read 0 wrote 1",
-		"c2: released", "c1: resumed", "c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token"}, outs)
-	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS"}, verdicts(t, e))
+		"server: c1's lease is gone", "c2: granted token=t2", "c2: unfenced read 0 wrote 1; fenced read 0 wrote 1; redis-guarded read 0 wrote 1",
+		"c2: released", "c1: resumed",
+		"c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token; redis-guarded read 0 rejected: lock lost"}, outs)
+	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS", "redis-guarded PASS"}, verdicts(t, e))
 }
 
 func TestAFailoverHandsTheLockToASecondClientWithTheSameToken(t *testing.T) {
@@ -89,7 +90,8 @@ func TestAFailoverHandsTheLockToASecondClientWithTheSameToken(t *testing.T) {
 		"resume c1", "await c1", "heal")
 	assert.Equal(t, "server: m1 killed, m2 promoted without the lock keys of c1", outs[7])
 	assert.Equal(t, "c2: granted token=t1", outs[8], "the token counter went back with the failover")
-	assert.Equal(t, "c1: unfenced read 0 wrote 1; fenced read 0 wrote 1", outs[11])
+	assert.Equal(t, "c1: unfenced read 0 wrote 1; fenced read 0 wrote 1; redis-guarded read 0 rejected: lock lost", outs[11],
+		"a write guarded in Redis finds the key c2's on the new primary")
 	for _, v := range verdicts(t, e) {
 		assert.True(t, strings.HasSuffix(v, string(models.Fail)), v)
 	}

@@ -180,6 +180,10 @@ func (st store) Members() int {
 func (st store) Resources(asked []string) ([]string, map[string]string) {
 	why := map[string]string{}
 	for _, r := range asked {
+		if !slices.Contains(etcdrun.Resources(), r) {
+			why[r] = scenarios.KeptElsewhere(r, kind.Label)
+			continue
+		}
 		if !st.shape.Key && st.shape.Token && r == etcdlock.GuardedResource {
 			why[r] = "the lock's grants name no key (Grant.Key is empty, as the contract allows for a token of its " +
 				"own), so an etcd write cannot be guarded by them: its token fences the fenced resource instead"

@@ -272,8 +272,11 @@ func (st redisStore) Resources(asked []string) ([]string, map[string]string) {
 	skipped := map[string]string{}
 	for _, r := range asked {
 		switch {
-		case !slices.Contains(redisrun.Resources(), r):
-			skipped[r] = r + " guards a write with the lock's key in etcd: a Redis lock keeps none there"
+		case r == redislock.GuardedResource && st.masters > 0:
+			skipped[r] = r + " guards a write with the lock's key on one Redis: Redlock's keys live on independent " +
+				"masters, none of which alone can guard a write"
+		case !slices.Contains(redisrun.Resources(st.masters > 0), r):
+			skipped[r] = scenarios.KeptElsewhere(r, backend{masters: st.masters}.Kind().Label)
 		case r == "fenced" && st.masters > 0:
 			skipped[r] = "Redlock gives no fencing token, so a fenced store refuses every write of its holders: " +
 				"the store cannot fence what it is not given"

@@ -201,7 +201,7 @@ func (zkStore) Resources(asked []string) ([]string, map[string]string) {
 			ran = append(ran, r)
 			continue
 		}
-		skipped[r] = r + " guards a write with the lock's key in etcd: a ZooKeeper lock keeps none there"
+		skipped[r] = scenarios.KeptElsewhere(r, kind.Label)
 	}
 	return ran, skipped
 }

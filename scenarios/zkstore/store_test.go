@@ -37,7 +37,7 @@ func TestZkLockKeepsTheCatalogsExpectations(t *testing.T) {
 	ran := 0
 	for _, r := range sum.Results {
 		if r.Resource == "etcd-guarded" {
-			assert.Contains(t, r.Skipped, "a ZooKeeper lock keeps none there")
+			assert.Contains(t, r.Skipped, "a lock on ZooKeeper keeps none there")
 			continue
 		}
 		ran++
