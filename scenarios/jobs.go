@@ -175,23 +175,28 @@ func (cfg *Config) keptHere(kind StoreKind) []string {
 
 // resourcesOf starts the run's jobs (none yet) and its lines of what was
 // left out: for each store of the locks, the resources asked for that
-// another store keeps — said only when the run names its resources (the
-// whole list is every store's, and each store runs its own).
+// another store keeps, with the locks they are not run for — said only
+// when the run names its resources (the whole list is every store's, and
+// each store runs its own).
 func (cfg *Config) resourcesOf(locks map[string]BackendLock) ([]job, []string) {
-	var leftOut []string
 	if slices.Equal(cfg.Resources, resource.Names()) {
 		return nil, nil
 	}
-	said := map[string]bool{}
+	var kinds []StoreKind
+	of := map[string][]string{} // a store's locks, by its name
 	for _, lk := range cfg.Locks {
 		kind := locks[lk].Kind
-		if said[kind.Name] {
-			continue
+		if of[kind.Name] == nil {
+			kinds = append(kinds, kind)
 		}
-		said[kind.Name] = true
+		of[kind.Name] = append(of[kind.Name], lk)
+	}
+	var leftOut []string
+	for _, kind := range kinds {
 		for _, r := range cfg.Resources {
 			if k, ok := resource.KeptBy(r); ok && k.Store != kind.Name {
-				leftOut = append(leftOut, KeptElsewhere(r, kind.Label)+", not run for its locks")
+				leftOut = append(leftOut, fmt.Sprintf("%s, not run for %s", KeptElsewhere(r, kind.Label),
+					strings.Join(of[kind.Name], ", ")))
 			}
 		}
 	}

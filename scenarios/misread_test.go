@@ -260,3 +260,26 @@ func (l *reputWatchdog) Close() error {
 	}
 	return nil
 }
+
+// Each store's guarded resource runs for its store's locks only: a run of
+// an etcd and a Redis lock naming both guards etcd's with etcd-guarded and
+// Redis's with redis-guarded, and says, once per store, what it left out.
+func TestAStoresGuardedResourceRunsForItsLocks(t *testing.T) {
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v (apt-get install redis-server; .ci/run does)", err)
+	}
+	t.Parallel()
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder"},
+		Locks: []string{"queue", "redis-setnx"}, Resources: []string{"etcd-guarded", "redis-guarded"}, Seed: 1})
+	require.NoError(t, err)
+	var ran []string
+	for _, r := range sum.Results {
+		ran = append(ran, r.Lock+" "+r.Resource+" "+string(r.Verdict))
+	}
+	assert.ElementsMatch(t, []string{"queue etcd-guarded PASS", "redis-setnx redis-guarded PASS"}, ran)
+	require.NotNil(t, sum.Campaign)
+	assert.Equal(t, []string{
+		"redis-guarded guards a write with the lock's key in one Redis primary: a lock on etcd keeps none there, not run for queue",
+		"etcd-guarded guards a write with the lock's key in etcd: a lock on one Redis primary keeps none there, not run for redis-setnx",
+	}, sum.Campaign.LeftOut)
+}

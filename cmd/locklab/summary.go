@@ -231,7 +231,7 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 	}
 	if sum.Campaign != nil {
 		for _, l := range sum.Campaign.LeftOut {
-			fmt.Fprintf(w, "  left out (another store's lesson): %s\n", l)
+			fmt.Fprintf(w, "  left out (another store's): %s\n", l)
 		}
 	}
 	printSkips(w, sum.Results)

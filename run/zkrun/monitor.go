@@ -35,6 +35,7 @@ type watch struct {
 func (e *Env) follow(client string, g lock.Grant) int64 {
 	lease, czxid := g.Lease, g.Token
 	if g.Key != "" {
+		e.ens.Admin().Sync(g.Key) //nolint:errcheck // at worst the read below lags: the sweep syncs again
 		if ok, st, err := e.ens.Admin().Exists(g.Key); err == nil && ok {
 			lease, czxid = st.EphemeralOwner, st.Czxid
 		}
@@ -89,6 +90,13 @@ func (e *Env) sweep(ctx context.Context) {
 	for _, w := range ws {
 		sent := time.Now()
 		ok, st, err := e.ens.Admin().Exists(w.node)
+		if err == nil && !(ok && st.Czxid == w.czxid) {
+			// The lab's own server may not have applied the create yet (a
+			// follower lags the leader under load): it catches up first,
+			// and is asked again.
+			e.ens.Admin().Sync(w.node) //nolint:errcheck // at worst the read below lags, as before
+			ok, st, err = e.ens.Admin().Exists(w.node)
+		}
 		switch {
 		case err != nil:
 		case ok && st.Czxid == w.czxid:
