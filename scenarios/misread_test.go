@@ -171,9 +171,10 @@ func (q *newKeyQueue) Release(ctx context.Context, g lock.Grant) error {
 func (q *newKeyQueue) Close() error { return q.s.Close() }
 
 // reputWatchdog is a Redis lock whose watchdog renews its key with a plain
-// SET of its own value (the bug: not only while the key still holds it):
-// a holder that was paused past the key's expiry puts its key back over
-// the next holder's when it resumes.
+// SET of its own value (the bug: not only while the key still holds it),
+// and runs a last round as it releases: a holder that was paused past the
+// key's expiry puts its key back over the next holder's when it resumes,
+// and its release then deletes it.
 type reputWatchdog struct {
 	c    *redis.Client
 	key  string
@@ -228,6 +229,7 @@ func (l *reputWatchdog) watch(value string) {
 }
 
 func (l *reputWatchdog) Release(ctx context.Context, g lock.Grant) error {
+	l.c.Set(ctx, l.key, g.Value, l.ttl) //nolint:errcheck // a last round of the watchdog's, as it lets go: the bug
 	if l.stop != nil {
 		l.stop()
 		l.stop = nil
