@@ -165,7 +165,8 @@ func (l Loss) Renewed() bool {
 //
 // A lease whose one keep-alive is its grant (Renewals' first: it starts
 // the TTL as a keep-alive does) is counted from the grant: a lease a
-// failed try took and left ends on time too.
+// failed try took and left ends on time too. One whose last keep-alive,
+// sent while it lived, was never answered (KeptAlive) did not.
 func (l Loss) EndedOnTime() bool {
 	last := l.RenewedAt
 	if last <= 0 && len(l.Renewals) > 0 {
@@ -178,6 +179,13 @@ func (l Loss) EndedOnTime() bool {
 		if r > last {
 			return false
 		}
+	}
+	if len(l.KeptAlive) > 0 && last < l.AliveUntil && slices.Max(l.KeptAlive) < last {
+		// The last keep-alive was sent while the lease lived, and no
+		// answer came after it: the server (or the link) never took it,
+		// and the client — starved itself, or waiting on that answer —
+		// sent no other. That is a lapse, not an end on schedule.
+		return false
 	}
 	return true
 }

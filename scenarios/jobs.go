@@ -49,7 +49,8 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	jobs, leftOut := cfg.resourcesOf(locks)
+	var jobs []job
+	leftOut := cfg.resourcesLeftOut(locks)
 	for _, s := range scens {
 		var whys []string            // why s is no lesson for some of the locks, in order
 		not := map[string][]string{} // the locks, by why
@@ -173,14 +174,13 @@ func (cfg *Config) keptHere(kind StoreKind) []string {
 	})
 }
 
-// resourcesOf starts the run's jobs (none yet) and its lines of what was
-// left out: for each store of the locks, the resources asked for that
-// another store keeps, with the locks they are not run for — said only
-// when the run names its resources (the whole list is every store's, and
-// each store runs its own).
-func (cfg *Config) resourcesOf(locks map[string]BackendLock) ([]job, []string) {
+// resourcesLeftOut are the lines that say, for each store of the locks,
+// the resources asked for that another store keeps, with the locks they
+// are not run for — said only when the run names its resources (the whole
+// list is every store's, and each store runs its own).
+func (cfg *Config) resourcesLeftOut(locks map[string]BackendLock) []string {
 	if slices.Equal(cfg.Resources, resource.Names()) {
-		return nil, nil
+		return nil
 	}
 	var kinds []StoreKind
 	of := map[string][]string{} // a store's locks, by its name
@@ -200,5 +200,5 @@ func (cfg *Config) resourcesOf(locks map[string]BackendLock) ([]job, []string) {
 			}
 		}
 	}
-	return nil, leftOut
+	return leftOut
 }
