@@ -168,7 +168,10 @@ func TestABSMRedisLockFailsTheSlowHolder(t *testing.T) {
 	failed := regexp.MustCompile(`--- FAIL: TestABSMRedisLockFailsTheSlowHolder/[^/\s]+/lock-under-test/`).FindAllString(out, -1)
 	assert.Len(t, failed, 2, "the slow holder and gave-up's holder, and nothing else, fail:\n%s", out)
 	assert.Contains(t, out, "locktest summary: 2 of ")
-	assert.NotContains(t, out, "ERROR")
+	// No result is ERROR. (A FAIL's explanation may say the machine was
+	// busy besides, on a loaded one: the lock's bug is what it is judged by.)
+	assert.NotContains(t, out, ": ERROR, documented")
+	assert.NotContains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/explore")
 }
 
 // The same wrapper, refreshing its key every TTL/3 while it holds it (as

@@ -40,6 +40,10 @@ func TestAnEnqueueRetriedUnderANewKeyFailsHandOff(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 1)
 	r := sum.Results[0]
+	if r.NotJudged() && checkOf(r, "hand-off").Result != models.Fail {
+		t.Logf("not judged: the machine was too busy to hold the waiter to hand-off: %s", r.Error)
+		return
+	}
 	assert.Equal(t, models.Fail, r.Verdict, r.Error)
 	assert.Equal(t, models.Fail, checkOf(r, "hand-off").Result, "the waiter waited on a free lock: %s", r.Error)
 	assert.Contains(t, checkOf(r, "hand-off").Explanation, "its link was slow")
@@ -265,9 +269,12 @@ func TestAStoresGuardedResourceRunsForItsLocks(t *testing.T) {
 	require.NoError(t, err)
 	var ran []string
 	for _, r := range sum.Results {
-		ran = append(ran, r.Lock+" "+r.Resource+" "+string(r.Verdict))
+		ran = append(ran, r.Lock+" "+r.Resource)
+		if !r.NotJudged() {
+			assert.Equal(t, models.Pass, r.Verdict, "%s × %s: %s", r.Lock, r.Resource, r.Error)
+		}
 	}
-	assert.ElementsMatch(t, []string{"queue etcd-guarded PASS", "redis-setnx redis-guarded PASS"}, ran)
+	assert.ElementsMatch(t, []string{"queue etcd-guarded", "redis-setnx redis-guarded"}, ran)
 	require.NotNil(t, sum.Campaign)
 	assert.Equal(t, []string{
 		"redis-guarded guards a write with the lock's key in one Redis primary: a lock on etcd keeps none there, not run for queue",
