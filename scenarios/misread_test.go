@@ -161,15 +161,7 @@ func (q *newKeyQueue) enqueue(ctx context.Context) (string, int64, error) {
 }
 
 func (q *newKeyQueue) Release(ctx context.Context, g lock.Grant) error {
-	resp, err := q.s.Client().Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(g.Key), "=", g.Token)).
-		Then(clientv3.OpDelete(g.Key)).Commit()
-	switch {
-	case err != nil:
-		return err
-	case !resp.Succeeded:
-		return lock.ErrNotHeld
-	}
-	return nil
+	return releaseByRevision(ctx, q.s.Client(), g)
 }
 
 func (q *newKeyQueue) Close() error { return q.s.Close() }
@@ -341,7 +333,14 @@ func (l *reputEtcd) watchdog(ctx context.Context) {
 
 func (l *reputEtcd) Release(ctx context.Context, g lock.Grant) error {
 	l.watchdog(ctx)
-	resp, err := l.cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(g.Key), "=", g.Token)).
+	return releaseByRevision(ctx, l.cli, g)
+}
+
+func (l *reputEtcd) Close() error { return nil }
+
+// releaseByRevision deletes g's key only while it is the one g created.
+func releaseByRevision(ctx context.Context, cli *clientv3.Client, g lock.Grant) error {
+	resp, err := cli.Txn(ctx).If(clientv3.Compare(clientv3.CreateRevision(g.Key), "=", g.Token)).
 		Then(clientv3.OpDelete(g.Key)).Commit()
 	switch {
 	case err != nil:
@@ -351,5 +350,3 @@ func (l *reputEtcd) Release(ctx context.Context, g lock.Grant) error {
 	}
 	return nil
 }
-
-func (l *reputEtcd) Close() error { return nil }
