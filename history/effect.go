@@ -77,6 +77,9 @@ const (
 	// EffectWaitedOutLease: Clients[0], queued before Clients[1] crashed,
 	// was granted in that wait once Clients[1]'s lease ended.
 	EffectWaitedOutLease EffectKind = "waited-out-lease"
+	// EffectCrashedPaused: Clients[0] crashed while a pause of it held
+	// (What says where it was stopped: "in its acquire").
+	EffectCrashedPaused EffectKind = "crashed-paused"
 	// EffectGaveUp: Clients[0]'s acquire reached its deadline while
 	// Clients[1] held the lock.
 	EffectGaveUp EffectKind = "gave-up"

@@ -521,6 +521,26 @@ func crashedHolding(client string) effect {
 	}
 }
 
+// crashedPaused: client crashed while a pause of it held, stopped where
+// what says.
+func crashedPaused(client, what string) effect {
+	return effect{
+		name: fmt.Sprintf("%s crashed while stopped %s", client, what),
+		missing: func(tl timeline) string {
+			crash, ok := tl.crashedAt(client)
+			if !ok {
+				return fmt.Sprintf("%s never crashed", client)
+			}
+			for _, w := range tl.faultWindows(history.FaultPauseClient, client) {
+				if w.Err == "" && w.Start <= crash && crash <= w.End {
+					return ""
+				}
+			}
+			return fmt.Sprintf("no pause of %s held when it crashed at %s", client, at(crash))
+		},
+	}
+}
+
 // waitedOutLease: waiter, seen queued before crashed crashed, was granted
 // in that same wait once crashed's lease had ended: the lock passed on
 // with the lease, nothing else freed it.

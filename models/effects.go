@@ -108,6 +108,8 @@ func judgeOf(e history.Effect) effect {
 		return crashedHolding(c(0))
 	case history.EffectWaitedOutLease:
 		return waitedOutLease(c(0), c(1))
+	case history.EffectCrashedPaused:
+		return crashedPaused(c(0), e.What)
 	case history.EffectGaveUp:
 		return gaveUp(c(0), c(1))
 	}

@@ -182,6 +182,30 @@ var catalog = []Scenario{
 		},
 	},
 	{
+		Name: "split-release",
+		Lesson: "c1 releases, and the lab reads its requests off the wire: the first reaches the server, and c1 " +
+			"freezes before the next one does. Its lease lapses, c2 is granted the lock and c3 queues behind c2; " +
+			"then c1 wakes and the rest of its release arrives. A release whose check and delete are two commands " +
+			"(GET, compare, DEL) deletes c2's key, and c3 is granted beside c2: the check and the delete must be one " +
+			"request (a script, a conditional delete). A release of one request takes effect before c1 freezes, " +
+			"just after it, and the lesson shows it safe.",
+		Members: 3, TTL: 1, script: "split-release.txt", Expect: alwaysPass, opTimeout: splitReleaseOpTimeout,
+		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},
+		Effects: []Effect{grantedDuring("c2", faults.PauseClient, "c1", "c1 was stopped in its release")},
+	},
+	{
+		Name: "split-acquire",
+		Lesson: "c1 asks for the free lock, and the lab reads its requests off the wire: its first write reaches the " +
+			"server, and c1 freezes before its next request does; then c1's process dies. What c1's first write took " +
+			"must go by itself, within a TTL, and c2, asking next, is granted. A lock that takes its key in one " +
+			"command (SETNX) and gives it its expiry in the next (PEXPIRE) leaves a key that never expires: the lock " +
+			"is held by nobody for ever, and the liveness check catches the wedge. An acquire that asks nothing after " +
+			"its write (SET NX PX, a script) freezes just after it, holding the lock, and its key expires with its lease.",
+		Members: 3, TTL: splitAcquireTTL, script: "split-acquire.txt", Expect: alwaysPass, opTimeout: splitAcquireOpTimeout,
+		Minimum: history.Minimum{Grants: 1, Sections: 1, Accepted: 1, RegrantWithin: int64(run.RegrantWithin(splitAcquireTTL))},
+		Effects: []Effect{crashedPaused("c1", "in its acquire")},
+	},
+	{
 		Name: "retried-release",
 		Lesson: "c1's release reaches the server and takes effect, but its answer is lost: c1 only hears that its " +
 			"connection broke. It acquires again on the same session, c2 queues behind it, and c1 retries the first " +

@@ -112,6 +112,10 @@ func waitedOutLease(waiter, crashed string) Effect {
 	return Effect{Kind: history.EffectWaitedOutLease, Clients: []string{waiter, crashed}}
 }
 
+func crashedPaused(client, what string) Effect {
+	return Effect{Kind: history.EffectCrashedPaused, Clients: []string{client}, What: what}
+}
+
 func gaveUp(waiter, holder string) Effect {
 	return Effect{Kind: history.EffectGaveUp, Clients: []string{waiter, holder}}
 }

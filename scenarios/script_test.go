@@ -93,7 +93,7 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	require.NoError(t, err, "every script is a catalog scenario's")
 	var env scriptEnv
 	switch {
-	case s.For(zkKind) && !s.For(scenarios.DefaultKind()):
+	case s.For(zkKind) && !s.For(scenarios.DefaultKind()) && !s.For(redisKind):
 		env = zkEnv(t, s) // a lesson of ZooKeeper's own: on zk-herd
 	case !s.For(scenarios.DefaultKind()):
 		env = redisEnv(t, s) // a Redis lesson: on redis-setnx, or Redlock

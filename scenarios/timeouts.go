@@ -73,3 +73,19 @@ const crashOpTimeout = 10 * time.Second
 // server's expiry check after it) — at the default 2 s, a busy machine
 // timed such a waiter out, and the script ran on otherwise than drawn.
 const drawnOpTimeout = 5 * time.Second
+
+// splitReleaseOpTimeout bounds an operation of split-release: c1's release,
+// stopped between its requests, waits out its lease's lapse (a TTL), c2's
+// grant and c3's queueing before the rest of it reaches the server; at the
+// default 2 s it timed out while stopped, with its answer on the way.
+const splitReleaseOpTimeout = 10 * time.Second
+
+// splitAcquireTTL is split-acquire's lease TTL in seconds: a ZooKeeper
+// session of 2 s outlives a loaded machine's reconnect (1 s did not, in
+// the lost-create test).
+const splitAcquireTTL = 2
+
+// splitAcquireOpTimeout bounds an operation of split-acquire: c2's acquire
+// must be able to wait past the bound on granting again, so that a lock
+// that wedges is caught by an acquire that waited that long.
+var splitAcquireOpTimeout = run.RegrantWithin(splitAcquireTTL) + splitAcquireTTL*time.Second

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/lock/resource"
 )
 
 // A Capability is something a store's run can do that a lesson may need:
@@ -40,6 +41,10 @@ const (
 	// AcquireNextLost: acquire next=lost, the request after an acquire's
 	// write lost on the wire.
 	AcquireNextLost Capability = "acquire-next-lost"
+	// Split: pause at=in-acquire or at=in-release, a client stopped
+	// between the commands of its acquire (after its first write) or its
+	// release (after its first request), told apart on the wire.
+	Split Capability = "split"
 	// HoldAnswers: hold-answers, a link failing one way from a client's
 	// next keep-alive.
 	HoldAnswers Capability = "hold-answers"
@@ -80,6 +85,7 @@ var capabilityWords = map[Capability]string{
 	AcquireAnswerLost: "lose an acquire's answer on the wire (acquire answer=lost)",
 	ReleaseAnswerLost: "lose a release's answer on the wire (release answer=lost)",
 	AcquireNextLost:   "lose the request after an acquire's write (acquire next=lost)",
+	Split:             "stop a client between the commands of its acquire or its release (pause at=in-acquire, at=in-release)",
 	HoldAnswers:       "hold a client's answers from its next keep-alive (hold-answers)",
 	KillMember:        "kill a member and restart it on its data (kill)",
 	IsolateMember:     "cut a member off from the others (isolate)",
@@ -147,6 +153,10 @@ func needsOf(c Cmd) []Capability {
 	case "release":
 		if c.Answer != "" {
 			return []Capability{ReleaseAnswerLost}
+		}
+	case "pause":
+		if c.At == resource.InAcquire || c.At == resource.InRelease {
+			return []Capability{Split}
 		}
 	case "expire":
 		if c.Mode == faults.ModeLapse {

@@ -92,7 +92,7 @@ var checks = map[string]check{
 	"members": between(1, MaxMembers, "a count of members"),
 	"ttl":     between(1, MaxTTL, "a whole number of seconds"),
 	"member":  numbered("m", "a member name"),
-	"at":      oneOf(resource.AfterAcquire, resource.BeforeWrite, resource.BeforeRelease, pausegate.AnyPoint),
+	"at":      oneOf(resource.AfterAcquire, resource.BeforeWrite, resource.BeforeRelease, resource.InAcquire, resource.InRelease, pausegate.AnyPoint),
 	"mode":    oneOf(faults.ModeRevoke, faults.ModeLapse),
 	"answer":  oneOf("lost"),
 	"next":    oneOf("lost"),

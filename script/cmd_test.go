@@ -16,7 +16,7 @@ import (
 // command and the argument.
 func TestParseLineChecksValues(t *testing.T) {
 	for line, want := range map[string]string{
-		"pause c1 at=before-lunch":         "pause: at=before-lunch: want one of after-acquire, before-write, before-release, any",
+		"pause c1 at=before-lunch":         "pause: at=before-lunch: want one of after-acquire, before-write, before-release, in-acquire, in-release, any",
 		"expire c1 mode=slowly":            "expire: mode=slowly: want one of revoke, lapse",
 		"client c1 member=4":               "client: member=4: want a member name (m1, m2…)",
 		"client c1 member=m0":              "client: member=m0: want a member name",
@@ -81,7 +81,7 @@ func TestParse(t *testing.T) {
 	assert.Equal(t, "unfenced: PASS\nbelief: one holder at a time", steps[2].Expected)
 
 	_, err = script.Parse("s.txt", client+"acquire c1\n----\nok\n\npause c1 at=now\n----\n")
-	assert.EqualError(t, err, "s.txt:9: pause: at=now: want one of after-acquire, before-write, before-release, any")
+	assert.EqualError(t, err, "s.txt:9: pause: at=now: want one of after-acquire, before-write, before-release, in-acquire, in-release, any")
 	_, err = script.Parse("s.txt", client+"acquire c7\n----\nok\n")
 	assert.EqualError(t, err, `s.txt:5: acquire: client c7 is not declared (a step "client c7 member=m1" before it)`)
 	_, err = script.Parse("s.txt", client+"# "+strings.Repeat("x", script.MaxLine)+"\n")
@@ -132,7 +132,7 @@ func ExampleParseLine() {
 	fmt.Println(err)
 	// Output:
 	// pause c1 before-write <nil>
-	// pause: at=whenever: want one of after-acquire, before-write, before-release, any
+	// pause: at=whenever: want one of after-acquire, before-write, before-release, in-acquire, in-release, any
 }
 
 // The random scenario's scripts are drawn from a seed alone.

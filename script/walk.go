@@ -473,7 +473,7 @@ func (w *Walk) step(cmd Cmd, out run.Outcome, predict bool) {
 		}
 	case "pause":
 		c.paused = "cs"
-		if cmd.At == resource.BeforeRelease {
+		if cmd.At == resource.BeforeRelease || cmd.At == resource.InRelease {
 			c.paused = "release"
 		}
 		c.doomed = true

@@ -15,6 +15,10 @@
 // replica and has the others follow it. The lab decides when, so a
 // scenario's schedule stays a function of its seed.
 //
+// A client's commands can be read off its link as they pass (wire.go:
+// Commands, Writes, Requests), so that the lab can stop a client between
+// two commands of one operation.
+//
 // Where redis-server is not installed, Find and the Start functions return
 // ErrNotInstalled, which says how to install it.
 package redisd

@@ -40,7 +40,7 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	var l listing
 	var rows []listRow
 	for _, s := range scenarios.Catalog() {
-		rows = append(rows, listRow{s.Name, firstSentence(s.Lesson)})
+		rows = append(rows, listRow{s.Name, "on " + storesOf(s) + ": " + firstSentence(s.Lesson)})
 	}
 	l.add("scenarios:", rows)
 	l.addLocks()
@@ -56,6 +56,21 @@ func cmdList(args []string, w io.Writer) (int, error) {
 	l.add("faults:", rows)
 	l.print(w)
 	return exitOK, nil
+}
+
+// storesOf names the stores lesson s runs on, in the order they are
+// registered, or says it runs on none (a lesson no store can do yet).
+func storesOf(s scenarios.Scenario) string {
+	var on []string
+	for _, k := range scenarios.Kinds() {
+		if s.For(k) {
+			on = append(on, k.Name)
+		}
+	}
+	if len(on) == 0 {
+		return "no store yet"
+	}
+	return strings.Join(on, ", ")
 }
 
 // listRow is one name and its line in locklab list.

@@ -81,7 +81,7 @@ func TestListAndExplain(t *testing.T) {
 		}
 		assert.Equal(t, col, at, "aligned: %q", line)
 	}
-	assert.Regexp(t, `(?m)^  expire-while-waiting-lapse +The same lesson`, out)
+	assert.Regexp(t, `(?m)^  expire-while-waiting-lapse +on etcd, zookeeper: The same lesson`, out)
 	assert.Regexp(t, `(?m)^  kill-leader +crash whichever member leads`, out)
 	code, out, _ = locklab(t, t.Context(), "explain", "paused-holder")
 	assert.Equal(t, exitOK, code)

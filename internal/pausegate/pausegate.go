@@ -29,6 +29,9 @@ type Gate struct {
 	parked  chan struct{} // closed once the worker stopped
 	release chan struct{} // closed by resume
 	killed  bool          // the client crashed while stopped: the worker goes on with ErrCrashed
+	// wire: the worker was stopped by Reach, not at a PausePoint: nobody
+	// waits on release to hear a crash.
+	wire bool
 	// unmet is the parked channel of a pause the client crashed before
 	// reaching: its waiter hears ErrCrashed.
 	unmet chan struct{}
@@ -67,6 +70,32 @@ func (g *Gate) PausePoint(ctx context.Context, point string) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// Reach stops the worker at point from outside its own work — the lab
+// saw on the wire that it got there, and OnPark holds what it sends next
+// — if a pause is armed for point and has not stopped it yet; it reports
+// whether it did, and returns at once. The worker is not blocked by the
+// gate: what OnPark holds holds it, until Resume or Kill.
+func (g *Gate) Reach(point string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.armed != point || g.at != "" {
+		return false
+	}
+	g.at, g.wire = point, true
+	if g.OnPark != nil {
+		g.OnPark()
+	}
+	close(g.parked)
+	return true
+}
+
+// Armed is the point a pause is armed at, "" when none is.
+func (g *Gate) Armed() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.armed
 }
 
 // Arm sets a pause at point and returns at once: the worker stops when it
@@ -131,13 +160,13 @@ func (g *Gate) Kill() {
 	if g.armed == "" {
 		return
 	}
-	g.killed = g.at != ""
-	if !g.killed {
+	g.killed = g.at != "" && !g.wire
+	if g.at == "" {
 		g.unmet = g.parked
 		close(g.parked)
 	}
 	close(g.release)
-	g.armed, g.at = "", ""
+	g.armed, g.at, g.wire = "", "", false
 }
 
 // Resume releases the gate, running heal first (if not nil) when the worker
@@ -152,5 +181,5 @@ func (g *Gate) Resume(heal func()) {
 		heal()
 	}
 	close(g.release)
-	g.armed, g.at = "", ""
+	g.armed, g.at, g.wire = "", "", false
 }

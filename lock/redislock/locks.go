@@ -35,6 +35,29 @@ var locks = []Lock{
 			Scenarios: []string{"stale-release"},
 			Check:     "validity",
 		}},
+	{Name: "redis-get-del", Factory: NewGetDel,
+		About: "redis-setnx released by GET, compare, then DEL in two commands: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-get-del",
+			Bug: "releases by a GET, a comparison in the client and a DEL: a holder whose key expires between the two " +
+				"commands, and is granted to the next client, deletes that client's key, and a third client is granted " +
+				"beside the second (the check and the delete must be one script)",
+			Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
+			Scenarios: []string{"split-release"},
+			Check:     "validity",
+		}},
+	{Name: "redis-setnx-expire", Factory: NewSetNXExpire,
+		About: "redis-setnx taken by SETNX, then given its expiry by PEXPIRE: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-setnx-expire",
+			Bug: "takes the lock's key by SETNX and gives it its expiry by a PEXPIRE after it: a client whose PEXPIRE " +
+				"never arrives (its connection broke between the two commands, its process died) leaves a key that " +
+				"never expires, and the lock is held by nobody for ever (SET NX PX takes the key and its expiry in " +
+				"one command)",
+			Link:      "https://redis.io/docs/latest/commands/setnx/",
+			Scenarios: []string{"split-acquire"},
+			Check:     "liveness",
+		}},
 	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",
 		Bad:   ptr(knownbad.IgnoringDeadlineRegression("redis-ignores-deadline"))},

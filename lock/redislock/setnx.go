@@ -43,6 +43,20 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`)
 
+// releaseBy is how a lock on one primary releases a grant.
+type releaseBy int
+
+const (
+	// releaseChecked: one script deletes the key only if it still holds
+	// the grant's value.
+	releaseChecked releaseBy = iota
+	// releasePlainDel: a plain DEL, whoever's the key is (known-bad).
+	releasePlainDel
+	// releaseGetDel: GET, compare, then DEL, in two commands (known-bad):
+	// between them the key may expire and be another's.
+	releaseGetDel
+)
+
 // single is a lock on one primary: SET NX PX with a random value.
 type single struct {
 	c   *redis.Client
@@ -50,8 +64,12 @@ type single struct {
 	set settings
 	// renew: a watchdog extends the key every TTL/3 while it is held.
 	renew bool
-	// plainDel: release is a plain DEL, whoever's the key is (known-bad).
-	plainDel bool
+	// release is how the grant is released (releaseChecked, or a
+	// known-bad way).
+	release releaseBy
+	// setThenExpire: the key is taken by SETNX and given its expiry by a
+	// PEXPIRE after it, two commands (known-bad).
+	setThenExpire bool
 
 	mu   sync.Mutex
 	stop func() // the running watchdog's, or nil
@@ -63,7 +81,7 @@ type single struct {
 // Nothing renews the key: a holder that works longer than the TTL loses
 // the lock while it still works.
 func NewSetNX(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
-	return newSingle(servers, name, opts, false, false)
+	return newSingle(servers, name, opts, false, releaseChecked)
 }
 
 // NewWatchdog returns redis-watchdog: redis-setnx whose holder renews the
@@ -71,7 +89,7 @@ func NewSetNX(servers []*redis.Client, name string, opts lock.Options) (lock.Loc
 // extends it only if it still holds the grant's value. Grant.Lost is closed
 // when a renewal finds the key gone or another's.
 func NewWatchdog(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
-	return newSingle(servers, name, opts, true, false)
+	return newSingle(servers, name, opts, true, releaseChecked)
 }
 
 // NewDel returns the known-bad redis-del: redis-setnx released by a plain
@@ -80,10 +98,32 @@ func NewWatchdog(servers []*redis.Client, name string, opts lock.Options) (lock.
 // second: the oversell of a Redis lock released without comparing its
 // value.
 func NewDel(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
-	return newSingle(servers, name, opts, false, true)
+	return newSingle(servers, name, opts, false, releasePlainDel)
 }
 
-func newSingle(servers []*redis.Client, name string, opts lock.Options, renew, plainDel bool) (lock.Locker, error) {
+// NewGetDel returns the known-bad redis-get-del: redis-setnx released by
+// a GET, a comparison in the client, then a DEL — the check and the delete
+// in two commands. A holder whose key expires between them, and is
+// granted to the next client, deletes that client's key with its DEL, and
+// a third client is granted beside the second.
+func NewGetDel(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	return newSingle(servers, name, opts, false, releaseGetDel)
+}
+
+// NewSetNXExpire returns the known-bad redis-setnx-expire: redis-setnx
+// whose key is taken by SETNX and given its expiry by a PEXPIRE after it,
+// in two commands. A client whose PEXPIRE never arrives (its connection
+// broke between them, its process died) leaves a key that never expires:
+// the lock is held by nobody, for ever.
+func NewSetNXExpire(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	l, err := newSingle(servers, name, opts, false, releaseChecked)
+	if err == nil {
+		l.(*single).setThenExpire = true
+	}
+	return l, err
+}
+
+func newSingle(servers []*redis.Client, name string, opts lock.Options, renew bool, release releaseBy) (lock.Locker, error) {
 	set, err := settingsOf(opts)
 	if err != nil {
 		return nil, err
@@ -91,14 +131,29 @@ func newSingle(servers []*redis.Client, name string, opts lock.Options, renew, p
 	if len(servers) != 1 {
 		return nil, fmt.Errorf("%w: a lock on one primary needs one server, got %d", ErrBadOptions, len(servers))
 	}
-	return &single{c: servers[0], key: set.prefix + name, set: set, renew: renew, plainDel: plainDel}, nil
+	loadScripts(servers[0], acquireScript, releaseScript, renewScript)
+	return &single{c: servers[0], key: set.prefix + name, set: set, renew: renew, release: release}, nil
+}
+
+// loadScripts has the server know scripts before the lock first runs
+// them, as a server long in use does: each is sent by its SHA alone from
+// the first call on, not first refused as unknown and sent whole. At best:
+// a server that does not answer within a second is sent them whole later.
+func loadScripts(c *redis.Client, scripts ...*redis.Script) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, s := range scripts {
+		if s.Load(ctx, c).Err() != nil {
+			return
+		}
+	}
 }
 
 func (l *single) Acquire(ctx context.Context) (lock.Grant, error) {
 	value := randomValue()
 	keys := []string{l.key, l.key + ":token"}
 	for {
-		token, err := acquireScript.Run(ctx, l.c, keys, value, l.set.ttl.Milliseconds()).Int64()
+		token, err := l.take(ctx, keys, value)
 		if err == nil && token > 0 {
 			g := lock.Grant{Key: l.key, Value: value, Token: token}
 			if l.renew {
@@ -114,6 +169,22 @@ func (l *single) Acquire(ctx context.Context) (lock.Grant, error) {
 			return lock.Grant{}, err
 		}
 	}
+}
+
+// take sets the lock's key to value if it is free and answers the
+// grant's token, or 0 when the lock is another's.
+func (l *single) take(ctx context.Context, keys []string, value string) (int64, error) {
+	if !l.setThenExpire {
+		return acquireScript.Run(ctx, l.c, keys, value, l.set.ttl.Milliseconds()).Int64()
+	}
+	ok, err := l.c.SetNX(ctx, keys[0], value, 0).Result()
+	if err != nil || !ok {
+		return 0, err
+	}
+	if err := l.c.PExpire(ctx, keys[0], l.set.ttl).Err(); err != nil {
+		return 0, err
+	}
+	return l.c.Incr(ctx, keys[1]).Result()
 }
 
 // abandon deletes value's key if an attempt whose answer was lost wrote
@@ -169,15 +240,7 @@ func (l *single) stopWatch() {
 
 func (l *single) Release(ctx context.Context, g lock.Grant) error {
 	l.stopWatch()
-	var (
-		n   int64
-		err error
-	)
-	if l.plainDel {
-		n, err = l.c.Del(ctx, g.Key).Result()
-	} else {
-		n, err = releaseScript.Run(ctx, l.c, []string{g.Key}, g.Value).Int64()
-	}
+	n, err := l.del(ctx, g)
 	switch {
 	case err != nil:
 		return fmt.Errorf("redislock: releasing %s: %w", g.Key, err)
@@ -185,6 +248,26 @@ func (l *single) Release(ctx context.Context, g lock.Grant) error {
 		return lock.ErrNotHeld
 	}
 	return nil
+}
+
+// del deletes g's key as the lock releases, and says how many keys went.
+func (l *single) del(ctx context.Context, g lock.Grant) (int64, error) {
+	switch l.release {
+	case releasePlainDel:
+		return l.c.Del(ctx, g.Key).Result()
+	case releaseGetDel:
+		v, err := l.c.Get(ctx, g.Key).Result()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return 0, nil
+		case err != nil:
+			return 0, err
+		case v != g.Value:
+			return 0, nil
+		}
+		return l.c.Del(ctx, g.Key).Result()
+	}
+	return releaseScript.Run(ctx, l.c, []string{g.Key}, g.Value).Int64()
 }
 
 func (l *single) Close() error {

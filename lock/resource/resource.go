@@ -10,11 +10,17 @@ import (
 	"github.com/locklab/locklab/lock"
 )
 
-// Pause points: where a worker can be frozen deterministically.
+// Pause points: where a worker can be frozen deterministically. InAcquire
+// and InRelease are inside the lock's own work, told apart on the wire:
+// after its acquire's first write reached the store, or its release's
+// first request, and before the next request does — or right after the
+// acquire or release, when it sent nothing more.
 const (
 	AfterAcquire  = "after-acquire"
 	BeforeWrite   = "before-write"
 	BeforeRelease = "before-release"
+	InAcquire     = "in-acquire"
+	InRelease     = "in-release"
 )
 
 // PausePoints are where a worker may be frozen (cluster.Client implements it).

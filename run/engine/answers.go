@@ -15,11 +15,7 @@ import (
 // and takes effect, its answer never comes back, and the client hears only
 // that its connection broke.
 type LostAnswers interface {
-	// Writes returns, for one new connection of a client's, a reader fed
-	// each read of what the client sends, in order, that reports whether
-	// that read holds a write (a request that may change the store); it is
-	// called before the read is forwarded.
-	Writes() func([]byte) bool
+	WriteTeller
 	// Mark notes where the store stands before a client writes.
 	Mark(ctx context.Context) (int64, error)
 	// Written reports whether a write of client's has taken effect on the
@@ -29,30 +25,47 @@ type LostAnswers interface {
 	Where() string
 }
 
-// spots reads c's requests for its writes, where the store can (see
-// LostAnswers): the first one after c.atWrite is armed holds every answer
-// of c's links from just before it is forwarded on. Where the store also
-// tells requests (LostRequests), the one after an armed acquire
-// next=lost's write is held (nextAfterWrite).
+// A WriteTeller is a store that can tell, on the wire, a client's writes:
+// a pause at resource.InAcquire stops a client between its acquire's
+// first write and the request after it (split.go).
+type WriteTeller interface {
+	// Writes returns, for one new connection of a client's, a reader fed
+	// each read of what the client sends, in order, that reports whether
+	// that read holds a write (a request that may change the store); it is
+	// called before the read is forwarded.
+	Writes() func([]byte) bool
+}
+
+// spots reads c's requests for its writes and the requests it waits on,
+// where the store can tell them (see LostAnswers, RequestTeller): the
+// first write after c.atWrite is armed holds every answer of c's links
+// from just before it is forwarded on; the request after an armed acquire
+// next=lost's write is held (nextAfterWrite), and the one after a
+// release's first, under a pause at in-release (splitRelease).
 func (c *client) spots(requests func([]byte)) func([]byte) {
-	if c.writes == nil {
+	if c.writes == nil && c.asks == nil {
 		return requests
 	}
-	spot := c.writes()
-	var ask func([]byte) bool
+	var spot, ask func([]byte) bool
+	if c.writes != nil {
+		spot = c.writes()
+	}
 	if c.asks != nil {
 		ask = c.asks()
 	}
 	return func(b []byte) {
 		if b != nil {
-			write := spot(b)
+			write := spot != nil && spot(b)
 			asked := ask != nil && ask(b)
 			if write && c.atWrite.CompareAndSwap(true, false) {
 				for _, p := range c.links {
 					p.CutAnswers()
 				}
 			}
-			c.nextAfterWrite(write, asked)
+			if spot != nil {
+				c.nextAfterWrite(write, asked)
+			}
+			c.splitOn(write, asked)
 		}
 		requests(b)
 	}

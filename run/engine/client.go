@@ -40,6 +40,9 @@ type client struct {
 	asks       func() func([]byte) bool
 	afterWrite atomic.Int32
 	requestCut chan struct{}
+	// split is where an acquire or release stands under a pause at
+	// in-acquire or in-release (split.go).
+	split atomic.Int32
 	// wire reads a connection's requests and answers for the store (nil:
 	// it does not, see WireReader).
 	wire func() (requests, answers func([]byte))
@@ -92,11 +95,11 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 		leaseOf: map[string]int64{}, notes: map[string]func(time.Time){}}
 	c.gate.Name = name
 	c.gate.OnPark = c.park
-	if la, ok := e.store.(LostAnswers); ok {
-		c.writes = la.Writes
+	if wt, ok := e.store.(WriteTeller); ok {
+		c.writes = wt.Writes
 	}
-	if lr, ok := e.store.(LostRequests); ok {
-		c.asks = lr.Requests
+	if rt, ok := e.store.(RequestTeller); ok {
+		c.asks = rt.Requests
 	}
 	if wr, ok := e.store.(WireReader); ok {
 		c.wire = func() (func([]byte), func([]byte)) { return wr.Wire(name) }

@@ -15,9 +15,11 @@
 //     grant's key and lease that records history.LeaseEnd or a grant gone
 //     through Engine.Histories), Settle, Gone and Left (what wait-lease-gone
 //     and wait-free wait for); and, where it can tell a client's writes
-//     on the wire, LostAnswers (acquire answer=lost: answers.go), where
-//     it can also tell the requests a client waits on, LostRequests
-//     (acquire next=lost: requests.go), and
+//     and requests on the wire, WriteTeller and RequestTeller (a pause at
+//     in-acquire or in-release, between a lock's own commands: split.go),
+//     where it can also show a write taking effect, LostAnswers (acquire
+//     answer=lost: answers.go) and LostRequests (acquire next=lost:
+//     requests.go), and
 //     where it reads a client's connections (its session, whether it is
 //     done asking), WireReader, and where it tells a waiter done asking,
 //     Queueing; and where a lock rests on a session of the client's own

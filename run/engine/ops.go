@@ -32,12 +32,22 @@ func asLab(err error) error {
 	return err
 }
 
-// Acquire has client acquire the lock, recorded on every history.
+// Acquire has client acquire the lock, recorded on every history. Under a
+// pause at in-acquire, the client stops after the acquire's first write,
+// or once the acquire is recorded if it asked nothing more (split.go).
 func (e *Engine) Acquire(ctx context.Context, name string) (run.Outcome, error) {
 	c, err := e.ready(name)
 	if err != nil {
 		return run.Outcome{}, err
 	}
+	if c.splitting(resource.InAcquire) {
+		defer c.endSplit(ctx, resource.InAcquire)
+	}
+	return e.acquire(ctx, c, name)
+}
+
+// acquire is Acquire, once client c is ready.
+func (e *Engine) acquire(ctx context.Context, c *client, name string) (run.Outcome, error) {
 	if ss, ok := e.store.(SessionStore); ok && ss.Prepare(ctx, name) {
 		if err := e.renew(c); err != nil {
 			// It could not make a session: that is its ask's answer.
@@ -190,6 +200,7 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 	c.mu.Unlock()
 	ids := e.hs.Invoke(name, history.Release, time.Time{})
 	rctx, cancel := e.lockContext(ctx, l)
+	split := c.splitting(resource.InRelease)
 	err = l.Release(rctx, g)
 	cancel()
 	c.mu.Lock()
@@ -208,6 +219,9 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 	e.hs.Complete(ids, run.Classify(err), history.Event{Token: g.Token})
 	lost := e.store.Released(lease)
 	e.store.Settle(context.WithoutCancel(ctx))
+	if split {
+		c.endSplit(ctx, resource.InRelease)
+	}
 	if (err == nil || errors.Is(err, lock.ErrNotHeld)) && lost {
 		return run.Outcome{Kind: run.ReleasedEnded, Client: name}, nil
 	}

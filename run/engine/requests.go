@@ -9,17 +9,24 @@ import (
 	"github.com/locklab/locklab/run"
 )
 
-// LostRequests is a LostAnswers store that can also tell, on the wire, the
-// requests a client waits on an answer to (its keep-alives are none): a
-// script's "acquire cN next=lost" loses the request an acquire sends after
-// its write, with the client's connections.
-type LostRequests interface {
-	LostAnswers
+// A RequestTeller is a store that can tell, on the wire, the requests a
+// client waits on an answer to (its keep-alives are none): a pause at
+// resource.InRelease stops a client between its release's first request
+// and the next (split.go).
+type RequestTeller interface {
 	// Requests returns, for one new connection of a client's, a reader fed
 	// each read of what the client sends, in order, that reports whether
 	// that read holds a request the client waits on an answer to; it is
 	// called before the read is forwarded.
 	Requests() func([]byte) bool
+}
+
+// LostRequests is a LostAnswers store that can also tell requests: a
+// script's "acquire cN next=lost" loses the request an acquire sends after
+// its write, with the client's connections.
+type LostRequests interface {
+	LostAnswers
+	RequestTeller
 }
 
 // The states of a client's acquire next=lost, in order (client.afterWrite).

@@ -1,6 +1,9 @@
 package redisrun
 
-import "github.com/locklab/locklab/script"
+import (
+	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/script"
+)
 
 // The stores a Redis run is on, by name, and what their locks run on:
 // one primary with replicas, or Redlock's independent masters.
@@ -18,11 +21,30 @@ func Capabilities(masters bool) script.Capabilities {
 	if masters {
 		return script.Capabilities{
 			script.Masters: "independent masters, the lock a majority of keys set with the same value",
+			script.Split:   split,
 		}
 	}
 	return script.Capabilities{
 		script.OneStore:      "a primary that replicates to its replicas asynchronously",
 		script.Failover:      "the primary killed and a replica promoted, as Sentinel does",
 		script.IsolateMember: "a server's replication links cut",
+		script.Split:         split,
 	}
 }
+
+// split is how a run on Redis stops a client inside its acquire or
+// release: the commands it sends are read off the wire (RESP), and the
+// client's links are cut before the one after its acquire's first write,
+// or its release's first command, is forwarded.
+const split = "the client's links cut before the command after its acquire's first write, or its release's first, " +
+	"is forwarded (RESP read off the wire)"
+
+// Requests reads a client connection's commands off the wire (see
+// redisd.Requests): a pause at in-release stops the client before its
+// release's second command reaches the server.
+func (s store) Requests() func([]byte) bool { return redisd.Requests() }
+
+// Writes reads a client connection's commands that may write off the
+// wire (see redisd.Writes): a pause at in-acquire stops the client before
+// the command after its acquire's first write reaches the server.
+func (s store) Writes() func([]byte) bool { return redisd.Writes() }

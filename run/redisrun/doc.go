@@ -20,4 +20,7 @@
 //     keep-alives read off the client's link; what wait-lease-gone and
 //     wait-free ask of the store (gone, left)
 //   - faults.go: the Redis servers' faults: isolate, failover
+//   - capabilities.go: what a run on Redis can do, and the commands read
+//     off each client's link (RESP) that stop a client between the
+//     commands of its acquire or release
 package redisrun

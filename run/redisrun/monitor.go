@@ -102,7 +102,8 @@ func (e *Env) sweep(ctx context.Context) {
 
 // look reads w's key on the servers it lives on and records, the first
 // time it is not there, how it left: expired (the lease the grant rests on
-// ended) or deleted before its expiry while its client held it and was
+// ended — also under a release still under way, one stopped between its
+// commands) or deleted before its expiry while its client held it and was
 // not releasing it (the grant gone from the server).
 func (e *Env) look(ctx context.Context, w *watch) {
 	w.mu.Lock()
@@ -127,11 +128,11 @@ func (e *Env) look(ctx context.Context, w *watch) {
 	}
 	g, held, releasing := e.Holding(w.client)
 	holds := held && g.Value == w.value
-	releasing = releasing && holds
+	beforeExpiry := time.Now().Add(early).Before(w.expires)
 	switch {
-	case releasing:
+	case releasing && holds && beforeExpiry:
 		return // the release's own hand; it says what happened
-	case time.Now().Add(early).Before(w.expires):
+	case beforeExpiry:
 		w.done = true
 		if holds {
 			e.Histories().GrantGone(w.client, w.token)

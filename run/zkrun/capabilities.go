@@ -16,6 +16,7 @@ func Capabilities() script.Capabilities {
 		script.Lapse:             "the client's link cut until the ensemble ends its session",
 		script.AcquireAnswerLost: "the client's connection cut once the server has sent the create's answer",
 		script.AcquireNextLost:   "the request after the acquire's create held off the wire, the connection cut under it",
+		script.Split:             "the client's links cut as the request after its acquire's create, or its release's first, is read off the wire",
 		script.KillMember:        "the server's JVM killed, started again on its data at heal",
 		script.IsolateMember:     "the server's peer links cut, its clients' links kept",
 		script.KillLeader:        "the server that leads killed, started again at heal",
