@@ -29,7 +29,9 @@ import (
 // lock; it gives no fencing token. bsm renews nothing by itself (Refresh is
 // the caller's to call): with refresh set, the wrapper calls it every TTL/3
 // while it holds the lock, and closes Grant.Lost when a refresh finds the
-// key gone or another's.
+// key gone or another's, or a TTL after the last refresh that succeeded was
+// sent. (A holder cut off from Redis hears no refresh's answer: the gate's
+// holder-told caught this wrapper's first version, which waited for one.)
 type bsmLock struct {
 	c       *bsm.Client
 	key     string
@@ -77,28 +79,40 @@ func (l *bsmLock) Acquire(ctx context.Context) (lock.Grant, error) {
 }
 
 // refreshing refreshes h every TTL/3 until stopped; the channel it
-// returns is closed when a refresh finds the key gone or another's. A
-// refresh that fails on the link is tried again at the next tick.
+// returns is closed when a refresh finds the key gone or another's, or a
+// TTL after the last refresh that succeeded was sent (the key has expired
+// by then). A refresh that fails on the link is tried again at the next
+// tick.
 func (l *bsmLock) refreshing(h *bsm.Lock) <-chan struct{} {
 	lost := make(chan struct{})
+	var once sync.Once
+	tell := func() { once.Do(func() { close(lost) }) }
+	expired := time.AfterFunc(l.ttl, tell)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer expired.Stop()
 		t := time.NewTicker(l.ttl / 3)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-lost:
+				return
 			case <-t.C:
 			}
+			sent := time.Now()
 			rctx, rcancel := context.WithTimeout(ctx, l.ttl/3)
 			err := h.Refresh(rctx, l.ttl, nil)
 			rcancel()
-			if errors.Is(err, bsm.ErrNotObtained) {
-				close(lost)
+			switch {
+			case errors.Is(err, bsm.ErrNotObtained):
+				tell()
 				return
+			case err == nil:
+				expired.Reset(l.ttl - time.Since(sent))
 			}
 		}
 	}()

@@ -85,10 +85,26 @@ func Writes() func([]byte) bool {
 	}
 }
 
+// session are the commands of a connection rather than of what its client
+// does with it: a new connection's handshake (go-redis sends HELLO, then
+// CLIENT SETINFO) is no request of the operation it was opened for.
+var session = map[string]bool{
+	"HELLO": true, "AUTH": true, "CLIENT": true, "SELECT": true, "READONLY": true, "READWRITE": true,
+	"QUIT": true, "RESET": true,
+}
+
 // Requests returns a reader of one client connection's requests, fed each
-// read in order, that reports whether that read completes a command: every
-// command a Redis client sends is answered, and the client waits on it.
+// read in order, that reports whether that read completes a command other
+// than the connection's own (see session): every command a Redis client
+// sends is answered, and the client waits on it.
 func Requests() func([]byte) bool {
 	read := Commands()
-	return func(b []byte) bool { return len(read(b)) > 0 }
+	return func(b []byte) bool {
+		for _, name := range read(b) {
+			if !session[name] {
+				return true
+			}
+		}
+		return false
+	}
 }

@@ -41,4 +41,5 @@ func TestWritesAndRequestsAreToldApart(t *testing.T) {
 	assert.True(t, writes([]byte("*3\r\n$7\r\nEVALSHA\r\n$1\r\nx\r\n$1\r\n0\r\n")), "a script may write")
 	assert.False(t, requests(set[:10]))
 	assert.True(t, requests(set[10:]))
+	assert.False(t, requests([]byte("*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")), "a new connection's handshake")
 }

@@ -80,7 +80,7 @@ func (g *Gate) PausePoint(ctx context.Context, point string) error {
 func (g *Gate) Reach(point string) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.armed != point || g.at != "" {
+	if point == "" || g.armed != point || g.at != "" {
 		return false
 	}
 	g.at, g.wire = point, true

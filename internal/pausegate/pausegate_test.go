@@ -14,6 +14,7 @@ func TestAPauseReachedOnTheWireHoldsNoWorker(t *testing.T) {
 	parks := 0
 	g := pausegate.Gate{Name: "c1", OnPark: func() { parks++ }}
 	assert.False(t, g.Reach("in-release"), "nothing is armed")
+	assert.False(t, g.Reach(""), "nothing is armed at no point")
 	require.NoError(t, g.Arm("in-release"))
 	assert.Equal(t, "in-release", g.Armed())
 	assert.False(t, g.Reach("before-release"), "armed at another point")

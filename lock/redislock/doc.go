@@ -4,7 +4,10 @@
 // renewed every TTL/3 while held, as Redisson's watchdog does), redlock
 // (the Redlock algorithm over independent masters, by go-redsync/redsync),
 // and the known-bad redis-del (released by a plain DEL: the oversell of a
-// holder that outlived its key) — and, through Exec, a Redis lock of
+// holder that outlived its key), redis-get-del (released by GET, then
+// DEL: two commands) and redis-setnx-expire (taken by SETNX, then given
+// its expiry by PEXPIRE: two commands) and redis-deaf (its holder told
+// only by a renewal's answer) — and, through Exec, a Redis lock of
 // anyone's run as a program over the lab's process protocol (EnvRedis).
 //
 // They keep package lock's contract (lock.Locker, lock.Grant with the

@@ -21,7 +21,7 @@ var locks = []Lock{
 		// loses the lock while it works.
 		Weak: map[string]string{"slow-holder": "lease-kept", "gave-up": "lease-kept"}},
 	{Name: "redis-watchdog", Factory: NewWatchdog,
-		About: "redis-setnx renewed every TTL/3 while held (Redisson's watchdog)"},
+		About: "redis-setnx renewed every TTL/3 while held (Redisson's watchdog); its holder told when a renewal finds the key gone, or a TTL after the last one answered"},
 	{Name: "redlock", Factory: NewRedlock, Masters: RedlockMasters,
 		About: "Redlock over five independent Redis masters (go-redsync/redsync): no fencing token"},
 	{Name: "redis-del", Factory: NewDel,
@@ -57,6 +57,18 @@ var locks = []Lock{
 			Link:      "https://redis.io/docs/latest/commands/setnx/",
 			Scenarios: []string{"split-acquire"},
 			Check:     "liveness",
+		}},
+	{Name: "redis-deaf", Factory: NewDeafWatchdog,
+		About: "redis-watchdog told of a lost key only by a renewal's answer: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-deaf",
+			Bug: "tells its holder the lock is lost (Grant.Lost) only when a renewal's answer says the key is gone or " +
+				"another's — which a holder cut off from Redis never hears: its key expires, the next client is " +
+				"granted, and it works on, told nothing (a watchdog knows its key is gone a TTL after the last " +
+				"renewal that was answered, wherever it is cut off from)",
+			Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
+			Scenarios: []string{"holder-told"},
+			Check:     "told-lost",
 		}},
 	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",

@@ -70,6 +70,10 @@ type single struct {
 	// setThenExpire: the key is taken by SETNX and given its expiry by a
 	// PEXPIRE after it, two commands (known-bad).
 	setThenExpire bool
+	// deaf: the watchdog tells its holder only when a renewal's answer
+	// says the key is gone or another's, never when none is answered for
+	// a TTL (known-bad).
+	deaf bool
 
 	mu   sync.Mutex
 	stop func() // the running watchdog's, or nil
@@ -87,7 +91,8 @@ func NewSetNX(servers []*redis.Client, name string, opts lock.Options) (lock.Loc
 // NewWatchdog returns redis-watchdog: redis-setnx whose holder renews the
 // key every TTL/3 while it holds it (Redisson's watchdog), by a script that
 // extends it only if it still holds the grant's value. Grant.Lost is closed
-// when a renewal finds the key gone or another's.
+// when a renewal finds the key gone or another's, or a TTL after the last
+// renewal that was answered was sent (the key has expired by then).
 func NewWatchdog(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newSingle(servers, name, opts, true, releaseChecked)
 }
@@ -119,6 +124,19 @@ func NewSetNXExpire(servers []*redis.Client, name string, opts lock.Options) (lo
 	l, err := newSingle(servers, name, opts, false, releaseChecked)
 	if err == nil {
 		l.(*single).setThenExpire = true
+	}
+	return l, err
+}
+
+// NewDeafWatchdog returns the known-bad redis-deaf: redis-watchdog that
+// tells its holder (Grant.Lost) only when a renewal's answer says the key
+// is gone or another's — which a holder cut off from Redis never hears:
+// its key expires, the next client is granted, and it works on, told
+// nothing, for as long as the cut lasts.
+func NewDeafWatchdog(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
+	l, err := newSingle(servers, name, opts, true, releaseChecked)
+	if err == nil {
+		l.(*single).deaf = true
 	}
 	return l, err
 }
@@ -195,29 +213,48 @@ func (l *single) abandon(value string) {
 	releaseScript.Run(ctx, l.c, []string{l.key}, value) //nolint:errcheck // at best: it expires anyway
 }
 
-// watch renews g's key every TTL/3 until stopped or a renewal finds it
-// gone; the channel it returns is closed then. A renewal that fails on the
-// link is tried again at the next tick, as Redisson's watchdog does.
+// watch renews g's key every TTL/3 until stopped, or until a renewal
+// finds it gone or another's, or none has been answered for a TTL (the
+// key has expired by then, wherever the holder is cut off from); the
+// channel it returns is closed then. A renewal that fails on the link is
+// tried again at the next tick, as Redisson's watchdog does.
 func (l *single) watch(g lock.Grant) <-chan struct{} {
 	lost := make(chan struct{})
+	var once sync.Once
+	tell := func() { once.Do(func() { close(lost) }) }
+	// expired tells the holder a TTL after the last renewal that was
+	// answered was sent (the grant's, first): its key is gone by then,
+	// whatever a renewal under way still waits for. (A deaf watchdog
+	// keeps no such count.)
+	expired := time.AfterFunc(l.set.ttl, tell)
+	if l.deaf {
+		expired.Stop()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer expired.Stop()
 		t := time.NewTicker(l.set.ttl / 3)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-lost:
+				return
 			case <-t.C:
 			}
+			sent := time.Now()
 			rctx, rcancel := context.WithTimeout(ctx, l.set.ttl/3)
 			n, err := renewScript.Run(rctx, l.c, []string{g.Key}, g.Value, l.set.ttl.Milliseconds()).Int64()
 			rcancel()
-			if err == nil && n == 0 {
-				close(lost)
+			switch {
+			case err == nil && n == 0:
+				tell()
 				return
+			case err == nil && !l.deaf:
+				expired.Reset(l.set.ttl - time.Since(sent))
 			}
 		}
 	}()

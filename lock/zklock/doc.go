@@ -8,8 +8,8 @@
 //
 // Beside it, the lab's own recipes: zk-herd (every waiter watching the
 // lock's children), the known-bad zk-unprotected (a lost create asked again
-// without a GUID) and zk-deaf (told of a lost session only by ZooKeeper's
-// word). Their grants carry a Lost (told.go) closed once the client has had
+// without a GUID), zk-persistent (its nodes persistent, not ephemeral) and
+// zk-deaf (told of a lost session only by ZooKeeper's word). Their grants carry a Lost (told.go) closed once the client has had
 // no session for a session timeout; zk-lock's, as it ships, carry none.
 //
 // They keep package lock's contract: a Factory is a lock.Factory of the

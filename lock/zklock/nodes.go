@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -23,7 +24,18 @@ type nodes struct {
 	timeout time.Duration
 	deaf    bool
 	tells   *tells
+	// closed closes with the Locker: a delete asked again on a broken
+	// connection stops then (the connection is its maker's to close).
+	closed *closer
 }
+
+// closer is a channel closed once.
+type closer struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (c *closer) close() { c.once.Do(func() { close(c.ch) }) }
 
 func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
 	if opts.TTL < 0 {
@@ -36,7 +48,8 @@ func newNodes(c *zk.Conn, name string, opts lock.Options) (nodes, error) {
 	if ttl == 0 {
 		ttl = lock.DefaultTTL
 	}
-	return nodes{c: c, path: Path(name, opts), timeout: time.Duration(ttl) * time.Second, tells: &tells{}}, nil
+	return nodes{c: c, path: Path(name, opts), timeout: time.Duration(ttl) * time.Second, tells: &tells{},
+		closed: &closer{ch: make(chan struct{})}}, nil
 }
 
 // wait waits for the watch ch to fire, or for ctx to end (its error; the
@@ -113,6 +126,8 @@ func (n nodes) remove(ctx context.Context, node string) error {
 		select {
 		case <-ctx.Done():
 			return errors.Join(err, ctx.Err())
+		case <-n.closed.ch:
+			return errors.Join(err, errClosed)
 		case <-time.After(redeleteEvery):
 		}
 	}
@@ -121,9 +136,14 @@ func (n nodes) remove(ctx context.Context, node string) error {
 // redeleteEvery is how often a release whose connection broke asks again.
 const redeleteEvery = 50 * time.Millisecond
 
-// Close stops following its grants; the connection is its maker's.
+// errClosed: the Locker was closed while a delete was asked again.
+var errClosed = errors.New("zklock: the lock was closed")
+
+// Close stops following its grants and asking again to delete a node;
+// the connection is its maker's.
 func (n nodes) Close() error {
 	n.tells.stopAll()
+	n.closed.close()
 	return nil
 }
 

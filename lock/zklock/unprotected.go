@@ -20,12 +20,25 @@ import (
 // nobody. Curator and go-zookeeper name their nodes with a GUID for that
 // (CreateProtectedEphemeralSequential), and look for it after a broken
 // connection.
-type unprotected struct{ nodes }
+type unprotected struct {
+	nodes
+	flags int32 // the create's flags: ephemeral and sequential
+}
 
 // NewUnprotected is zk-unprotected on c: known-bad.
 func NewUnprotected(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
 	n, err := newNodes(c, name, opts)
-	return &unprotected{n}, err
+	return &unprotected{n, zk.FlagEphemeral | zk.FlagSequence}, err
+}
+
+// NewPersistent is zk-persistent on c: zk-unprotected whose nodes are
+// made persistent (sequential, not ephemeral), deleted by its release and
+// by an acquire that fails — and by nothing else: a client that dies
+// holding one, or between its create and its first look at the queue,
+// leaves it, and the lock is held by nobody for ever. Known-bad.
+func NewPersistent(c *zk.Conn, name string, opts lock.Options) (lock.Locker, error) {
+	n, err := newNodes(c, name, opts)
+	return &unprotected{n, zk.FlagSequence}, err
 }
 
 // Acquire creates its node and waits, by a watch on the node just before
@@ -73,7 +86,7 @@ func (u *unprotected) create() (string, error) {
 	var err error
 	for range 3 {
 		var node string
-		node, err = u.c.Create(u.path+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		node, err = u.c.Create(u.path+"/lock-", nil, u.flags, zk.WorldACL(zk.PermAll))
 		switch {
 		case err == nil:
 			return node, nil

@@ -45,6 +45,17 @@ var locks = []Lock{
 			Scenarios: []string{"lost-acquire"},
 			Check:     "liveness",
 		}},
+	{Name: "zk-persistent", Factory: NewPersistent,
+		About: "zk-unprotected with persistent nodes, not ephemeral: known-bad",
+		Bad: &lock.Regression{
+			Name: "zk-persistent",
+			Bug: "makes its node persistent (sequential, not ephemeral): only its own release, or an acquire that " +
+				"fails, deletes it, never its session's end — a client that dies holding the lock, or between its " +
+				"create and its first look at the queue, leaves its node, and the lock is held by nobody for ever",
+			Link:      "https://zookeeper.apache.org/doc/current/recipes.html#sc_recipes_Locks",
+			Scenarios: []string{"split-acquire"},
+			Check:     "liveness",
+		}},
 	{Name: "zk-deaf", Factory: NewDeaf,
 		About: "zk-herd told of a lost session only by ZooKeeper's word of its expiry: known-bad",
 		Bad: &lock.Regression{

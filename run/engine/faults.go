@@ -157,6 +157,13 @@ func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 			p.Sever()
 		}
 		e.retire(c)
+		// What the dead client's own goroutines sent meanwhile — a
+		// connection made again to ask one last delete, to close its
+		// session — waits on the cut links: it dies with the client, and
+		// never reaches the store after the heal.
+		for _, p := range c.links {
+			p.Sever()
+		}
 		c.heal()
 		e.hs.Observe(history.ObservedCrashed, name, "")
 		return err
