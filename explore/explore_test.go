@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/lock/etcdctl"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/resource"
@@ -28,7 +29,7 @@ import (
 func TestMain(m *testing.M) {
 	etcdctl.Serve()       // the etcdctl lock's etcdctl is this binary
 	testsize.WaitBound(4) // each exploration on its own cluster, mostly waiting
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }
 
 // casesPerProperty is each property test's budget: small by default (5),

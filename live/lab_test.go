@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/locklab/locklab/cluster"
+	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/live"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/resource"
@@ -27,7 +28,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }
 
 // startLab starts a lab on an embedded cluster, served on a loopback port.

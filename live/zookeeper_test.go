@@ -38,7 +38,7 @@ func TestALabOnZooKeeperServesThePausedHolder(t *testing.T) {
 	for _, r := range s.Resources {
 		verdict[r.Name] = r.Result
 	}
-	assert.Equal(t, map[string]string{"unfenced": "FAIL", "fenced": "PASS"}, verdict, "the lesson's verdicts: %+v", s.Steps)
+	assert.Equal(t, map[string]string{"unfenced": "FAIL", "fenced": "PASS", "zk-guarded": "PASS"}, verdict, "the lesson's verdicts: %+v", s.Steps)
 	assert.Error(t, lab.Reset("etcd-mutex"), "the lab's locks are ZooKeeper's")
 }
 

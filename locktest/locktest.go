@@ -91,18 +91,20 @@ type Resource string
 // one that rejects a write whose fencing token is older than one it has
 // seen; an etcd key written only while the lock's key is still the
 // holder's; a Redis key written only while the lock's key holds the
-// grant's value.
+// grant's value; a ZooKeeper node written only while the grant's lock
+// node stands.
 const (
 	Unfenced     Resource = "unfenced"
 	Fenced       Resource = "fenced"
 	EtcdGuarded  Resource = "etcd-guarded"
 	RedisGuarded Resource = "redis-guarded"
+	ZKGuarded    Resource = "zk-guarded"
 )
 
 // Resources protects these resources with the lock (default Fenced and
 // the store's guarded resource: EtcdGuarded on etcd, RedisGuarded on one
-// Redis primary; Fenced and Unfenced where the store keeps none, as
-// ZooKeeper and Redlock's masters. Unfenced adds the lessons whose
+// Redis primary, ZKGuarded on ZooKeeper; Fenced and Unfenced where the
+// store keeps none, as Redlock's masters. Unfenced adds the lessons whose
 // documented outcome is FAIL, as findings. A lock that gives no token has
 // Fenced skipped, and is judged on the store's guarded resource — on
 // Redis, guarded by the grant's value — or on Unfenced alone).
@@ -141,7 +143,8 @@ func CompareWith(builtins ...string) Option {
 //	import _ "github.com/locklab/locklab/scenarios/zkstore"
 //
 // On a store other than etcd the catalog's lessons for that store run, on
-// the unfenced and fenced resources (etcd-guarded is etcd's); the
+// the fenced resource and the store's own guarded one (etcd-guarded is
+// etcd's); the
 // exploration (Cases) draws the faults the store can make, each case on
 // servers started for it (for a lock that gives no token it is left out,
 // saying why); Endpoints is etcd's, and refused.

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/lock/etcdctl"
 	"github.com/locklab/locklab/lock/etcdlock"
 
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 	// Gates in child processes and in a module outside the repository,
 	// each mostly waiting: four at once.
 	testsize.WaitBound(4)
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }
 
 // A correct lock passes the gate, with the lessons on an unfenced store

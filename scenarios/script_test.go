@@ -17,6 +17,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/lock/etcdctl"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/lock/process"
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 	// once, the long ones (the catalog, the scripts, the regressions) side
 	// by side. The package is go test ./...'s last, and runs alone.
 	testsize.WaitBound(6)
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }
 
 // TestScripts runs every script with the queue lock, on its scenario's leases

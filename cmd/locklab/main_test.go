@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/lock/etcdctl"
 	"github.com/locklab/locklab/lock/process"
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	clusterproc.Serve()
 	testsize.WaitBound(4)
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }
 
 func locklab(t *testing.T, ctx context.Context, args ...string) (int, string, string) {

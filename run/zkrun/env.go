@@ -17,13 +17,22 @@ import (
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/run/engine"
 )
 
 // Resources are the resources a ZooKeeper run protects: the lab's own
-// counters (etcd-guarded is etcd's).
-func Resources() []string { return engine.Counters() }
+// counters and, for a Go lock (not one run as a process: exec), zk-guarded,
+// a counter node written through the client's own connection only while
+// its lock node stands. A lock run as a process makes its own session,
+// and the lab has no connection through its link to write with.
+func Resources(exec bool) []string {
+	if exec {
+		return engine.Counters()
+	}
+	return append(engine.Counters(), zklock.GuardedResource)
+}
 
 // Config describes a run.
 type Config struct {
@@ -64,6 +73,9 @@ type Env struct {
 	// off ("": none yet): the one wait-served waits for others to serve
 	// without.
 	faulted string
+	// conns are each Go lock's client's connection, through its links:
+	// zk-guarded's reads and writes go where its lock's do.
+	conns map[string]*zk.Conn
 }
 
 // New prepares a run; the engine sweeps its grants.
@@ -71,14 +83,15 @@ func New(cfg Config) (*Env, error) {
 	if cfg.Ensemble == nil || (cfg.Factory == nil) == (cfg.Exec == nil) {
 		return nil, errors.New("zkrun: a run needs an ensemble and a lock")
 	}
-	res, err := engine.NewCounters("ZooKeeper", cfg.Resource)
+	prefix := "locklab/runs/" + cfg.RunID + "/"
+	res, err := engine.NewResources("ZooKeeper", cfg.Resource, Resources(cfg.Exec != nil), prefix+"counter")
 	if err != nil {
 		return nil, fmt.Errorf("zkrun: %w", err)
 	}
 	e := &Env{ens: cfg.Ensemble, factory: cfg.Factory, exec: cfg.Exec, sessions: map[string]int64{}, made: map[string]bool{},
-		waiting: map[string]func() bool{}}
+		waiting: map[string]func() bool{}, conns: map[string]*zk.Conn{}}
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
-		Options:   lock.Options{TTL: cfg.TTL, Prefix: "locklab/runs/" + cfg.RunID + "/"},
+		Options:   lock.Options{TTL: cfg.TTL, Prefix: prefix},
 		OpTimeout: cfg.OpTimeout, Sweep: e.sweep, StoreName: "ZooKeeper"})
 	if err != nil {
 		return nil, err
@@ -138,7 +151,21 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 		done()
 		return nil, nil, err
 	}
+	s.e.mu.Lock()
+	s.e.conns[client] = c
+	s.e.mu.Unlock()
 	return l, done, nil
+}
+
+// Conn is the client's own connection, for zk-guarded (nil for a lock run
+// as a process, which makes its own).
+func (s store) Conn(client string) resource.Conn {
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	if c := s.e.conns[client]; c != nil {
+		return c
+	}
+	return nil
 }
 
 func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
@@ -226,7 +253,12 @@ func (e *Env) lockPath() string { return zklock.Path("lock", e.Options()) }
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, nil), e.removeNodes())
+	return errors.Join(e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, e.final), e.removeNodes())
+}
+
+// final reads a counter the run keeps in ZooKeeper (zk-guarded).
+func (e *Env) final(ctx context.Context, r resource.Resource) (int64, error) {
+	return r.Read(ctx, e.ens.Admin(), lock.Grant{})
 }
 
 // removeNodes deletes the run's lock nodes and their parent; where it
@@ -264,6 +296,10 @@ func (e *Env) deleteNodes() error {
 		if err := admin.Delete(e.lockPath()+"/"+ch, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("removing the run's nodes: %w", err)
 		}
+	}
+	counter := zklock.Path("counter", e.Options()) // zk-guarded's
+	if err := admin.Delete(counter, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("removing the run's nodes: %w", err)
 	}
 	return nil
 }

@@ -66,16 +66,17 @@ func verdicts(t *testing.T, e *zkrun.Env) []string {
 
 // The paused holder on ZooKeeper: its session ends while it is frozen, the
 // next client is granted, and the frozen one writes after it. The zxid
-// fences it.
+// fences it, and zk-guarded's multi finds its lock node gone.
 func TestAPausedZooKeeperHolderIsFencedByItsZxid(t *testing.T) {
 	e := newEnv(t)
 	outs := do(t, e, "client c1 member=m1", "client c2 member=m2", "acquire c1", "pause c1 at=before-write",
 		"cs c1 async", "wait-paused c1", "wait-lease-gone c1", "acquire c2", "cs c2", "release c2", "resume c1", "await c1")
 	assert.Equal(t, []string{"c1: connected to m1", "c2: connected to m2", "c1: granted token=t1",
 		"c1: will pause at before-write", "c1: in critical section", "c1: paused at before-write, link cut",
-		"server: c1's lease is gone", "c2: granted token=t2", "c2: unfenced read 0 wrote 1; fenced read 0 wrote 1",
-		"c2: released", "c1: resumed", "c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token"}, outs)
-	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS"}, verdicts(t, e))
+		"server: c1's lease is gone", "c2: granted token=t2",
+		"c2: unfenced read 0 wrote 1; fenced read 0 wrote 1; zk-guarded read 0 wrote 1", "c2: released", "c1: resumed",
+		"c1: unfenced read 0 wrote 1; fenced read 0 rejected: stale token; zk-guarded read 0 rejected: lock lost"}, outs)
+	assert.Equal(t, []string{"unfenced FAIL", "fenced PASS", "zk-guarded PASS"}, verdicts(t, e))
 }
 
 // The leader killed: the fault names the server that led, another leads

@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/internal/testsize"
 )
 
@@ -13,5 +14,5 @@ func TestMain(m *testing.M) {
 	// lapse — each on an ensemble of its own: four at once on an idle
 	// machine, go test's default on a busy one.
 	testsize.WaitBound(4)
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Known()...)
 }

@@ -193,15 +193,19 @@ func (zkStore) Skip(scenarios.Scenario) string {
 
 func (zkStore) Members() int { return members }
 
-func (zkStore) Resources(asked []string) ([]string, map[string]string) {
+func (st zkStore) Resources(asked []string) ([]string, map[string]string) {
 	var ran []string
 	skipped := map[string]string{}
 	for _, r := range asked {
-		if slices.Contains(zkrun.Resources(), r) {
+		switch {
+		case slices.Contains(zkrun.Resources(st.exec != nil), r):
 			ran = append(ran, r)
-			continue
+		case r == zklock.GuardedResource:
+			skipped[r] = r + " is written through the client's own ZooKeeper connection, which the lab makes only for " +
+				"a Go lock: a lock run as a process makes its own session"
+		default:
+			skipped[r] = scenarios.KeptElsewhere(r, kind.Label)
 		}
-		skipped[r] = scenarios.KeptElsewhere(r, kind.Label)
 	}
 	return ran, skipped
 }
