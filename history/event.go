@@ -114,6 +114,11 @@ const (
 	// server while Client held it, had not begun to release it, and its
 	// lease was still alive: something else deleted it.
 	ObservedGrantGone = "grant-gone"
+	// ObservedLeaseless: the key of Client's grant (Token) rests on no
+	// lease on the server, as the lab read it just after the grant: no
+	// expiry, no session owns it. A holder that dies keeps the lock for
+	// ever.
+	ObservedLeaseless = "leaseless"
 	// ObservedStalled: the lab's own process ran nothing from StalledFrom
 	// to the event's Time (starved of CPU, a stop-the-world pause): every
 	// client — and the embedded cluster — stood still, as in a pause of

@@ -217,6 +217,14 @@ func (r *Recorder) ObserveGrantGone(client string, token int64) {
 	r.emit(Event{Type: Observed, What: ObservedGrantGone, Client: client, Token: token})
 }
 
+// ObserveLeaseless records, now, that client's grant with token rests on
+// no lease on the server (see ObservedLeaseless).
+func (r *Recorder) ObserveLeaseless(client string, token int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedLeaseless, Client: client, Token: token})
+}
+
 // BadToken is a grant whose token is not the create revision of its key
 // (see ObservedBadToken).
 type BadToken struct {

@@ -227,3 +227,25 @@ func TestAnIdleLeaseEndingOnTimeIsNoLapse(t *testing.T) {
 		})
 	}
 }
+
+// A grant whose key rests on no lease — a persistent node, a key with no
+// expiry — FAILs lease-kept at once, whatever else happened: a holder that
+// dies keeps such a lock for ever. The same history without the sighting
+// PASSes.
+func TestAGrantOnNoLeaseFailsLeaseKept(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 10, lease: 0xa},
+		{client: "c1", op: C, call: 20, ret: 30, token: 10, value: val(0), accepted: yes},
+		{client: "c1", op: R, call: 40, ret: 50},
+	}
+	evs := build(ops, nil, nil)
+	r := mustCheck(t, evs, time.Second)
+	assert.Equal(t, models.Pass, verdictOf(r, "lease-kept"))
+
+	evs = append(evs, history.Event{Time: 60, Type: history.Observed, What: history.ObservedLeaseless, Client: "c1", Token: 10})
+	r = mustCheck(t, evs, time.Second)
+	kept := r.Safety[slices.IndexFunc(r.Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })]
+	assert.Equal(t, models.Fail, kept.Result)
+	assert.Contains(t, kept.Explanation, "c1's grant rests on no lease on the server")
+	assert.NotEmpty(t, kept.Evidence, "the grant is the evidence")
+}

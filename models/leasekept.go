@@ -11,7 +11,9 @@ import (
 )
 
 // CheckLeaseKept checks that a lock keeps its holder's lease alive for as
-// long as the holder holds: it FAILs when the server ended a grant's lease
+// long as the holder holds — and that there is a lease at all: a grant
+// whose key rests on none (history.ObservedLeaseless: no expiry, no
+// session) FAILs it. It FAILs when the server ended a grant's lease
 // after the grant returned and before its client began to release it (or
 // by the end of the history), while nothing excused it. Three things do:
 // a fault open at some moment from the acquire's call to the loss (or in
@@ -28,6 +30,9 @@ import (
 // works, whatever the resource does about it.
 func CheckLeaseKept(ops []history.Operation, events []history.Event) Verdict {
 	v := Verdict{Check: "lease-kept", Operations: grants(ops)}
+	if leaseless(&v, ops, events) {
+		return v
+	}
 	renewed := 0
 	for _, h := range heldLosses(ops, events) {
 		switch h.excuse {
@@ -402,4 +407,26 @@ func excusedBetween(excused []span, from, to, shadow int64, faults bool) bool {
 		}
 		return s.from <= to && end >= from
 	})
+}
+
+// leaseless fails v when a grant of the history rests on no lease on the
+// server (history.ObservedLeaseless), and reports whether it did.
+func leaseless(v *Verdict, ops []history.Operation, events []history.Event) bool {
+	for _, e := range events {
+		if e.Type != history.Observed || e.What != history.ObservedLeaseless {
+			continue
+		}
+		v.Result = Fail
+		for _, op := range ops {
+			if op.Op == history.Acquire && op.Client == e.Client && op.Token == e.Token && op.Type == history.Ok {
+				v.Evidence = evidence(op)
+				break
+			}
+		}
+		v.Explanation = fmt.Sprintf("%s's grant rests on no lease on the server: its key has no expiry, no session "+
+			"owns it. A lease is what frees a lock whose holder died or was cut off for good; without one, such a "+
+			"holder keeps the lock for ever, and every waiter behind it waits for nobody.", e.Client)
+		return true
+	}
+	return false
 }

@@ -97,6 +97,14 @@ func (hs Histories) GrantGone(client string, token int64) {
 	}
 }
 
+// Leaseless records that a grant rests on no lease on the store (see
+// history.ObservedLeaseless).
+func (hs Histories) Leaseless(client string, token int64) {
+	for _, h := range hs {
+		h.rec.ObserveLeaseless(client, token)
+	}
+}
+
 // BadToken records, on every history, a grant whose token breaks
 // lock.Grant's contract (see history.BadToken).
 func (hs Histories) BadToken(b history.BadToken) {

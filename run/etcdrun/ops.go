@@ -21,6 +21,8 @@ import (
 type grantKey struct {
 	lease int64
 	bad   *history.BadToken
+	// leaseless: the key was read, and rests on no lease.
+	leaseless bool
 }
 
 func (k *grantKey) leaseOrZero() int64 {
@@ -50,7 +52,7 @@ func (e *Env) readGrantKey(ctx context.Context, g lock.Grant) *grantKey {
 			k.bad.KeyRevision = resp.Kvs[0].CreateRevision
 		}
 	default:
-		k.lease = resp.Kvs[0].Lease
+		k.lease, k.leaseless = resp.Kvs[0].Lease, resp.Kvs[0].Lease == 0
 	}
 	return k
 }

@@ -71,7 +71,11 @@ func (s store) Follow(client string, g lock.Grant) (int64, func(time.Time)) {
 // (history.BadToken), and the grant cannot be watched by its key.
 func (s store) Granted(ctx context.Context, client string, g lock.Grant) {
 	e := s.e
-	bad := e.readGrantKey(ctx, g).bad
+	k := e.readGrantKey(ctx, g)
+	if k.leaseless { // a key no lease ends: a holder that dies keeps the lock for ever
+		e.Histories().Leaseless(client, g.Token)
+	}
+	bad := k.bad
 	if bad != nil {
 		bad.Client = client
 		e.runs.BadToken(*bad)

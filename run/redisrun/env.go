@@ -142,6 +142,24 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 	return l, done, nil
 }
 
+// Granted looks at a grant's key once it is recorded, on one primary: a
+// key with no expiry rests on no lease — a holder that dies keeps the lock
+// for ever — and the history says so (history.ObservedLeaseless).
+func (s store) Granted(ctx context.Context, client string, g lock.Grant) {
+	if s.e.masters || g.Key == "" {
+		return // Redlock's key lives on independent masters, each with its own expiry
+	}
+	admin := s.e.set.Admin(s.e.set.Primary())
+	if admin == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if ttl, err := admin.PTTL(rctx, g.Key).Result(); err == nil && ttl == -1 {
+		s.e.Histories().Leaseless(client, g.Token)
+	}
+}
+
 // Conn is the client's own connection to the primary, for redis-guarded.
 func (s store) Conn(client string) resource.Conn {
 	s.e.mu.Lock()

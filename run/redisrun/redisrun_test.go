@@ -3,6 +3,7 @@ package redisrun_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,45 @@ func TestAKeyOutsideTheRunsPrefixIsFollowedAndRemoved(t *testing.T) {
 	n, err = s.Admin(s.Primary()).Exists(t.Context(), key).Result()
 	require.NoError(t, err)
 	assert.Zero(t, n, "the run removed %s", key)
+}
+
+// forever is a user's lock that sets its key with no expiry: it rests on
+// no lease, and a holder that dies keeps it for ever.
+type forever struct{ c *redis.Client }
+
+func (f forever) Acquire(ctx context.Context) (lock.Grant, error) {
+	if err := f.c.SetNX(ctx, "locklab/forever", "v", 0).Err(); err != nil {
+		return lock.Grant{}, err
+	}
+	return lock.Grant{Key: "locklab/forever", Value: "v", Token: 1}, nil
+}
+
+func (f forever) Release(ctx context.Context, _ lock.Grant) error {
+	return f.c.Del(ctx, "locklab/forever").Err()
+}
+
+func (forever) Close() error { return nil }
+
+// A grant whose key has no expiry is seen so as soon as it is granted, and
+// lease-kept FAILs the run, whatever else happens.
+func TestAKeyWithNoExpiryRestsOnNoLease(t *testing.T) {
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis engine was not tried (.ci/run installs it)", err)
+	}
+	s, err := redisd.StartReplicated(t.Context(), 0, redisd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	f := func(servers []*redis.Client, _ string, _ lock.Options) (lock.Locker, error) {
+		return forever{servers[0]}, nil
+	}
+	e, err := redisrun.New(redisrun.Config{Set: s, Factory: f, TTL: 1, RunID: t.Name(), Resource: []string{"fenced"}})
+	require.NoError(t, err)
+	do(t, e, "client c1 member=m1", "acquire c1", "cs c1", "release c1")
+	require.NoError(t, e.Close())
+	reps, err := e.Reports()
+	require.NoError(t, err)
+	i := slices.IndexFunc(reps[0].Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, models.Fail, reps[0].Safety[i].Result)
+	assert.Contains(t, reps[0].Safety[i].Explanation, "rests on no lease")
 }

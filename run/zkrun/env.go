@@ -157,6 +157,19 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 	return l, done, nil
 }
 
+// Granted looks at a grant's node once it is recorded: one that no session
+// owns (a persistent node) rests on no lease — a holder that dies keeps
+// the lock for ever — and the history says so (history.ObservedLeaseless).
+func (s store) Granted(_ context.Context, client string, g lock.Grant) {
+	if g.Key == "" {
+		return
+	}
+	ok, st, err := s.e.ens.Admin().Exists(g.Key)
+	if err == nil && ok && st.EphemeralOwner == 0 {
+		s.e.Histories().Leaseless(client, g.Token)
+	}
+}
+
 // Conn is the client's own connection, for zk-guarded (nil for a lock run
 // as a process, which makes its own).
 func (s store) Conn(client string) resource.Conn {

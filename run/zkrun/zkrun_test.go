@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/lock/zklock"
+	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/run/zkrun"
 	"github.com/locklab/locklab/script"
@@ -25,12 +27,15 @@ var (
 
 // newEnv starts an ensemble of three and a run of zk-lock on it, or skips
 // where ZooKeeper is missing.
-func newEnv(t *testing.T) *zkrun.Env {
+func newEnv(t *testing.T) *zkrun.Env { return newEnvOf(t, "zk-lock") }
+
+// newEnvOf is newEnv of the ZooKeeper lock called name.
+func newEnvOf(t *testing.T, name string) *zkrun.Env {
 	t.Helper()
 	if _, _, err := zkd.Find(); err != nil {
 		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
 	}
-	l, err := zklock.Find("zk-lock")
+	l, err := zklock.Find(name)
 	require.NoError(t, err)
 	ens, err := zkd.Start(t.Context(), 3, zkd.Options{})
 	require.NoError(t, err)
@@ -124,4 +129,17 @@ func TestAZooKeeperServerThatDiedSaysSo(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "zookeeper server "+ens.Names()[0]+" died during the run, not by a fault of the lab's")
 	assert.NotContains(t, err.Error(), "removing the run's nodes")
+}
+
+// A grant's node that no session owns (zk-persistent's) rests on no
+// lease: lease-kept FAILs the run as soon as it is granted.
+func TestAPersistentNodeRestsOnNoLease(t *testing.T) {
+	e := newEnvOf(t, "zk-persistent")
+	do(t, e, "client c1 member=m1", "acquire c1", "cs c1", "release c1")
+	reps, err := e.Reports()
+	require.NoError(t, err)
+	i := slices.IndexFunc(reps[0].Safety, func(v models.Verdict) bool { return v.Check == "lease-kept" })
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, models.Fail, reps[0].Safety[i].Result)
+	assert.Contains(t, reps[0].Safety[i].Explanation, "rests on no lease")
 }
