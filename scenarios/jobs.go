@@ -51,6 +51,7 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 	}
 	var jobs []job
 	leftOut := cfg.resourcesLeftOut(locks)
+	cfg.lessonsLeftOut = nil
 	for _, s := range scens {
 		var whys []string            // why s is no lesson for some of the locks, in order
 		not := map[string][]string{} // the locks, by why
@@ -71,7 +72,9 @@ func (cfg *Config) jobs() ([]job, []string, error) {
 			}
 		}
 		for _, why := range whys {
-			leftOut = append(leftOut, fmt.Sprintf("%s, not run for %s", why, strings.Join(not[why], ", ")))
+			l := LessonLeftOut{Lesson: s.Name, Why: why, Locks: not[why]}
+			cfg.lessonsLeftOut = append(cfg.lessonsLeftOut, l)
+			leftOut = append(leftOut, l.Line())
 		}
 	}
 	if len(jobs) == 0 && len(leftOut) > 0 {

@@ -101,6 +101,9 @@ type Config struct {
 	// shapes are what each lock's grants carry, learnt from one grant
 	// before the runs (shapesOf).
 	shapes map[string]GrantShape
+	// lessonsLeftOut are the lessons jobs left out for some of the locks,
+	// their store unable to run them.
+	lessonsLeftOut []LessonLeftOut
 }
 
 // Result is one scenario × lock × resource × run.
@@ -170,7 +173,8 @@ func Run(ctx context.Context, config Config) (Summary, error) {
 	}
 	sum.Campaign = &Campaign{Scenarios: cfg.Scenarios, Locks: cfg.Locks, Resources: cfg.Resources, Seed: cfg.Seed,
 		Runs: cfg.Runs, Members: cfg.Members, LeaseScale: max(cfg.LeaseScale, 1), ExpectPass: cfg.ExpectPass,
-		External: cfg.External != nil, Jobs: len(jobs), Shard: cfg.Shard, LeftOut: leftOut}
+		External: cfg.External != nil, Jobs: len(jobs), Shard: cfg.Shard, LeftOut: leftOut,
+		LessonsLeftOut: cfg.lessonsLeftOut}
 	if cfg.Shard.Count > 1 {
 		var kept []job
 		for i, j := range jobs {

@@ -89,9 +89,24 @@ type Campaign struct {
 	// Jobs is how many jobs the whole campaign has, all shards together.
 	Jobs  int   `json:"jobs"`
 	Shard Shard `json:"shard,omitzero"`
-	// LeftOut says, a line per lesson, which lessons were not run for
-	// which locks and why: another store's lessons (see Scenario.NotFor).
-	LeftOut []string `json:"left_out,omitempty"`
+	// LeftOut says, a line each, which resources and lessons were not run
+	// for which locks and why: another store's (see Scenario.NotFor); the
+	// lessons' lines are LessonsLeftOut's, said (LessonLeftOut.Line).
+	LeftOut        []string        `json:"left_out,omitempty"`
+	LessonsLeftOut []LessonLeftOut `json:"lessons_left_out,omitempty"`
+}
+
+// A LessonLeftOut is a lesson a campaign did not run for some of its
+// locks: their store cannot do what it needs (Why, Scenario.NotFor's).
+type LessonLeftOut struct {
+	Lesson string   `json:"lesson"`
+	Why    string   `json:"why"`
+	Locks  []string `json:"locks"`
+}
+
+// Line says l in a line, as Campaign.LeftOut has it.
+func (l LessonLeftOut) Line() string {
+	return fmt.Sprintf("%s, not run for %s", l.Why, strings.Join(l.Locks, ", "))
 }
 
 // same reports whether c and o are shards of one campaign.

@@ -73,3 +73,30 @@ func TestATerminalsStatusLineFitsEightyColumns(t *testing.T) {
 	assert.Equal(t, ttyWidth, utf8.RuneCountInString(line), line)
 	assert.True(t, strings.HasSuffix(line, "…"), line)
 }
+
+// The lessons a run leaves out for its locks' stores are said a line each
+// when they are few, and by name in one line when they are more; the
+// resources another store keeps are said a line each either way.
+func TestLessonsLeftOutAreSaidInOneLineWhenMany(t *testing.T) {
+	lesson := func(name string) scenarios.LessonLeftOut {
+		return scenarios.LessonLeftOut{Lesson: name, Why: name + " needs a store that can do more", Locks: []string{"zk-lock"}}
+	}
+	resource := "etcd-guarded guards a write with the lock's key in etcd, not run for zk-lock"
+	campaign := func(lessons ...scenarios.LessonLeftOut) scenarios.Campaign {
+		c := scenarios.Campaign{LeftOut: []string{resource}, LessonsLeftOut: lessons}
+		for _, l := range lessons {
+			c.LeftOut = append(c.LeftOut, l.Line())
+		}
+		return c
+	}
+	var few strings.Builder
+	printLeftOut(&few, campaign(lesson("link-blip")))
+	assert.Equal(t, "  left out (another store's): "+resource+"\n"+
+		"  left out (another store's): link-blip needs a store that can do more, not run for zk-lock\n", few.String())
+
+	var many strings.Builder
+	printLeftOut(&many, campaign(lesson("link-blip"), lesson("random"), lesson("retried-release")))
+	assert.Equal(t, "  left out (another store's): "+resource+"\n"+
+		"  left out: 3 lessons these locks' stores cannot run (locklab list says which store runs each; --scenario NAME "+
+		"says why): link-blip, random, retried-release\n", many.String())
+}

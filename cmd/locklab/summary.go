@@ -230,9 +230,7 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 		fmt.Fprintln(w, "  every configuration was skipped: nothing was tested (exit status 3)")
 	}
 	if sum.Campaign != nil {
-		for _, l := range sum.Campaign.LeftOut {
-			fmt.Fprintf(w, "  left out (another store's): %s\n", l)
-		}
+		printLeftOut(w, *sum.Campaign)
 	}
 	printSkips(w, sum.Results)
 	printRetried(w, sum.Results)
@@ -360,4 +358,34 @@ func listed(names []string, n int) string {
 		return strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// groupLeftOut is how many lessons left out the console says one line each;
+// more are said in one line, by name (results.json keeps every reason,
+// locklab list says which store runs each lesson).
+const groupLeftOut = 2
+
+// printLeftOut says what the campaign left out for its locks' stores: the
+// resources another store keeps, a line each; the lessons, a line each
+// when they are few, else their names in one line.
+func printLeftOut(w io.Writer, c scenarios.Campaign) {
+	grouped := map[string]bool{}
+	var names []string
+	if len(c.LessonsLeftOut) > groupLeftOut {
+		for _, l := range c.LessonsLeftOut {
+			grouped[l.Line()] = true
+			if !slices.Contains(names, l.Lesson) {
+				names = append(names, l.Lesson)
+			}
+		}
+	}
+	for _, l := range c.LeftOut {
+		if !grouped[l] {
+			fmt.Fprintf(w, "  left out (another store's): %s\n", l)
+		}
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(w, "  left out: %d lessons these locks' stores cannot run (locklab list says which store runs each; "+
+			"--scenario NAME says why): %s\n", len(names), strings.Join(names, ", "))
+	}
 }
