@@ -12,6 +12,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 )
 
@@ -72,7 +73,10 @@ func newZkWorker(ens *zkd.Ensemble, cfg Config, name string, i int) (*zkWorker, 
 	if cfg.ZooKeeperExec != nil {
 		l, err = cfg.ZooKeeperExec(addrs, name, opts) // it makes its own session over the links
 	} else if w.conn, _, err = zk.Connect(addrs, time.Duration(cfg.TTL)*time.Second, zk.WithLogger(zkd.Silent{})); err == nil {
-		l, err = cfg.ZooKeeper(w.conn, name, opts)
+		err = hasSession(w.conn)
+		if err == nil {
+			l, err = cfg.ZooKeeper(w.conn, name, opts)
+		}
 	}
 	if err != nil {
 		w.close()
@@ -80,6 +84,21 @@ func newZkWorker(ens *zkd.Ensemble, cfg Config, name string, i int) (*zkWorker, 
 	}
 	w.locker = l
 	return w, nil
+}
+
+// sessionWait bounds how long a worker's session may take to be given: a
+// fresh ensemble's JVMs take seconds over their first requests on a busy
+// machine, and a measurement that began before would time the session,
+// not the lock.
+const sessionWait = 30 * time.Second
+
+// hasSession waits until c has its session.
+func hasSession(c *zk.Conn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), sessionWait)
+	defer cancel()
+	return poll.Until(ctx, "a ZooKeeper session", 10*time.Millisecond, func(context.Context) (bool, error) {
+		return c.State() == zk.StateHasSession, nil
+	})
 }
 
 func (w *zkWorker) acquire(ctx context.Context) (func(context.Context) error, error) {

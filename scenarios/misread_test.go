@@ -17,6 +17,7 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/etcdlock"
 	"github.com/locklab/locklab/models"
@@ -53,18 +54,50 @@ func TestAnEnqueueRetriedUnderANewKeyFailsHandOff(t *testing.T) {
 // new lease writes over the next holder's key: the next holder's grant
 // now rests on the writer's lease, and its release finds the key
 // another's. The validity check names it (the grant was gone while held),
-// on every seed; never ERROR.
+// on every seed; never ERROR. A seed on which the machine starved a later
+// holder's own keep-alives (its lease gone before the lab looked at its
+// key) is run again, as TestScripts runs a script again (scenarios.
+// Attempts in all).
 func TestAWatchdogThatWritesOverTheNextHolderFailsValidity(t *testing.T) {
 	t.Parallel()
-	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"stale-release"}, Locks: []string{"reput"},
-		Factories: map[string]etcdlock.Factory{"reput": newReputEtcd}, Resources: []string{"fenced"}, Seed: 1, Runs: 3,
-		Out: t.TempDir()})
-	require.NoError(t, err)
-	require.Len(t, sum.Results, 3)
-	for _, r := range sum.Results {
-		assert.Equal(t, models.Fail, r.Verdict, "seed %d: %s", r.Seed, r.Error)
-		assert.Equal(t, models.Fail, checkOf(r, "validity").Result, "seed %d: %s", r.Seed, r.Error)
+	for seed := uint64(1); seed <= 3; seed++ {
+		for attempt := 1; ; attempt++ {
+			sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"stale-release"}, Locks: []string{"reput"},
+				Factories: map[string]etcdlock.Factory{"reput": newReputEtcd}, Resources: []string{"fenced"}, Seed: seed,
+				Out: t.TempDir()})
+			require.NoError(t, err)
+			require.Len(t, sum.Results, 1)
+			r := sum.Results[0]
+			if r.Verdict != models.Fail && attempt < scenarios.Attempts {
+				if starved := starvedHolder(t, r); starved != "" {
+					t.Logf("seed %d, attempt %d: %s; run again", seed, attempt, starved)
+					continue
+				}
+			}
+			assert.Equal(t, models.Fail, r.Verdict, "seed %d: %s", r.Seed, r.Error)
+			assert.Equal(t, models.Fail, checkOf(r, "validity").Result, "seed %d: %s", r.Seed, r.Error)
+			break
+		}
 	}
+}
+
+// starvedHolder says which holder other than c1 lost its lease in r's
+// history because its own keep-alives came a TTL or more apart (the
+// machine's doing), or "".
+func starvedHolder(t *testing.T, r scenarios.Result) string {
+	t.Helper()
+	if r.History == "" {
+		return ""
+	}
+	_, events, err := history.ReadFile(r.History)
+	require.NoError(t, err)
+	var others []history.Loss
+	for _, l := range history.LeaseLosses(events) {
+		if l.Client != "c1" {
+			others = append(others, l)
+		}
+	}
+	return starvedRenewer(others)
 }
 
 // The same bug on Redis: a watchdog that renews with a plain SET of its
