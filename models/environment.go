@@ -51,61 +51,8 @@ func checkEnvironment(ops []history.Operation, events []history.Event, min *hist
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
 		return v
 	}
-	var why []string
-	for _, h := range heldLosses(ops, events) {
-		switch h.environmental() {
-		case byRenewal:
-			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold although its client had sent it a "+
-				"keep-alive %v before it was last seen alive (TTL %v)", h.grant.Client,
-				time.Duration(h.loss.Gone-h.grant.Return), time.Duration(h.loss.AliveUntil-h.loss.RenewedAt),
-				time.Duration(h.loss.TTL)))
-		case byStall:
-			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold while the lab's own process stood still",
-				h.grant.Client, time.Duration(h.loss.Gone-h.grant.Return)))
-		case byOutlived:
-			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold, %s", h.grant.Client,
-				time.Duration(h.loss.Gone-h.grant.Return), outlivedWhy(events, h)))
-		case byUnanswered:
-			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold: %s", h.grant.Client,
-				time.Duration(h.loss.Gone-h.grant.Return), unansweredWhy(events, h)))
-		default:
-			continue
-		}
-		v.Evidence = append(v.Evidence, append(evidence(h.grant), describeLoss(h.loss))...)
-	}
-	for _, w := range waitLosses(ops, events) {
-		what := ", and the lab's own process stood still meanwhile"
-		switch w.environmental() {
-		case byOutlived:
-			what = ", " + outlivedWhy(events, w)
-		case byRenewal:
-			what = fmt.Sprintf(" although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
-				time.Duration(w.loss.AliveUntil-w.loss.RenewedAt), time.Duration(w.loss.TTL))
-		case byUnanswered:
-			what = ": " + unansweredWhy(events, w)
-		}
-		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
-		v.Evidence = append(v.Evidence, append(evidence(w.grant), describeLoss(w.loss))...)
-	}
-	for _, l := range idleLosses(ops, events) {
-		what := fmt.Sprintf("although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
-			time.Duration(l.loss.AliveUntil-l.loss.RenewedAt), time.Duration(l.loss.TTL))
-		switch l.environmental() {
-		case byStall:
-			what = "while the lab's own process stood still"
-		case byOutlived:
-			what = outlivedWhy(events, l)
-		case byUnanswered:
-			what = unansweredWhy(events, l)
-		}
-		why = append(why, fmt.Sprintf("%s's lease ended while %s held nothing and asked for nothing, %s",
-			l.loss.Client, l.loss.Client, what))
-		v.Evidence = append(v.Evidence, describeLoss(l.loss))
-	}
-	for _, g := range givenUps(events) {
-		why = append(why, g.why())
-		v.Evidence = append(v.Evidence, g.evidence)
-	}
+	why, evidence := lapses(ops, events)
+	v.Evidence = append(v.Evidence, evidence...)
 	v.Evidence = append(v.Evidence, stood...)
 	if len(why) == 0 && len(short) == 0 {
 		v.Result = Pass
@@ -126,6 +73,68 @@ func checkEnvironment(ops []history.Operation, events []history.Event, min *hist
 		"then rightly granted, a waiter rightly told its session expired, a step ran out of time), so what followed is " +
 		"no evidence against the lock: run again on a quieter machine, or with a longer TTL (--ttl)."
 	return v
+}
+
+// lapses says, one reason each, the leases of the history the environment
+// ended — a holder's, a waiter's or an idle client's, renewed in time or
+// lost while the lab stood still — and the waits it cut short, with their
+// evidence.
+func lapses(ops []history.Operation, events []history.Event) (why, shown []string) {
+	for _, h := range heldLosses(ops, events) {
+		switch h.environmental() {
+		case byRenewal:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold although its client had sent it a "+
+				"keep-alive %v before it was last seen alive (TTL %v)", h.grant.Client,
+				time.Duration(h.loss.Gone-h.grant.Return), time.Duration(h.loss.AliveUntil-h.loss.RenewedAt),
+				time.Duration(h.loss.TTL)))
+		case byStall:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold while the lab's own process stood still",
+				h.grant.Client, time.Duration(h.loss.Gone-h.grant.Return)))
+		case byOutlived:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold, %s", h.grant.Client,
+				time.Duration(h.loss.Gone-h.grant.Return), outlivedWhy(events, h)))
+		case byUnanswered:
+			why = append(why, fmt.Sprintf("%s's lease ended %v into its hold: %s", h.grant.Client,
+				time.Duration(h.loss.Gone-h.grant.Return), unansweredWhy(events, h)))
+		default:
+			continue
+		}
+		shown = append(shown, append(evidence(h.grant), describeLoss(h.loss))...)
+	}
+	for _, w := range waitLosses(ops, events) {
+		what := ", and the lab's own process stood still meanwhile"
+		switch w.environmental() {
+		case byOutlived:
+			what = ", " + outlivedWhy(events, w)
+		case byRenewal:
+			what = fmt.Sprintf(" although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
+				time.Duration(w.loss.AliveUntil-w.loss.RenewedAt), time.Duration(w.loss.TTL))
+		case byUnanswered:
+			what = ": " + unansweredWhy(events, w)
+		}
+		why = append(why, fmt.Sprintf("%s's lease ended while it waited for the lock%s", w.grant.Client, what))
+		shown = append(shown, append(evidence(w.grant), describeLoss(w.loss))...)
+	}
+	for _, l := range idleLosses(ops, events) {
+		what := fmt.Sprintf("although its client had sent it a keep-alive %v before it was last seen alive (TTL %v)",
+			time.Duration(l.loss.AliveUntil-l.loss.RenewedAt), time.Duration(l.loss.TTL))
+		switch l.environmental() {
+		case byStall:
+			what = "while the lab's own process stood still"
+		case byOutlived:
+			what = outlivedWhy(events, l)
+		case byUnanswered:
+			what = unansweredWhy(events, l)
+		}
+		why = append(why, fmt.Sprintf("%s's lease ended while %s held nothing and asked for nothing, %s",
+			l.loss.Client, l.loss.Client, what))
+		shown = append(shown, describeLoss(l.loss))
+	}
+	for _, g := range givenUps(events) {
+		why = append(why, g.why())
+		shown = append(shown, g.evidence)
+	}
+	return why, shown
 }
 
 // Unjudged says, in the first sentence of the environment's verdict, why

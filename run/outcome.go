@@ -148,36 +148,54 @@ func (o Outcome) Granted() bool { return o.Kind == Granted }
 // String renders the outcome as a script prints it: stable text, with
 // symbolic names and relative tokens only.
 func (o Outcome) String() string {
+	if s, ok := o.stepString(); ok {
+		return s
+	}
+	return o.faultString()
+}
+
+// stepString renders an outcome of a client's own step (an acquire, a
+// section, a release), and reports whether o is one.
+func (o Outcome) stepString() (string, bool) {
 	c := o.Client
 	switch o.Kind {
 	case StepError:
-		return "error: " + o.Detail
+		return "error: " + o.Detail, true
 	case Ready:
-		return "ready"
+		return "ready", true
 	case Connected:
-		return fmt.Sprintf("%s: connected to %s", c, o.Member)
+		return fmt.Sprintf("%s: connected to %s", c, o.Member), true
 	case Granted:
 		s := fmt.Sprintf("%s: granted token=%s", c, o.Token)
 		if o.NewLease {
 			s += " on a new lease"
 		}
-		return o.effected(s, "acquire")
+		return o.effected(s, "acquire"), true
 	case Failed:
-		return o.effected(fmt.Sprintf("%s: %s", c, describe(o.Failure, o.Detail)), "acquire")
+		return o.effected(fmt.Sprintf("%s: %s", c, describe(o.Failure, o.Detail)), "acquire"), true
 	case Section:
 		parts := make([]string, len(o.Writes))
 		for i, w := range o.Writes {
 			parts[i] = w.String()
 		}
-		return fmt.Sprintf("%s: %s", c, strings.Join(parts, "; "))
+		return fmt.Sprintf("%s: %s", c, strings.Join(parts, "; ")), true
 	case Released:
-		return o.effected(c+": released", "release")
+		return o.effected(c+": released", "release"), true
 	case ReleasedEnded:
-		return o.effected(c+": released a grant whose lease had ended", "release")
+		return o.effected(c+": released a grant whose lease had ended", "release"), true
 	case ReleaseFailed:
-		return o.effected(fmt.Sprintf("%s: release %s", c, describe(o.Failure, o.Detail)), "release")
+		return o.effected(fmt.Sprintf("%s: release %s", c, describe(o.Failure, o.Detail)), "release"), true
 	case Started:
-		return fmt.Sprintf("%s: %s", c, o.Doing)
+		return fmt.Sprintf("%s: %s", c, o.Doing), true
+	}
+	return "", false
+}
+
+// faultString renders an outcome of a fault, a wait or a check: what the
+// lab did and saw, not a client's step.
+func (o Outcome) faultString() string {
+	c := o.Client
+	switch o.Kind {
 	case WillPause:
 		return fmt.Sprintf("%s: will pause at %s", c, o.Point)
 	case Paused:

@@ -2,6 +2,7 @@ package redisd
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/redcon"
@@ -73,17 +74,7 @@ func Commands() func([]byte) []string {
 // Writes returns a reader of one client connection's requests, fed each
 // read in order, that reports whether that read completes a command that
 // may change a key (see Commands).
-func Writes() func([]byte) bool {
-	read := Commands()
-	return func(b []byte) bool {
-		for _, name := range read(b) {
-			if !readOnly[name] {
-				return true
-			}
-		}
-		return false
-	}
-}
+func Writes() func([]byte) bool { return completes(func(name string) bool { return !readOnly[name] }) }
 
 // session are the commands of a connection rather than of what its client
 // does with it: a new connection's handshake (go-redis sends HELLO, then
@@ -97,14 +88,11 @@ var session = map[string]bool{
 // read in order, that reports whether that read completes a command other
 // than the connection's own (see session): every command a Redis client
 // sends is answered, and the client waits on it.
-func Requests() func([]byte) bool {
+func Requests() func([]byte) bool { return completes(func(name string) bool { return !session[name] }) }
+
+// completes returns a reader of one connection's requests that reports
+// whether a read completes a command that counts.
+func completes(counts func(name string) bool) func([]byte) bool {
 	read := Commands()
-	return func(b []byte) bool {
-		for _, name := range read(b) {
-			if !session[name] {
-				return true
-			}
-		}
-		return false
-	}
+	return func(b []byte) bool { return slices.ContainsFunc(read(b), counts) }
 }

@@ -1,7 +1,3 @@
-// Package leaks names the goroutines a test's leak check (goleak) lets
-// outlive a test because a library the lab uses leaves them behind by a
-// bug of its own, each with where the bug is reported: the lab's own
-// goroutines are never among them.
 package leaks
 
 import "go.uber.org/goleak"
