@@ -3,7 +3,7 @@
 # own process, and the Redis locks' servers from Debian's redis-server, so
 # the image needs the binary and that package.
 #   docker build -t locklab .
-#   docker run --rm -v "$PWD/reports:/reports" locklab run --out /reports/run
+#   docker run --rm -v "$PWD/locklab-out:/out" locklab run --out /out/run
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./

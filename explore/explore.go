@@ -126,7 +126,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}
 	began := time.Now()
-	x := &exploration{ctx: ctx, cfg: cfg, seen: map[string]*Case{}, runCase: RunCase}
+	x := &exploration{ctx: ctx, cfg: cfg, seen: map[string]*Case{}, firstAt: map[string]int{}, runCase: RunCase}
 	tb, err := x.explore()
 	if err != nil {
 		return Result{}, err
@@ -225,6 +225,8 @@ type exploration struct {
 	// already run need not run again (rapid's shrinking draws many that
 	// map to one).
 	seen map[string]*Case
+	// firstAt is the case that first drew each script seen, by its key.
+	firstAt map[string]int
 }
 
 // prop is the property rapid checks: a drawn case, run (or seen before),
@@ -254,10 +256,15 @@ func (x *exploration) prop(t *rapid.T) {
 		}
 		c.broken = cfg.Property.Holds(c)
 		x.seen[key] = c
-		x.progress(c)
+		if !x.shrinking {
+			x.firstAt[key] = x.caseNumber()
+		}
+		x.progress(c, 0)
 		if c.broken != nil && (x.failing == nil || c.Steps() <= x.failing.Steps()) {
 			x.failing = c
 		}
+	} else if !x.shrinking {
+		x.progress(c, x.firstAt[key])
 	}
 	if !x.shrinking && c.Faults > 0 {
 		x.res.Faulted++
@@ -274,8 +281,10 @@ func (x *exploration) prop(t *rapid.T) {
 	}
 }
 
-// progress prints one line about a case that ran.
-func (x *exploration) progress(c *Case) {
+// progress prints one line about a case: one that ran, or (again, the
+// case that drew its script first) one drawn again, which runs as that
+// one did and is not run a second time — every case drawn has its line.
+func (x *exploration) progress(c *Case, again int) {
 	if x.cfg.Progress == nil {
 		return
 	}
@@ -283,12 +292,19 @@ func (x *exploration) progress(c *Case) {
 	if c.broken != nil {
 		verdict = "FAILS: " + firstLine(c.broken.Error())
 	}
-	what := fmt.Sprintf("case %d", cmp.Or(x.number, x.res.Cases))
+	what := fmt.Sprintf("case %d", x.caseNumber())
 	if x.shrinking {
 		what = fmt.Sprintf("shrinking (run %d)", x.res.Runs)
 	}
+	if again > 0 {
+		fmt.Fprintf(x.cfg.Progress, "%s: the script of case %d, drawn again (not run again): %s %s\n", what, again, x.cfg.Property.Name, verdict)
+		return
+	}
 	fmt.Fprintf(x.cfg.Progress, "%s: %d actions, %d steps: %s %s\n", what, len(c.Actions), c.Steps(), x.cfg.Property.Name, verdict)
 }
+
+// caseNumber is the case drawn now, counted in the whole exploration.
+func (x *exploration) caseNumber() int { return cmp.Or(x.number, x.res.Cases) }
 
 // draw draws a case: how many actions, then each action by its place in
 // the walk's list of every action (Names; the walk takes the first it

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func drawn(t *testing.T, cfg Config, failOn string) (map[int]string, *exploratio
 		}
 		return nil
 	}}
-	x := &exploration{ctx: context.Background(), cfg: cfg, seen: map[string]*Case{}}
+	x := &exploration{ctx: context.Background(), cfg: cfg, seen: map[string]*Case{}, firstAt: map[string]int{}}
 	x.runCase = func(_ context.Context, _ Config, picks []int) (*Case, error) {
 		if !x.shrinking {
 			got[max(x.number, x.res.Cases)] = fmt.Sprint(picks)
@@ -109,4 +110,28 @@ func TestExplorationsAtOnceDrawTheirOwnCases(t *testing.T) {
 			assert.Equal(t, v, together[4][k], "case %d", k)
 		}
 	}
+}
+
+// Every case drawn has its line in the progress, numbered one after
+// another: a case that draws a script drawn before says so, and is not run
+// again.
+func TestEveryCaseDrawnIsPrinted(t *testing.T) {
+	var out strings.Builder
+	_, x := drawn(t, Config{Cases: 40, Seed: 7, Progress: &out}, "")
+	var numbers []int
+	again := 0
+	for line := range strings.Lines(out.String()) {
+		var n int
+		_, err := fmt.Sscanf(line, "case %d:", &n)
+		require.NoError(t, err, "line %q", line)
+		numbers = append(numbers, n)
+		if strings.Contains(line, "drawn again") {
+			again++
+		}
+	}
+	require.Len(t, numbers, 40)
+	for i, n := range numbers {
+		assert.Equal(t, i+1, n)
+	}
+	assert.Equal(t, x.res.Cases-x.res.Runs, again, "every case not run says it was drawn before")
 }

@@ -172,7 +172,7 @@ func orDash(s string) string {
 func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	flags := newFlagSet("replay")
 	verbose := flags.Bool("verbose", false, "show etcd's and the clients' logs")
-	outFlag := flags.String("out", "", "results directory for the replayed run (default reports/<time>, with reports/latest)")
+	outFlag := flags.String("out", "", "results directory for the replayed run (default locklab-out/<time>, with locklab-out/latest)")
 	lockFlag := flags.String("lock", "", "the lock to replay with (default: the one the run recorded; a lock run as a command, "+
 		process.ExecPrefix+"…, only when named here or with --allow-exec)")
 	allowExec := flags.Bool("allow-exec", false, "run the command a recorded "+process.ExecPrefix+"… lock names")
@@ -180,7 +180,7 @@ func cmdReplay(ctx context.Context, args []string, stdout, stderr io.Writer) (in
 		return exitUsage, err
 	}
 	if flags.NArg() != 1 {
-		return exitUsage, usagef("replay: want one run directory (reports/…/<scenario>/<lock>/<seed>), got %d arguments", flags.NArg())
+		return exitUsage, usagef("replay: want one run directory (locklab-out/…/<scenario>/<lock>/<seed>), got %d arguments", flags.NArg())
 	}
 	dir := flags.Arg(0)
 	plan, err := readSchedule(dir)

@@ -14,7 +14,7 @@ import (
 
 // console shows a run's progress as it goes. On a terminal it is one
 // status line redrawn in place; elsewhere (a CI log) a status line at each
-// tenth of the run. The status counts the results not as expected so far
+// tenth of the run, at most one in logEvery (the first and the last always). The status counts the results not as expected so far
 // and names the latest; each is printed once, with its seed and details,
 // in the summary (printSummary).
 type console struct {
@@ -24,7 +24,8 @@ type console struct {
 	now        func() time.Time
 	unexpected int
 	latest     string // the latest result not as expected
-	tenth      int    // the last tenth of the run a plain status line was printed at
+	tenth      int       // the last tenth of the run a plain status line was printed at
+	printed    time.Time // when it was printed (zero: none yet)
 	drawn      bool   // a status line is on the terminal's last line
 }
 
@@ -65,11 +66,20 @@ func (c *console) finished(rs []scenarios.Result, done, total int) {
 		c.drawn = true
 		return
 	}
-	if t := done * 10 / total; t > c.tenth {
-		c.tenth = t
+	t := done * 10 / total
+	if t <= c.tenth {
+		return
+	}
+	c.tenth = t
+	if now := c.now(); c.printed.IsZero() || now.Sub(c.printed) >= logEvery || done == total {
+		c.printed = now
 		fmt.Fprintln(c.w, c.status(done, total))
 	}
 }
+
+// logEvery is the least time between two progress lines in a log: a short
+// run says its progress in a few lines, a campaign of hours at each tenth.
+const logEvery = 10 * time.Second
 
 // close takes the status line off a terminal, for the summary to follow.
 func (c *console) close() { c.clear() }

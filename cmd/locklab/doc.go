@@ -3,7 +3,7 @@
 //
 // Where things are:
 //   - main.go: the commands, exit statuses and the one-line errors
-//   - run.go: run (the flags, the runner, the report and reports/latest)
+//   - run.go: run (the flags, the runner, the report and locklab-out/latest)
 //   - check.go: check (one history file judged as its run did) and replay
 //   - explore.go: explore (drawn scripts, shrinking, the failing script)
 //   - bench.go: bench (measurements, the cluster in a child process, the

@@ -36,7 +36,7 @@ func (f *exploreFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.faults, "faults", "all", "fault kinds to draw: "+strings.Join(script.WalkFaults(), ", ")+" (comma list), or all")
 	fs.IntVar(&f.ttl, "ttl", 1, fmt.Sprintf("lease TTL in seconds of the drawn scripts (operations' timeouts scale with it), 1 to %d: 2–5 gives a slow or busy machine time to renew", maxTTL))
 	fs.DurationVar(&f.shrink, "shrink-time", 2*time.Minute, fmt.Sprintf("most time spent shrinking a failing case, more than 0 and at most %v", maxShrink))
-	fs.StringVar(&f.out, "out", "", "where to write the shrunk failing script (default reports/explore/LOCK-RESOURCE-SEED.txt)")
+	fs.StringVar(&f.out, "out", "", "where to write the shrunk failing script (default locklab-out/explore/LOCK-RESOURCE-SEED.txt)")
 	fs.StringVar(&f.shardOf, "shard", "", "K/N: draw only shard K of N of the --cases (case i goes to shard i mod N + 1), and write a results file for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX")
 	f.cf.register(fs)
 }
@@ -131,7 +131,7 @@ func (f *exploreFlags) campaign() (explore.Campaign, exploreLock, error) {
 		name += fmt.Sprintf("-shard-%d-of-%d", shard.Index, shard.Count)
 	}
 	if f.out == "" {
-		f.out = filepath.Join("reports", "explore", scenarios.SafeName(name)+".txt")
+		f.out = filepath.Join(outRoot, "explore", scenarios.SafeName(name)+".txt")
 	}
 	return camp, factory, nil
 }

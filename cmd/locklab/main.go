@@ -143,6 +143,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	case "version", "--version", "-v":
+		if len(args) > 1 && isHelp(args[1]) {
+			fmt.Fprint(stdout, "Usage: locklab version\n\nPrints locklab's version, the commit and Go toolchain it was built from, and the platform.\n")
+			return exitOK
+		}
 		if len(args) > 1 {
 			err = usagef("version: unexpected argument %q", args[1])
 			break
@@ -169,3 +173,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
+
+// isHelp reports whether arg asks for a command's help.
+func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }

@@ -173,7 +173,7 @@ func TestUnreachableEndpoint(t *testing.T) {
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "no report directory left: %v", err)
 
-	// Nor the default reports/ it would have made, nor reports/<time>.
+	// Nor the default locklab-out/ it would have made, nor locklab-out/<time>.
 	work := t.TempDir()
 	t.Chdir(work)
 	code, _, _ = locklab(t, t.Context(), "run", "--scenario", "contention", "--lock", "queue", "--endpoints", "127.0.0.1:1")

@@ -19,6 +19,12 @@ import (
 // removed first), and no other may.
 const markFile = ".locklab-report"
 
+// outRoot is where a command writes its report when --out does not say:
+// outRoot/<time>, with outRoot/latest pointing at the newest. It is no Go
+// package's folder, so a run in a clone of this repository never writes
+// among its sources.
+const outRoot = "locklab-out"
+
 // reportDir is the directory a command writes its report to.
 type reportDir struct {
 	// Path is the directory.
@@ -28,14 +34,14 @@ type reportDir struct {
 }
 
 // outDir picks the directory a command writes its report to: the flag, or
-// reports/<time>. A directory that is not there, or empty, is taken; one
+// outRoot/<time>. A directory that is not there, or empty, is taken; one
 // that holds an earlier report of the same command is emptied and taken, so
 // that the old report's files never mix with the new; any other is refused
 // (one line, exit status 2), nothing written in it.
 func outDir(flagValue, command string) (reportDir, error) {
 	dir := flagValue
 	if dir == "" {
-		dir = filepath.Join("reports", time.Now().Format("20060102-150405.000"))
+		dir = filepath.Join(outRoot, time.Now().Format("20060102-150405.000"))
 	}
 	var r reportDir
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
@@ -130,7 +136,7 @@ func (r reportDir) removeAll() {
 	}
 }
 
-// linkLatest points reports/latest at dir, a run written whole (best
+// linkLatest points outRoot/latest at dir, a run written whole (best
 // effort: a link that cannot be made leaves the old one).
 func linkLatest(dir string) {
 	latest := filepath.Join(filepath.Dir(dir), "latest")

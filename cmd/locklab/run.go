@@ -92,7 +92,7 @@ func (f *runFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.parallel, "parallel", runParallel(),
 		fmt.Sprintf("configurations run at once, 1 to %d, each on its own embedded cluster (or sharing --endpoints); one per CPU when a lock runs as a process", maxParallel))
 	fs.StringVar(&f.expect, "expect", "catalog", "catalog: each configuration's documented verdict; pass: every one must pass (CI gate)")
-	fs.StringVar(&f.out, "out", "", "results directory (default reports/<time>, with reports/latest)")
+	fs.StringVar(&f.out, "out", "", "results directory (default locklab-out/<time>, with locklab-out/latest)")
 	fs.StringVar(&f.shard, "shard", "", "K/N: run shard K of N of the jobs (scenario × lock × seed), for locklab merge; auto/N takes K from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)")
 	fs.StringVar(&f.script, "script", "", "scenario file(s) to run, comma list, in the format of scenarios/scripts/ (then --scenario defaults to them alone)")
 	f.registerStoreFlags(fs)
@@ -421,7 +421,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) (int, 
 		return exitUndecided, nil
 	case err != nil:
 		// Nothing ran: leave no report directory, nor the parents made for
-		// it (reports/), each removed only if still empty.
+		// it (locklab-out/), each removed only if still empty.
 		rd.discard()
 		return exitUsage, err
 	}

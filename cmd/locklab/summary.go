@@ -143,12 +143,12 @@ func cellOf(rs []scenarios.Result) string {
 
 // printEffectCounts prints, for each scenario where what it claims did not
 // happen in every run, in how many runs of each lock each of its effects
-// happened: a column per lock. When every effect happened in every run,
-// one line says so.
-func printEffectCounts(w io.Writer, sum scenarios.Summary) {
+// happened: a column per lock. It reports whether every effect happened
+// in every run (the summary then says so in one line, effectsAllHappened).
+func printEffectCounts(w io.Writer, sum scenarios.Summary) (all bool) {
 	counts := sum.EffectCounts()
 	if len(counts) == 0 {
-		return
+		return false
 	}
 	var scenarioOrder []string
 	short := map[string]bool{} // scenarios with an effect that did not always happen
@@ -170,8 +170,7 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 	}
 	scenarioOrder = slices.DeleteFunc(scenarioOrder, func(s string) bool { return !short[s] })
 	if len(scenarioOrder) == 0 {
-		fmt.Fprintln(w, "\neffects: what each scenario claims happened in every run (the report shows them per run)")
-		return
+		return true
 	}
 	fmt.Fprintln(w, "\neffects not in every run (fewer than all: vacuous runs, ERROR; - skipped; the others happened in all)")
 	for _, s := range scenarioOrder {
@@ -192,7 +191,12 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 			fmt.Fprintf(w, "%s  %s\n", line, ef)
 		}
 	}
+	return false
 }
+
+// effectsAllHappened is the line that says every effect the run's lessons
+// claim happened in every run.
+const effectsAllHappened = "  effects: every effect the lessons claim happened, in every run (the report shows each run's)"
 
 // printSummary prints the matrix, the effects and the counts of a run,
 // then what a reader must see: every result not as expected with its
@@ -200,7 +204,7 @@ func printEffectCounts(w io.Writer, sum scenarios.Summary) {
 // increments the unfenced resources lost.
 func printSummary(w io.Writer, sum scenarios.Summary) {
 	printTable(w, sum)
-	printEffectCounts(w, sum)
+	effectsAll := printEffectCounts(w, sum)
 	expected, unexpected, unjudged, skipped, interrupted := 0, 0, 0, 0, 0
 	for _, r := range sum.Results {
 		switch {
@@ -226,6 +230,9 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			"machine, or with --ttl 2; exit status 3)", unjudged)
 	}
 	fmt.Fprintln(w)
+	if effectsAll {
+		fmt.Fprintln(w, effectsAllHappened)
+	}
 	if sum.NothingRan() {
 		fmt.Fprintln(w, "  every configuration was skipped: nothing was tested (exit status 3)")
 	}
@@ -341,15 +348,19 @@ func printLost(w io.Writer, results []scenarios.Result) {
 			lost[k] = append(lost[k], 100**r.LostFraction)
 		}
 	}
+	if len(keys) == 0 {
+		return
+	}
+	var each []string
 	for _, k := range keys {
 		lo, hi := slices.Min(lost[k]), slices.Max(lost[k])
 		share := fmt.Sprintf("%.1f%%", hi)
 		if lo != hi {
 			share = fmt.Sprintf("%.1f–%.1f%%", lo, hi)
 		}
-		fmt.Fprintf(w, "  %s × %s: %s of acknowledged increments lost, in %d of %d runs\n", k.scenario, k.resource,
-			share, len(lost[k]), runs[k])
+		each = append(each, fmt.Sprintf("%s × %s %s in %d of %d runs", k.scenario, k.resource, share, len(lost[k]), runs[k]))
 	}
+	fmt.Fprintf(w, "  acknowledged increments lost: %s\n", strings.Join(each, "; "))
 }
 
 // listed joins the first n of names, and says how many more there are.

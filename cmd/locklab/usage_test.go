@@ -13,7 +13,7 @@ import (
 
 // Every command answers --help with its flags, on standard output, exit 0.
 func TestEveryCommandHasHelp(t *testing.T) {
-	for _, cmd := range []string{"run", "check", "replay", "bench", "explore", "merge", "lab", "list", "explain"} {
+	for _, cmd := range []string{"run", "check", "replay", "bench", "explore", "merge", "lab", "list", "explain", "version"} {
 		for _, h := range []string{"--help", "-h"} {
 			code, stdout, stderr := locklab(t, t.Context(), cmd, h)
 			assert.Equal(t, exitOK, code, "%s %s: %s", cmd, h, stderr)
