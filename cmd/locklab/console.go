@@ -23,10 +23,10 @@ type console struct {
 	start      time.Time
 	now        func() time.Time
 	unexpected int
-	latest     string // the latest result not as expected
+	latest     string    // the latest result not as expected
 	tenth      int       // the last tenth of the run a plain status line was printed at
 	printed    time.Time // when it was printed (zero: none yet)
-	drawn      bool   // a status line is on the terminal's last line
+	drawn      bool      // a status line is on the terminal's last line
 }
 
 // ttyWidth is the most a terminal's status line takes.

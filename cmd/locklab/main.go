@@ -175,4 +175,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // isHelp reports whether arg asks for a command's help.
-func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}
