@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 
 // casesPerProperty is each property test's budget: small by default (5),
 // so go test ./... stays quick; LOCKLAB_LONG=1 makes it 30, and
-// LOCKLAB_EXPLORE_CASES sets it (see README).
+// LOCKLAB_EXPLORE_CASES sets it (see docs/explore.md).
 func casesPerProperty(t *testing.T) int {
 	t.Helper()
 	v := os.Getenv("LOCKLAB_EXPLORE_CASES")

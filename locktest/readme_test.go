@@ -15,24 +15,25 @@ import (
 	"github.com/locklab/locklab/internal/testsize"
 )
 
-// gateSection is the README's section that shows how to gate a lock.
-const gateSection = "### Gate your own lock in CI"
+// gateSection is the heading of docs/gate.md, the page that shows how to
+// gate a lock: its part up to the first "## " is run as written.
+const gateSection = "# Gate your own lock in CI"
 
-// readmeGate is the README's gate section, taken apart: the user's lock,
+// readmeGate is the gate page's gate section, taken apart: the user's lock,
 // their test, and the commands they type.
 type readmeGate struct {
 	lock, test string
 	commands   [][]string
 }
 
-// readReadmeGate reads the gate section of the README: its Go blocks
+// readReadmeGate reads the gate section of docs/gate.md: its Go blocks
 // (package mylock and package mylock_test) and the block of go commands.
 func readReadmeGate(t *testing.T) readmeGate {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/gate.md")
 	require.NoError(t, err)
 	_, sec, ok := strings.Cut(string(b), gateSection+"\n")
-	require.True(t, ok, "README.md has no %q section", gateSection)
-	sec, _, _ = strings.Cut(sec, "\n### ")
+	require.True(t, ok, "docs/gate.md has no %q section", gateSection)
+	sec, _, _ = strings.Cut(sec, "\n## ")
 	var g readmeGate
 	for _, m := range regexp.MustCompile("(?s)```(\\w*)\n(.*?)```").FindAllStringSubmatch(sec, -1) {
 		lang, body := m[1], m[2]
@@ -59,9 +60,9 @@ func readReadmeGate(t *testing.T) readmeGate {
 	return g
 }
 
-// module writes the README's lock and test, and a test file of the user's
+// module writes the gate page's lock and test, and a test file of the user's
 // own (extra), into a new module beside a link to this repository, as the
-// README lays them out (../locklab), and runs every command but the last,
+// page lays them out (../locklab), and runs every command but the last,
 // go test, there. It returns the module's directory and go test's
 // arguments.
 func (g readmeGate) module(t *testing.T, goCmd, extra string) (string, []string) {
@@ -89,8 +90,8 @@ func goIn(t *testing.T, dir, goCmd string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// constantTokenTest is a test of the user's own beside the README's: the
-// README's lock, with every grant's token the same (1), through the same
+// constantTokenTest is a test of the user's own beside the gate page's: the
+// page's lock, with every grant's token the same (1), through the same
 // gate. It sits in the same module, so both tests build into one binary:
 // the lock as written, and a constant token that must fail.
 const constantTokenTest = `package mylock_test
@@ -138,12 +139,12 @@ func TestConstantToken(t *testing.T) {
 }
 `
 
-// The README's gate, taken literally: its lock (etcd's Mutex with the fix
+// The gate page's gate, taken literally: its lock (etcd's Mutex with the fix
 // the contract asks for) and its test, in a module of their own outside
-// this repository, pointed at it with the README's commands, pass the whole
+// this repository, pointed at it with the gate page's commands, pass the whole
 // gate; the same lock with a constant token (a test of the user's own
 // beside it, built into the same binary) fails it, naming the tokens check
-// and what to change, and ends in the summary. The README cannot drift
+// and what to change, and ends in the summary. The page cannot drift
 // from what works.
 func TestTheReadmeGateAsWritten(t *testing.T) {
 	if testing.Short() {
@@ -151,7 +152,7 @@ func TestTheReadmeGateAsWritten(t *testing.T) {
 	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command on PATH: the README's commands cannot be run")
+		t.Skip("no go command on PATH: the gate page's commands cannot be run")
 	}
 	t.Parallel() // mostly building: beside the lessons of the others
 	g := readReadmeGate(t)
@@ -160,14 +161,14 @@ func TestTheReadmeGateAsWritten(t *testing.T) {
 	// The lock as written passes the gate.
 	correct := args
 	if !testsize.Long() {
-		// The lessons the lock's fix is for, on the README's seeds: a lock
+		// The lessons the lock's fix is for, on the gate page's seeds: a lock
 		// without it fails lost-acquire. The whole gate is CI's
 		// (LOCKLAB_LONG=1).
 		correct = append(args[:len(args)-1:len(args)-1], "^TestMyLock$/^(lost-acquire|paused-holder)$")
-		t.Logf("the README's gate on lost-acquire and paused-holder here; %s=1 runs all of it, as written", testsize.Env)
+		t.Logf("the gate page's gate on lost-acquire and paused-holder here; %s=1 runs all of it, as written", testsize.Env)
 	}
 	out, err := goIn(t, mod, goCmd, append(correct, "-count=1")...).CombinedOutput()
-	require.NoError(t, err, "the README's gate fails its own lock:\n%s", out)
+	require.NoError(t, err, "the gate page's gate fails its own lock:\n%s", out)
 	assert.Contains(t, string(out), "ok")
 	gomod, err := os.ReadFile(filepath.Join(mod, "go.mod"))
 	require.NoError(t, err)
@@ -176,7 +177,7 @@ func TestTheReadmeGateAsWritten(t *testing.T) {
 	// The same lock with a constant token fails it: one lesson is enough.
 	constant := append(args[:len(args)-1:len(args)-1], "^TestConstantToken$/^paused-holder$", "-count=1")
 	out, err = goIn(t, mod, goCmd, constant...).CombinedOutput()
-	require.Error(t, err, "a lock with a constant token passes the README's gate:\n%s", out)
+	require.Error(t, err, "a lock with a constant token passes the gate page's gate:\n%s", out)
 	s := string(out)
 	assert.Contains(t, s, "tokens FAIL")
 	assert.Contains(t, s, "what to change (tokens): Grant.Token must be")

@@ -1,7 +1,7 @@
 // Package models turns a history into verdicts: Porcupine linearizability
 // models and direct checks with exact evidence.
 //
-// Two questions, two kinds of check (see the README):
+// Two questions, two kinds of check (see docs/verdicts.md):
 //   - safety — did the protected resource stay correct? The critical-section
 //     counter model (each critical section an atomic increment), fencing
 //     tokens that only grow, no accepted write with a stale token (write by

@@ -1,5 +1,10 @@
 package models
 
+import (
+	"maps"
+	"slices"
+)
+
 // Remedy says, for a check a lock failed, which clause of the lock contract
 // (lock.Locker, lock.Grant) the failure points to and what a lock does to
 // keep it: what to change, where the check's explanation says what
@@ -32,7 +37,7 @@ var remedies = map[string]string{
 	"liveness": "after the faults heal the lock must grant again. An Acquire that returns an error must remove " +
 		"the key its session put — also when the put committed and its answer was lost, or ctx ended while it " +
 		"queued: delete it guarded by the session's lease and by a revision after the latest grant (etcd's " +
-		"Mutex as shipped does not; the README's gate section shows the fix). A retried Acquire takes up its " +
+		"Mutex as shipped does not; docs/gate.md shows the fix). A retried Acquire takes up its " +
 		"own key rather than wait behind it, and a waiter must not miss the release it waits for.",
 	"hand-off": "a waiter must be granted once the lock is free: wait by a watch on what frees the lock, from the " +
 		"revision you read it at (so a release in between is not missed), or poll more often than the lease's TTL; " +
@@ -41,3 +46,6 @@ var remedies = map[string]string{
 		"and a grant must carry what the resources need (Token for a fenced store; Key and Token for an " +
 		"etcd-guarded write).",
 }
+
+// Remedied lists, in order, the checks that have a Remedy.
+func Remedied() []string { return slices.Sorted(maps.Keys(remedies)) }

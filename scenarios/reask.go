@@ -75,6 +75,6 @@ func memoryAnswer(g, again lock.Grant) string {
 	}
 	return fmt.Sprintf("preflight: asked to acquire while it held a grant the lab had ended on the store, the lock "+
 		"answered granted key=%s%s, which the store does not hold: it answered from memory. An acquire asked while the "+
-		"program holds must ask the store, as a first acquire does (README, \"Locks in any language\"): the "+
+		"program holds must ask the store, as a first acquire does (docs/any-language.md): the "+
 		"isolated-asks lesson asks so, and a grant the store does not hold is judged as the lock's", again.Key, same)
 }

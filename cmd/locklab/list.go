@@ -98,8 +98,8 @@ func (l *listing) addLocks() {
 		}
 	}
 	rows = append(rows, listRow{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
-		"protocol (README, \"Locks in any language\"; examples/locks has adapters for python-etcd3, etcd3gw and npm's etcd3); " +
-		"on Redis with --store redis (an adapter for redis-py's Lock)"})
+		"protocol (docs/any-language.md; examples/locks has adapters for python-etcd3, etcd3gw, npm's etcd3, " +
+		"redis-py, npm's redlock and kazoo); on Redis with --store redis or redlock, on ZooKeeper with --store zookeeper"})
 	l.add("locks:", rows)
 	l.add("the lab's adapters of those locks (not in the default matrix; --lock names them):", adapters)
 	var regs []lock.Regression

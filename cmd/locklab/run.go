@@ -312,7 +312,7 @@ func storesHelp() string {
 	for _, k := range scenarios.Kinds() {
 		out = append(out, fmt.Sprintf("%s (%s)", k.Name, k.Label))
 	}
-	return strings.Join(out, ", ") + "; the program finds its store in its environment (README, \"Locks in any language\")"
+	return strings.Join(out, ", ") + "; the program finds its store in its environment (docs/any-language.md)"
 }
 
 // isExec says whether name is a lock run as a process.
@@ -455,7 +455,7 @@ func writeReport(dir, title string, command []string, sum scenarios.Summary, ext
 // (scenarios.DefaultParallel, which a go test shares with other
 // packages): on 2 cores the default run took 93 s at 4 and 56 s at 8,
 // with the same verdicts. A busy machine's lapses are the environment's,
-// and run again (see the README's Busy machines).
+// and run again (see docs/verdicts.md, Busy machines).
 func runParallel() int { return min(4*runtime.NumCPU(), 8) }
 
 // isSet reports whether the flag called name was given.

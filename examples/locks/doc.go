@@ -1,6 +1,6 @@
 // Package locks holds adapters that put real lock libraries, written by
 // others (Debian's and npm's; etcd's, Redis' and ZooKeeper's), through locklab's
-// process protocol (README, "Locks people run"); it has no Go API. Its
+// process protocol (docs/locks-people-run.md); it has no Go API. Its
 // files:
 //
 //   - locklab_adapter.py: the protocol's loop for a Python library, once —
@@ -21,6 +21,6 @@
 //     (locklab run --store zookeeper), its node's zxid as the token;
 //   - locks_test.go: runs each adapter (the Python ones as the library is
 //     and with --refresh) through the lessons that tell them apart and holds each
-//     to the README's table; it skips with one line where the libraries
+//     to the table in docs/locks-people-run.md; it skips with one line where the libraries
 //     are not installed.
 package locks

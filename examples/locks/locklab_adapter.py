@@ -4,7 +4,7 @@ An adapter gives serve() what its library does: try to take the lock once,
 watch the lock's key for a change (to try again), release, and (if asked to
 keep the lease alive: --refresh) renew the lease; serve() answers the lab's
 commands on standard input with the grants, releases and errors the
-protocol asks for (see locklab's README, "Locks in any language").
+protocol asks for (see locklab's docs/any-language.md).
 """
 import os
 import signal

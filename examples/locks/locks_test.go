@@ -1,7 +1,7 @@
 // Package locks_test runs the adapters of examples/locks — real etcd lock
 // libraries from Debian and npm, put through locklab's process protocol —
 // through the lessons that tell them apart, and holds each to its documented
-// outcome (README, "Locks people run"): a later version of a library that
+// outcome (docs/locks-people-run.md): a later version of a library that
 // changes one shows up here.
 package locks_test
 
@@ -132,7 +132,7 @@ func TestRedisPyKeepsItsDocumentedOutcomes(t *testing.T) {
 // kazoo's Lock on ZooKeeper (--store zookeeper): the node's zxid is its
 // token, so the paused holder's late write is fenced, and unfenced it
 // loses an update (paused-holder, as every lock). The whole catalog is
-// the README's command (--runs 3); go test keeps to one ensemble.
+// the command in docs/stores.md (--runs 3); go test keeps to one ensemble.
 func TestKazooKeepsItsDocumentedOutcomes(t *testing.T) {
 	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
 		t.Skipf("examples/locks: Debian's python3-kazoo is not installed (apt-get install python3-kazoo; .ci/run does): %v", err)

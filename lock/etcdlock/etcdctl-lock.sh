@@ -1,6 +1,6 @@
 #!/bin/sh
 # etcdctl-lock: etcd's own `etcdctl lock` as a locklab lock, over the lab's
-# process protocol (README: "Locks in any language"). Each grant is one
+# process protocol (docs/any-language.md). Each grant is one
 # `etcdctl lock` process: it takes a session (a lease of LOCKLAB_TTL
 # seconds), queues under LOCKLAB_LOCK as etcd's Mutex does, prints the key it
 # holds once it holds the lock, and keeps it until SIGTERM (it then deletes

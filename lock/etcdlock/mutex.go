@@ -100,8 +100,8 @@ type retrySafeMutex struct {
 }
 
 // NewMutexRetrySafe returns the etcd-mutex-retry-safe lock: etcd's Mutex
-// made safe to give up and to retry (see retrySafeMutex), as the README's
-// gate section shows a user doing it.
+// made safe to give up and to retry (see retrySafeMutex), as docs/gate.md
+// shows a user doing it.
 func NewMutexRetrySafe(client *clientv3.Client, name string, opts lock.Options) (lock.Locker, error) {
 	return newRetrySafeMutex(client, name, opts, true)
 }

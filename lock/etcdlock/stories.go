@@ -14,7 +14,7 @@ var stories = map[string]string{
 		"the lock to a key nobody holds, until its session ends (lost-acquire). Unlock deletes the session's key " +
 		"by name, the same at every Lock, so an Unlock retried after an ambiguous failure frees the session's " +
 		"newer lock (retried-release; etcd issue 22082). etcd-mutex-retry-safe is the Mutex with both added, as " +
-		"the README's gate section shows a user doing it.",
+		"docs/gate.md shows a user doing it.",
 	"etcd-election": "Leader election is a lock under another name. etcd's concurrency.Election keeps the same " +
 		"queue as its Mutex: each candidate puts a key named after its session's lease under the election's " +
 		"prefix, the oldest key leads, and every other candidate waits for the keys before its own to be deleted. " +

@@ -2,6 +2,6 @@
 // lab, on any store: how its name starts (ExecPrefix), the variables it is
 // started with (Env…), the time it is given to start and to stop, and the
 // context that allows for it (WithStartup). The programs themselves are
-// driven by the lab (internal/proc); the README's "Locks in any language"
+// driven by the lab (internal/proc); docs/any-language.md
 // describes the lines they read and answer.
 package process
