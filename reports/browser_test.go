@@ -341,3 +341,34 @@ func browserTemp(t testing.TB) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// The index says at a glance whether the run passed and, if not, why: a
+// banner, the grouped matrix, a line per result not as documented with its
+// reason; a cell of several runs opens the list of just those runs.
+func TestTheIndexSaysWhyAtAGlance(t *testing.T) {
+	b := newBrowser(t)
+	dir := t.TempDir()
+	rep := reports.Report{Title: "locklab run", Complete: true, Seconds: 9}
+	for i := range 18 { // 3 locks × 3 resources × 2 seeds of one lesson
+		run := recorded(t, dir, "paused-holder-fenced", "paused-holder")
+		run.Lock, run.Resource, run.Seed = fmt.Sprintf("lock-%d", i/6), []string{"unfenced", "fenced", "etcd-guarded"}[i%3], uint64(i/3%2+1)
+		rep.Runs = append(rep.Runs, run)
+	}
+	require.NoError(t, reports.Write(dir, rep))
+	b.open(filepath.Join(dir, reports.IndexFile))
+	assert.Contains(t, eval[string](b, `document.getElementById("verdict").textContent`), "As documented: every one of the 18")
+	assert.Equal(t, 1, eval[int](b, `document.querySelectorAll("table.matrix tr[data-scenario]").length`), "the three locks share a row")
+	assert.Contains(t, eval[string](b, `document.querySelector("table.matrix tr[data-scenario]").textContent`), "all 3 locks")
+	b.do(chromedp.Click(`table.matrix tr[data-scenario] td.cell a`))
+	assert.Equal(t, "6", eval[string](b, `document.getElementById("shown").textContent`), "the cell's six runs, alone")
+	assert.False(t, eval[bool](b, `document.getElementById("only").hidden`))
+	b.do(chromedp.Click(`#showall`))
+	assert.Equal(t, "18", eval[string](b, `document.getElementById("shown").textContent`))
+
+	rep.Runs[4].Matches, rep.Runs[4].Expected = false, "FAIL"
+	require.NoError(t, reports.Write(dir, rep))
+	b.open(filepath.Join(dir, reports.IndexFile))
+	assert.Equal(t, "1 of 18 result(s) not as documented", eval[string](b, `document.getElementById("verdict").textContent`))
+	assert.Contains(t, eval[string](b, `document.querySelector("ul.bad-list").textContent`), "paused-holder × lock-0 × fenced, seed 2")
+	assert.Equal(t, 2, eval[int](b, `document.querySelectorAll("table.matrix tr[data-scenario]").length`), "the lock that differs has a row of its own")
+}

@@ -20,6 +20,7 @@ var pageText string
 var page = template.Must(template.New("page").Funcs(template.FuncMap{
 	"f":     func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"add":   func(a, b float64) float64 { return a + b },
+	"sub":   func(a, b int) int { return a - b },
 	"lower": strings.ToLower,
 	// finding: the mutex model's FAIL, shown beside the verdict, never as it.
 	"finding": func(v models.Verdict) bool { return v.Check == beliefCheck && v.Result == models.Fail },
@@ -59,20 +60,19 @@ type htmlRun struct {
 	Views    map[string]string
 }
 
-// matrixRow is one scenario × lock (× seed) of the verdict matrix.
-type matrixRow struct {
-	Scenario, Lock string
-	Seed           uint64
-	Verdicts       string
-	Cells          []matrixCell
+// groupRow is a row of the grouped matrix (Group) as the index shows it.
+type groupRow struct {
+	MatrixRow
+	Verdicts string // what the index's verdict filter matches
+	Cells    []groupCell
 }
 
-type matrixCell struct {
-	Href, Status, Class string
-	Missing             bool
-	// Believed: two clients believed they held the lock at once (the
-	// mutex check FAILed) — a finding, not a failure of the verdict.
-	Believed bool
+// groupCell is a grouped cell with where it leads: its run, or — for a
+// cell of several runs — the list of runs showing only them (Only, their
+// ids), or the first of them on an index that has no list.
+type groupCell struct {
+	MatrixCell
+	Href, Only string
 }
 
 // indexPage is what the index shows.
@@ -82,7 +82,10 @@ type indexPage struct {
 	Interrupted                 int // stopped by Ctrl-C: no verdict, and not skipped
 	Unjudged                    int // not judged: the machine was too busy (models.NotJudged)
 	Scenarios, Locks, Resources []string
-	Rows                        []matrixRow
+	// Groups are the grouped matrix's rows (Group), Bad the runs not as
+	// documented, each a line with why.
+	Groups []groupRow
+	Bad    []htmlRun
 	// Paged: each run has its own page; Inline are drawn in full on the
 	// index (all of a small report, else those not as documented); List
 	// is every run, a line each.
@@ -171,9 +174,7 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 	pageFile func(rel string, write func(io.Writer) error) error) error {
 	data := indexPage{Report: r, Paged: len(r.Runs) > pagedOver}
 	data.AsExpected, data.Not, data.Unjudged, data.Skipped, data.Interrupted = counts(r.Runs)
-	seeds := map[uint64]bool{}
 	for _, run := range r.Runs {
-		seeds[run.Seed] = true
 		for _, s := range []struct {
 			list *[]string
 			name string
@@ -183,7 +184,7 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 			}
 		}
 	}
-	rowOf := map[[3]string]int{}
+	hrefs := make([]string, len(r.Runs))
 	var errs []error
 	for _, i := range order(r.Runs) {
 		run := r.Runs[i]
@@ -205,27 +206,12 @@ func writePages(r Report, views map[int]map[string]string, index io.Writer,
 			line.Href = "#" + line.ID
 		}
 		data.List = append(data.List, line)
-		key := [3]string{run.Scenario, run.Lock, fmt.Sprint(run.Seed)}
-		row, ok := rowOf[key]
-		if !ok {
-			row = len(data.Rows)
-			rowOf[key] = row
-			data.Rows = append(data.Rows, matrixRow{Scenario: run.Scenario, Lock: run.Lock, Seed: run.Seed,
-				Cells: make([]matrixCell, len(data.Resources))})
-			for c := range data.Rows[row].Cells {
-				data.Rows[row].Cells[c].Missing = true
-			}
-		}
-		col := slices.Index(data.Resources, run.Resource)
-		believed := slices.ContainsFunc(run.Checks, func(v models.Verdict) bool { return v.Check == beliefCheck && v.Result == models.Fail })
-		data.Rows[row].Cells[col] = matrixCell{Href: line.Href, Status: line.Status, Class: line.Class, Believed: believed}
-		data.Rows[row].Verdicts = strings.TrimSpace(data.Rows[row].Verdicts + " " + line.Verdicts)
-	}
-	if len(seeds) <= 1 {
-		for i := range data.Rows {
-			data.Rows[i].Seed = 0 // one seed: the column says nothing
+		hrefs[i] = line.Href
+		if !run.Matches && run.Skipped == "" && !run.Interrupted {
+			data.Bad = append(data.Bad, line)
 		}
 	}
+	data.Groups = groups(r.Runs, hrefs, data.Paged)
 	if err := page.ExecuteTemplate(index, "index", data); err != nil {
 		errs = append(errs, err)
 	}
@@ -250,4 +236,33 @@ func class(r Run) string {
 // live lab serves it for the run as it grows.
 func WriteRunPage(w io.Writer, r Run, title string) error {
 	return page.ExecuteTemplate(w, "runpage", runPage{htmlRun: detail(r, 0, nil, "."), Title: title, Complete: true})
+}
+
+// groups is the grouped matrix of runs, each cell leading to its runs
+// (hrefs: each run's link from the index).
+func groups(runs []Run, hrefs []string, paged bool) []groupRow {
+	var out []groupRow
+	for _, row := range Group(runs).Rows {
+		g := groupRow{MatrixRow: row}
+		for _, c := range row.Cells {
+			gc := groupCell{MatrixCell: c}
+			if len(c.Runs) > 0 {
+				gc.Href = hrefs[c.Runs[0]]
+			}
+			if len(c.Runs) > 1 && paged {
+				ids := make([]string, len(c.Runs))
+				for i, at := range c.Runs {
+					ids[i] = fmt.Sprintf("run-%d", at)
+				}
+				gc.Href, gc.Only = "#runs", strings.Join(ids, " ")
+			}
+			for _, at := range c.Runs {
+				g.Verdicts += " " + verdicts(runs[at])
+			}
+			g.Cells = append(g.Cells, gc)
+		}
+		g.Verdicts = strings.TrimSpace(g.Verdicts)
+		out = append(out, g)
+	}
+	return out
 }

@@ -52,6 +52,9 @@ type Run struct {
 	// LeaseScale, when set, is how many times as long as the lesson writes
 	// them the leases of the last attempt were (scenarios.Result.LeaseScale).
 	LeaseScale int
+	// Progress is the minimum-progress check's result (FAIL: too little
+	// happened to judge the lock).
+	Progress models.Result
 	// Checks are the verdicts of every check.
 	Checks []models.Verdict
 	// Effects are what the scenario claims happens, and whether it did.

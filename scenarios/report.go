@@ -19,7 +19,7 @@ func Report(dir, title string, command []string, results []Result, extra []Scena
 	for _, r := range results {
 		run := reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Seed: r.Seed,
 			Expected: string(r.Expected), Verdict: r.Verdict, Matches: r.Matches, Skipped: r.Skipped, Interrupted: r.Interrupted, Error: r.Error,
-			Retried: r.Retried, LeaseScale: r.LeaseScale, Checks: r.Checks, Seconds: r.Seconds}
+			Retried: r.Retried, LeaseScale: r.LeaseScale, Progress: r.Progress, Checks: r.Checks, Seconds: r.Seconds}
 		for _, ef := range r.Effects {
 			run.Effects = append(run.Effects, reports.Effect{Name: ef.Name, Happened: ef.Happened, Missing: ef.Missing})
 		}

@@ -14,7 +14,8 @@ import (
 
 // console shows a run's progress as it goes. On a terminal it is one
 // status line redrawn in place; elsewhere (a CI log) a status line at each
-// tenth of the run, at most one in logEvery (the first and the last always). The status counts the results not as expected so far
+// tenth of the run, at most one in logEvery (the first and the last
+// always). The status counts the results not as expected so far
 // and names the latest; each is printed once, with its seed and details,
 // in the summary (printSummary).
 type console struct {
@@ -79,7 +80,7 @@ func (c *console) finished(rs []scenarios.Result, done, total int) {
 
 // logEvery is the least time between two progress lines in a log: a short
 // run says its progress in a few lines, a campaign of hours at each tenth.
-const logEvery = 10 * time.Second
+const logEvery = 15 * time.Second
 
 // close takes the status line off a terminal, for the summary to follow.
 func (c *console) close() { c.clear() }

@@ -23,7 +23,7 @@ func testConsole(tty bool, seconds *int) (*console, *strings.Builder) {
 }
 
 // In a log (not a terminal) the progress is a line at each tenth of the
-// run, at most one in ten seconds but the last, counting and naming what
+// run, at most one in fifteen seconds but the last, counting and naming what
 // was not as expected; results themselves are the summary's, printed once.
 func TestTheConsoleInALogPrintsATenthAtATime(t *testing.T) {
 	var done int
@@ -41,7 +41,7 @@ func TestTheConsoleInALogPrintsATenthAtATime(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	assert.Len(t, lines, 4, out.String())
 	assert.Equal(t, "progress  4/40 runs (10%), 0 not as expected, 4s, about 36s left", lines[0])
-	assert.Equal(t, "progress 16/40 runs (40%), 1 not as expected (latest: stale-release × queue × unfenced, seed 3), 16s, about 24s left", lines[1])
+	assert.Equal(t, "progress 20/40 runs (50%), 1 not as expected (latest: stale-release × queue × unfenced, seed 3), 20s, about 20s left", lines[1])
 	assert.Equal(t, "progress 40/40 runs (100%), 1 not as expected (latest: stale-release × queue × unfenced, seed 3), 40s", lines[3])
 
 	// A campaign of hours: a line at each tenth.

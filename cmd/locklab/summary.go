@@ -8,77 +8,45 @@ import (
 	"unicode/utf8"
 
 	"github.com/locklab/locklab/models"
+	"github.com/locklab/locklab/reports"
 	"github.com/locklab/locklab/scenarios"
 )
 
-// printTable prints the verdict matrix: a row per scenario, a column per
-// resource, and the locks whose verdicts the row shows last — locks with
-// the same verdicts share a row, so a run of many locks stays a page long
-// and a lock that differs stands out on a row of its own. "!" marks a
-// verdict that is not the expected one, "*" a finding that two clients
-// believed they held the lock at once. With several seeds, a cell whose
-// seeds differ shows the worst of them and on how many seeds it came
-// ("FAIL! 1/3").
+// printTable prints the verdict matrix (reports.Group: the index shows
+// the same): a row per scenario, a column per resource, and the locks
+// whose verdicts the row shows last. "!" marks a verdict that is not the
+// expected one, "*" a finding that two clients believed they held the lock
+// at once; with several seeds, a cell whose seeds differ shows the worst
+// of them and on how many seeds it came ("FAIL! 1/3").
 func printTable(w io.Writer, sum scenarios.Summary) {
-	type row struct{ scenario, lock string }
-	var (
-		rows      []row
-		resources []string
-		scens     []string
-		locksOf   = map[string][]string{}
-	)
-	seeds := map[row]map[string][]scenarios.Result{}
-	for _, r := range sum.Results {
-		k := row{r.Scenario, r.Lock}
-		if seeds[k] == nil {
-			seeds[k] = map[string][]scenarios.Result{}
-			rows = append(rows, k)
-			if locksOf[r.Scenario] == nil {
-				scens = append(scens, r.Scenario)
-			}
-			locksOf[r.Scenario] = append(locksOf[r.Scenario], r.Lock)
+	runs := make([]reports.Run, len(sum.Results))
+	for i, r := range sum.Results {
+		runs[i] = reports.Run{Scenario: r.Scenario, Lock: r.Lock, Resource: r.Resource, Verdict: r.Verdict, Matches: r.Matches,
+			Skipped: r.Skipped, Interrupted: r.Interrupted, Progress: r.Progress, Checks: r.Checks}
+		if r.Belief == models.Fail && !reports.Believed(runs[i]) {
+			runs[i].Checks = append(slices.Clone(r.Checks), models.Verdict{Check: "mutex", Result: models.Fail})
 		}
-		if !slices.Contains(resources, r.Resource) {
-			resources = append(resources, r.Resource)
-		}
-		seeds[k][r.Resource] = append(seeds[k][r.Resource], r)
 	}
-	if len(rows) == 0 {
+	m := reports.Group(runs)
+	if len(m.Rows) == 0 {
 		return
 	}
-	var lines [][]string // scenario, a cell per resource, the locks
-	for _, s := range scens {
-		var groups [][]string          // each group's cells, in the order first met
-		locks := map[string][]string{} // the locks of a group, by its cells joined
-		for _, l := range locksOf[s] {
-			cells := []string{}
-			for _, res := range resources {
-				cells = append(cells, cellOf(seeds[row{s, l}][res]))
-			}
-			key := strings.Join(cells, "\x00")
-			if locks[key] == nil {
-				groups = append(groups, cells)
-			}
-			locks[key] = append(locks[key], l)
+	lines := [][]string{append(append([]string{"scenario"}, m.Resources...), "locks")}
+	for _, row := range m.Rows {
+		line := []string{row.Scenario}
+		for _, c := range row.Cells {
+			line = append(line, c.Text)
 		}
-		for _, cells := range groups {
-			ls := locks[strings.Join(cells, "\x00")]
-			who := strings.Join(ls, ", ")
-			if len(ls) > 1 && len(ls) == len(locksOf[s]) {
-				who = fmt.Sprintf("all %d locks", len(ls))
-			}
-			lines = append(lines, append(append([]string{s}, cells...), who))
-		}
+		lines = append(lines, append(line, row.Who()))
 	}
-	header := append(append([]string{"scenario"}, resources...), "locks")
-	width := make([]int, len(header))
-	for _, l := range append([][]string{header}, lines...) {
+	width := make([]int, len(lines[0]))
+	for _, l := range lines {
 		for i, c := range l {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
 	fmt.Fprintln(w)
-	for _, l := range append([][]string{header}, lines...) {
+	for _, l := range lines {
 		line := ""
 		for i, c := range l {
 			line += fmt.Sprintf("%-*s  ", width[i], c)
@@ -86,59 +54,6 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	fmt.Fprintln(w, "! not the expected verdict   * two clients believed they held the lock at once (a finding, not a failure)")
-}
-
-// cellOf is the matrix cell of one configuration's seeds: the worst
-// verdict (one not as expected first, then ERROR, FAIL, UNKNOWN, PASS,
-// skipped), with the share of seeds that gave it where they differ.
-func cellOf(rs []scenarios.Result) string {
-	if len(rs) == 0 {
-		return "" // not run on this resource
-	}
-	text := func(r scenarios.Result) string {
-		cell := string(r.Verdict)
-		switch {
-		case r.Interrupted:
-			cell = "interrupted"
-		case r.Skipped != "":
-			cell = "skipped"
-		case r.Progress == "FAIL" && !r.Matches:
-			cell += "!(progress)"
-		case !r.Matches:
-			cell += "!"
-		}
-		return cell
-	}
-	rank := func(r scenarios.Result) int {
-		n := slices.Index([]models.Result{models.Pass, models.Unknown, models.Fail, models.Error}, r.Verdict) + 1
-		if r.Skipped != "" {
-			n = 0
-		}
-		if !r.Matches && r.Skipped == "" {
-			n += 10
-		}
-		return n
-	}
-	worst, belief := rs[0], false
-	for _, r := range rs {
-		if rank(r) > rank(worst) {
-			worst = r
-		}
-		belief = belief || r.Belief == "FAIL"
-	}
-	cell, same := text(worst), 0
-	for _, r := range rs {
-		if text(r) == cell {
-			same++
-		}
-	}
-	if belief {
-		cell += "*"
-	}
-	if same < len(rs) {
-		cell += fmt.Sprintf(" %d/%d", same, len(rs))
-	}
-	return cell
 }
 
 // printEffectCounts prints, for each scenario where what it claims did not
@@ -220,7 +135,7 @@ func printSummary(w io.Writer, sum scenarios.Summary) {
 			unexpected++
 		}
 	}
-	fmt.Fprintf(w, "\n%d configuration(s) in %.1fs: %d as expected, %d not, %d skipped", len(sum.Results), sum.Seconds,
+	fmt.Fprintf(w, "%d configuration(s) in %.1fs: %d as expected, %d not, %d skipped", len(sum.Results), sum.Seconds,
 		expected, unexpected, skipped)
 	if interrupted > 0 {
 		fmt.Fprintf(w, ", %d interrupted", interrupted)
