@@ -292,7 +292,10 @@ func (l *Lab) Save() string {
 }
 
 // watch bumps the version whenever the history grows by itself (a lease
-// the server ended, a background step's end), so every page follows.
+// the server ended, a background step's end), so every page follows — but
+// not for the watcher's notes that the machine is busy (one a second on a
+// busy machine, while nothing else happens): the page stays quiet, and
+// shows them with the next step.
 func (l *Lab) watch() {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
@@ -304,10 +307,12 @@ func (l *Lab) watch() {
 		case <-t.C:
 		}
 		l.mu.Lock()
-		n := len(l.env.Events(0))
-		if n != seen {
-			seen = n
-			l.bump()
+		events := l.env.Events(0)
+		if len(events) != seen {
+			if seen < 0 || seen > len(events) || !onlyStarved(events[seen:]) {
+				l.bump()
+			}
+			seen = len(events)
 		}
 		l.mu.Unlock()
 	}
@@ -442,4 +447,12 @@ func (l *Lab) changes() (<-chan struct{}, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.changed, l.version
+}
+
+// onlyStarved reports whether events are all the machine watcher's notes
+// that its CPUs were oversubscribed.
+func onlyStarved(events []history.Event) bool {
+	return !slices.ContainsFunc(events, func(e history.Event) bool {
+		return e.Type != history.Observed || e.What != history.ObservedStarved
+	})
 }

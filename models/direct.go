@@ -20,6 +20,10 @@ func CheckTokens(ops []history.Operation, events []history.Event) Verdict {
 		return op.Op == history.Acquire && op.Type == history.Ok && op.Token != 0
 	})
 	v := Verdict{Check: "tokens", Operations: len(grants)}
+	if !slices.ContainsFunc(ops, func(op history.Operation) bool { return op.Op == history.Acquire && op.Type == history.Ok }) {
+		v.Result, v.Explanation = NotApplicable, "No grant yet: token order is not judged until the lock grants."
+		return v
+	}
 	if len(grants) == 0 {
 		v.Result, v.Explanation = NotApplicable, "No grant carries a fencing token: this lock gives none, so token order was not checked."
 		return v

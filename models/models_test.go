@@ -625,6 +625,14 @@ func TestTokensGrantedAgain(t *testing.T) {
 	v = check(acq("c1", 0, 1, 42), rel("c1", 2, 3, 42, history.Ok), acq("c2", 4, 5, 43))
 	assert.Equal(t, models.Pass, v.Result, v.Explanation)
 	assert.Contains(t, v.Explanation, "(2 distinct)")
+
+	// Before any grant (the live lab's page at its start) the check has
+	// nothing to judge yet; grants without a token are a lock that gives none.
+	v = check()
+	assert.Equal(t, models.NotApplicable, v.Result)
+	assert.Equal(t, "No grant yet: token order is not judged until the lock grants.", v.Explanation)
+	v = check(acq("c1", 0, 1, 0))
+	assert.Contains(t, v.Explanation, "this lock gives none")
 }
 
 // A grant whose token is not its key's create revision breaks lock.Grant's

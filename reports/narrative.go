@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/locklab/locklab/history"
 )
@@ -10,6 +11,10 @@ import (
 // maxStory bounds the narrative; longer histories end with a count of what
 // was left out.
 const maxStory = 60
+
+// starvedGap is the most time between two stretches of oversubscribed CPUs
+// that the story tells as one.
+const starvedGap = int64(1500 * time.Millisecond)
 
 // story tells a history in sentences, in time order: "1.44s: the server
 // ended c1's lease (last known alive at 1.40s)".
@@ -26,7 +31,20 @@ func story(events []history.Event) []string {
 	}
 	ops := map[int]history.Event{}
 	var out []string
+	starved := -1 // the line of the latest oversubscribed stretch, while nothing came after it
+	var starvedFrom, starvedAt int64
 	for _, e := range events {
+		if e.Type == history.Observed && e.What == history.ObservedStarved {
+			// Stretches one after the other (the watcher notes each
+			// second) are one line, its end moved on.
+			if starved == len(out)-1 && starved >= 0 && e.StalledFrom-starvedAt <= starvedGap {
+				out[starved] = fmt.Sprintf("%s: the machine's CPUs were oversubscribed from %s to %s: the run was slowed",
+					at(starvedFrom), at(starvedFrom), at(e.Time))
+				starvedAt = e.Time
+				continue
+			}
+			starved, starvedFrom, starvedAt = len(out), e.StalledFrom, e.Time
+		}
 		line := ""
 		switch e.Type {
 		case history.Invoke:
