@@ -1,0 +1,96 @@
+package pgd_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/locklab/locklab/cluster/pgd"
+)
+
+func skipWithoutPostgres(t *testing.T) {
+	t.Helper()
+	if _, err := pgd.Find(); err != nil {
+		t.Skipf("%v", err)
+	}
+}
+
+// A server the lab starts takes connections through a client's link; a
+// session's advisory lock holds against another session, goes when the
+// server ends the session (pg_terminate_backend), and when the link is
+// cut the client hears nothing while the server keeps its session. Close
+// leaves no directory behind.
+func TestAServerOfTheLabsOwn(t *testing.T) {
+	skipWithoutPostgres(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s, err := pgd.Start(ctx, pgd.Options{})
+	require.NoError(t, err)
+	link, err := s.Link()
+	require.NoError(t, err)
+	c1, err := pgx.Connect(ctx, pgd.ConnString(link.Addr()))
+	require.NoError(t, err)
+	defer c1.Close(context.Background())
+	c2, err := pgx.Connect(ctx, pgd.ConnString(s.Addr()))
+	require.NoError(t, err)
+	defer c2.Close(context.Background())
+
+	var got, other bool
+	require.NoError(t, c1.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&got))
+	require.NoError(t, c2.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&other))
+	assert.True(t, got)
+	assert.False(t, other, "one session at a time")
+
+	var pid int64
+	require.NoError(t, c1.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&pid))
+	ok, err := s.Terminate(ctx, pid)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	require.Eventually(t, func() bool {
+		var free bool
+		return c2.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&free) == nil && free
+	}, 10*time.Second, 20*time.Millisecond, "the lock went with the session")
+	assert.Error(t, c1.Ping(ctx), "c1's session is over")
+
+	root := filepath(t, s)
+	require.NoError(t, s.Close())
+	_, err = os.Stat(root)
+	assert.True(t, os.IsNotExist(err), "nothing left: %v", err)
+}
+
+// A killed server comes back on its data and port (what was written to
+// disk before: commits are not synchronous, so the test checkpoints).
+func TestAKilledServerRestarts(t *testing.T) {
+	skipWithoutPostgres(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s, err := pgd.Start(ctx, pgd.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, sql := range []string{"CREATE TABLE kept (v int)", "INSERT INTO kept VALUES (7)", "CHECKPOINT"} {
+		_, err = s.Admin().Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	addr := s.Addr()
+	s.Kill()
+	assert.Empty(t, s.Addr())
+	dead, _ := s.Died()
+	assert.False(t, dead, "a kill of the lab's is no death")
+	require.NoError(t, s.Restart(ctx))
+	assert.Equal(t, addr, s.Addr())
+	var v int
+	require.NoError(t, s.Admin().QueryRow(ctx, "SELECT v FROM kept").Scan(&v))
+	assert.Equal(t, 7, v)
+}
+
+// filepath is the server's directory, read off its unix socket setting.
+func filepath(t *testing.T, s *pgd.Server) string {
+	var dir string
+	require.NoError(t, s.Admin().QueryRow(t.Context(), "SHOW unix_socket_directories").Scan(&dir))
+	return dir
+}
