@@ -1,0 +1,92 @@
+package pglock
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/locklab/locklab/lock"
+)
+
+// Factory makes a Locker for the lock called name from a client's
+// connection settings: its own link to the server, and the lab's
+// idle-session timeouts (a session idle for a TTL is ended by the server:
+// the lease a PostgreSQL lock rests on). The lock connects as it will.
+type Factory = lock.Factory[*pgx.ConnConfig]
+
+// Lock describes one PostgreSQL lock the lab runs by name.
+type Lock = lock.Descriptor[*pgx.ConnConfig]
+
+// ErrUnknownLock: no PostgreSQL lock of that name.
+var ErrUnknownLock = errors.New("pglock: unknown lock")
+
+// locks are the PostgreSQL locks: the ones people use, then the known-bad.
+var locks = []Lock{
+	{Name: "pg-session", Factory: NewSession,
+		About: "a session-level pg_advisory_lock on a connection of its own, kept alive while held; a sequence's nextval, taken while held, as its token"},
+	{Name: "pg-try", Factory: NewTry,
+		About: "pg_try_advisory_lock polled every 50 ms on a connection of its own, kept alive while held; a sequence's nextval as its token"},
+	{Name: "pg-xact", Factory: NewXact,
+		About: "pg_advisory_xact_lock held for a transaction: BEGIN, the lock, and COMMIT to release; kept alive while held"},
+	{Name: "pg-idle", Factory: NewIdle,
+		About: "pg-session that sends nothing while it holds: known-bad",
+		Bad: &lock.Regression{
+			Name: "pg-idle",
+			Bug: "holds a session-level advisory lock and sends nothing while it holds it: a server that ends idle " +
+				"sessions (idle_session_timeout, a pooler's or a proxy's idle timeout) ends the holder's session and " +
+				"with it the lock while the holder still works, and the next client is granted",
+			Link:      "https://www.postgresql.org/docs/current/runtime-config-client.html#GUC-IDLE-SESSION-TIMEOUT",
+			Scenarios: []string{"slow-holder"},
+			Check:     "lease-kept",
+		}},
+}
+
+// Locks lists the PostgreSQL locks, the ones people use first, then the
+// known-bad; a fresh slice each call.
+func Locks() []Lock { return slices.Clone(locks) }
+
+// Regressions are the known-bad PostgreSQL locks, each with the lessons
+// that must catch it and the check that does.
+func Regressions() []lock.Regression {
+	var out []lock.Regression
+	for _, l := range locks {
+		if l.Bad != nil {
+			out = append(out, *l.Bad)
+		}
+	}
+	return out
+}
+
+// Find returns the PostgreSQL lock called name.
+func Find(name string) (Lock, error) {
+	i := slices.IndexFunc(locks, func(l Lock) bool { return l.Name == name })
+	if i < 0 {
+		return Lock{}, fmt.Errorf("%w %q", ErrUnknownLock, name)
+	}
+	return locks[i], nil
+}
+
+// Key is the advisory lock key of the lock called name under opts' prefix:
+// a 64-bit hash of its path, as applications derive theirs.
+func Key(name string, opts lock.Options) int64 {
+	if opts.Prefix == "" {
+		opts.Prefix = lock.DefaultPrefix
+	}
+	h := fnv.New64a()
+	h.Write([]byte(opts.Prefix + name)) //nolint:errcheck // a hash takes every write
+	return int64(h.Sum64())
+}
+
+// KeyString is a grant's Key: the advisory key, in decimal.
+func KeyString(key int64) string { return strconv.FormatInt(key, 10) }
+
+// ParseKey reads a grant's Key back.
+func ParseKey(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
+
+// Sequence is the sequence whose nextval, taken while the lock is held, is
+// a grant's fencing token: it only grows, whoever takes it.
+func Sequence(key int64) string { return fmt.Sprintf("locklab_fence_%x", uint64(key)) }
