@@ -11,6 +11,7 @@ import (
 	_ "github.com/locklab/locklab/bench/redisbench"     // Redis's locks in locklab bench
 	_ "github.com/locklab/locklab/bench/zkbench"        // ZooKeeper's locks in locklab bench
 	_ "github.com/locklab/locklab/scenarios/etcdstore"  // etcd, embedded or the user's
+	_ "github.com/locklab/locklab/scenarios/pgstore"    // PostgreSQL
 	_ "github.com/locklab/locklab/scenarios/redisstore" // Redis: a primary with replicas, Redlock's masters
 	_ "github.com/locklab/locklab/scenarios/zkstore"    // ZooKeeper
 )

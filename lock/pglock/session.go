@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -95,6 +96,14 @@ func (s *session) connected(ctx context.Context) (*pgx.Conn, error) {
 	return c, nil
 }
 
+// sessionEnded says err is the server ending the session (an
+// administrator's pg_terminate_backend, an idle timeout, a shutdown:
+// SQLSTATE class 57P).
+func sessionEnded(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && strings.HasPrefix(pe.Code, "57P")
+}
+
 // exists says err is a CREATE … IF NOT EXISTS that met another client's
 // create of the same object at the same moment.
 func exists(err error) bool {
@@ -116,7 +125,13 @@ func (s *session) Acquire(ctx context.Context) (lock.Grant, error) {
 		return lock.Grant{}, err
 	}
 	if err := s.take(ctx, c); err != nil {
+		ended := ctx.Err() == nil && (c.IsClosed() || sessionEnded(err))
 		s.drop()
+		if ended {
+			// A session is its connection: one that broke, or that the
+			// server ended, took its place in the lock's queue with it.
+			return lock.Grant{}, errors.Join(lock.ErrSessionExpired, err)
+		}
 		return lock.Grant{}, err
 	}
 	var token int64

@@ -1,0 +1,58 @@
+package pgrun
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/script"
+)
+
+// Store is PostgreSQL's name as a store, and Label what its locks run on.
+const (
+	Store = "postgres"
+	Label = "a PostgreSQL server"
+)
+
+// Capabilities are what a run on PostgreSQL can do beyond every run's,
+// each with how (see scenarios.StoreKind).
+func Capabilities() script.Capabilities {
+	return script.Capabilities{
+		script.OneStore: "one server that keeps every session and the advisory locks it holds",
+		script.Revoke:   "pg_terminate_backend of the client's session",
+		script.Told:     "a keep-alive query failing once the server ended the session",
+	}
+}
+
+// Expire ends client's latest session now, as the lab ends an etcd lease
+// (mode revoke): pg_terminate_backend of its backend process, read off its
+// link. A session whose client is cut off or waits in a query is never
+// idle to the server, so mode lapse is not available.
+func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, error) {
+	if mode != faults.ModeRevoke {
+		return run.Outcome{}, e.NotHere("expire mode="+mode, "PostgreSQL ends a waiting session only when told to: mode=revoke")
+	}
+	pid := e.pidOf(client)
+	if pid == 0 {
+		return run.Outcome{}, fmt.Errorf("expire: no session of %s's was seen on its link yet", client)
+	}
+	_, err := e.Apply(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode}, func(ctx context.Context, in *faults.Injection) error {
+		in.SetTarget(fmt.Sprintf("backend %d", pid))
+		ok, err := e.srv.Terminate(ctx, pid)
+		if err == nil && !ok {
+			return fmt.Errorf("expire: %s's session (backend %d) had already ended", client, pid)
+		}
+		return err
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	if w := e.watchOf(pid); w != nil {
+		e.sweep(ctx)
+	} else {
+		e.Histories().LeaseLost(leaseEnd(client, pid, e.TTLDuration()))
+	}
+	e.EndedWaiting(client, pid)
+	return run.Outcome{Kind: run.LeaseEnded, Client: client, Mode: mode}, nil
+}

@@ -1,0 +1,275 @@
+package pgrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/pglock"
+	"github.com/locklab/locklab/run"
+)
+
+// watch is one grant the sweep follows, from its grant until its lock
+// leaves the server (lost: its session ended; gone: the session lives and
+// no longer holds it) or its client releases it.
+type watch struct {
+	client string
+	key    int64
+	token  int64
+	pid    int64 // the session holding it: its lease
+
+	mu        sync.Mutex
+	lastAlive time.Time // the last look that found it held
+	renewals  []time.Time
+	done      bool
+	lost      bool
+	crashed   bool // its client crashed: the session goes with its connection
+}
+
+// follow starts following g, client's new grant, held when the lock
+// returned it; its lease is the session the grant names (or, where it
+// names none, the client's latest read off its link).
+func (e *Env) follow(client string, g lock.Grant) int64 {
+	pid := g.Lease
+	if pid == 0 {
+		pid = e.pidOf(client)
+	}
+	key, err := pglock.ParseKey(g.Key)
+	if err != nil {
+		key = e.key
+	}
+	// A session ends the moment its connection does (a crashed client's,
+	// say) and its lock is free at once: what ended before this grant is
+	// recorded before it.
+	e.sweep(context.Background())
+	w := &watch{client: client, key: key, token: g.Token, pid: pid, lastAlive: time.Now()}
+	e.mu.Lock()
+	e.watched = append(e.watched, w)
+	e.mu.Unlock()
+	return pid
+}
+
+// activity notes a request of client's: a keep-alive of every grant of
+// its still followed.
+func (e *Env) activity(client string, at time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, w := range e.watched {
+		if w.client != client {
+			continue
+		}
+		w.mu.Lock()
+		if !w.done {
+			if len(w.renewals) == 32 {
+				w.renewals = w.renewals[1:]
+			}
+			w.renewals = append(w.renewals, at)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// watchOf is the newest watch of lease (nil: none).
+func (e *Env) watchOf(lease int64) *watch {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, w := range slices.Backward(e.watched) {
+		if w.pid == lease {
+			return w
+		}
+	}
+	return nil
+}
+
+// released stops following lease, its client's release having returned,
+// and reports whether the server had ended it before.
+func (e *Env) released(lease int64) bool {
+	w := e.watchOf(lease)
+	if w == nil {
+		return false
+	}
+	e.sweep(context.Background())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	return w.lost
+}
+
+// sweep looks once at every grant still followed: is its lock held by its
+// session, and, where not, does the session live.
+func (e *Env) sweep(ctx context.Context) {
+	e.mu.Lock()
+	var ws []*watch
+	for _, w := range e.watched {
+		w.mu.Lock()
+		if !w.done {
+			ws = append(ws, w)
+		}
+		w.mu.Unlock()
+	}
+	e.mu.Unlock()
+	for _, w := range ws {
+		sent := time.Now()
+		held, alive, err := e.holds(ctx, w.pid, w.key)
+		switch {
+		case err != nil:
+		case held:
+			w.mu.Lock()
+			w.lastAlive = sent
+			w.mu.Unlock()
+		default:
+			e.leftBy(w, alive)
+		}
+	}
+}
+
+// holds reads whether session pid holds the advisory lock key, and
+// whether it lives.
+func (e *Env) holds(ctx context.Context, pid, key int64) (held, alive bool, err error) {
+	admin := e.srv.Admin()
+	if admin == nil {
+		return false, false, errors.New("pgrun: postgres is down")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	err = admin.QueryRow(ctx, `SELECT
+		EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = $1 AND granted
+			AND classid = (($2::bigint >> 32) & 4294967295)::oid AND objid = ($2::bigint & 4294967295)::oid AND objsubid = 1),
+		EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid, key).Scan(&held, &alive)
+	return held, alive, err
+}
+
+// leftBy records how w's lock left the server, the first time it is seen
+// gone: its session ended (the lease the grant rests on), or the session
+// lives and holds it no more while its client held it and was not
+// releasing it (the grant gone from the server: only its own session can
+// unlock it, so its lock let it go unasked).
+func (e *Env) leftBy(w *watch, alive bool) {
+	g, held, releasing := e.Holding(w.client)
+	holds := held && g.Token == w.token
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.done:
+	case !alive || w.crashed:
+		// The session ended — or, its client crashed, is ending: its
+		// lock is let go before the server lists the session gone.
+		w.done, w.lost = true, true
+		end := leaseEnd(w.client, w.pid, e.TTLDuration())
+		end.LastAlive = w.lastAlive
+		for _, at := range w.renewals {
+			if !at.After(w.lastAlive) {
+				end.LastRenewal = at
+			}
+			end.Renewals = append(end.Renewals, at)
+		}
+		e.Histories().LeaseLost(end)
+	case releasing || !holds:
+		// the release's own hand; it says what happened
+	default:
+		w.done = true
+		e.Histories().GrantGone(w.client, w.token)
+	}
+}
+
+// Crashed notes that client crashed (engine.Crasher): its connection is
+// severed, and the session its grants rest on ends with it.
+func (s store) Crashed(client string) error {
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	for _, w := range s.e.watched {
+		if w.client == client {
+			w.mu.Lock()
+			w.crashed = true
+			w.mu.Unlock()
+		}
+	}
+	return nil
+}
+
+// leaseEnd is the end of client's session pid, known alive until now.
+func leaseEnd(client string, pid int64, ttl time.Duration) history.LeaseEnd {
+	return history.LeaseEnd{Client: client, Lease: pid, LastAlive: time.Now(), TTL: ttl}
+}
+
+// gone looks again at the grant resting on lease and reports whether it
+// left the server (its session ended, or its lock was released).
+func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
+	w := e.watchOf(lease)
+	if w == nil {
+		return false, errors.New("no grant whose session the lab follows")
+	}
+	e.sweep(ctx)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.done, nil
+}
+
+// left names the sessions holding the run's lock: none when it is free.
+func (e *Env) left(ctx context.Context) ([]string, error) {
+	admin := e.srv.Admin()
+	if admin == nil {
+		return nil, errors.New("pgrun: postgres is down")
+	}
+	rows, err := admin.Query(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid AND objsubid = 1`, e.key)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var pid int64
+		if err := rows.Scan(&pid); err != nil {
+			return nil, err
+		}
+		out = append(out, fmt.Sprintf("the advisory lock, held by session %d", pid))
+	}
+	return out, rows.Err()
+}
+
+func init() { run.StoreErrors(connectionLost) }
+
+// connectionLost classes what pgx answers a query whose connection broke,
+// or whose session the server ended, as a connection lost: its outcome is
+// unknown to the client.
+func connectionLost(err error) run.Failure {
+	var pe *pgconn.PgError
+	switch {
+	case errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")):
+		return run.FailConnectionLost
+	case errors.Is(err, io.ErrUnexpectedEOF), pgconn.SafeToRetry(err):
+		return run.FailConnectionLost
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return run.FailConnectionLost
+	}
+	return 0
+}
+
+// Shows reports whether client's session waits for the run's lock on the
+// server (engine.WaiterShower): a request of its for the advisory lock,
+// not granted. A lock that polls never shows so; the engine takes its
+// answered polls instead.
+func (s store) Shows(ctx context.Context, client string) (bool, error) {
+	pid := s.e.pidOf(client)
+	admin := s.e.srv.Admin()
+	if pid == 0 || admin == nil {
+		return false, nil
+	}
+	var waits bool
+	err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = $1 AND NOT granted
+		AND classid = (($2::bigint >> 32) & 4294967295)::oid AND objid = ($2::bigint & 4294967295)::oid AND objsubid = 1)`,
+		pid, s.e.key).Scan(&waits)
+	return waits, err
+}

@@ -1,0 +1,125 @@
+package pgrun
+
+import (
+	"encoding/binary"
+	"sync"
+	"time"
+)
+
+// The protocol's numbers the lab reads: a client that asks for TLS or GSS
+// encryption first (psycopg2 does, by default) is answered one byte, 'N'
+// or 'S', before anything else; BackendKeyData ('K') names the session's
+// backend process.
+const (
+	sslRequest    = 80877103
+	gssEncRequest = 80877104
+	backendKey    = 'K'
+)
+
+// Wire reads one connection of client's (engine.WireReader): every
+// request is activity that keeps its session from being idle (a keep-alive
+// of the grants it holds), and the server's BackendKeyData names the
+// session's backend process — the lease of what the client is granted on
+// it, and what expire ends.
+func (s store) Wire(client string) (requests, answers func([]byte)) {
+	c := &wire{}
+	return func(b []byte) {
+			if b == nil {
+				return
+			}
+			s.e.activity(client, time.Now())
+			c.request(b)
+		}, func(b []byte) {
+			if b == nil {
+				return
+			}
+			if pid := c.answer(b); pid != 0 {
+				s.e.setPid(client, pid)
+			}
+		}
+}
+
+// wire is one connection's reading: the client's opening messages (which
+// carry no type byte) until its startup message, and the server's
+// messages framed by their type and length, only BackendKeyData kept.
+type wire struct {
+	mu sync.Mutex
+	// opening: the client's untyped messages read so far (bounded: an
+	// opening message is a few hundred bytes); started once its startup
+	// message came; oneByte counts the one-byte answers its encryption
+	// requests are owed.
+	opening []byte
+	started bool
+	oneByte int
+	// head is the server message's header read so far; body what is left
+	// of its body, kept when it is BackendKeyData.
+	head []byte
+	left int
+	key  []byte
+	typ  byte
+}
+
+// request reads the client's bytes until its startup message.
+func (w *wire) request(b []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for !w.started && len(b) > 0 {
+		w.opening = append(w.opening, b...)
+		b = nil
+		for len(w.opening) >= 8 {
+			n := int(binary.BigEndian.Uint32(w.opening))
+			code := binary.BigEndian.Uint32(w.opening[4:])
+			if n < 8 || n > 10000 {
+				w.started = true // not an opening the lab knows: read no more
+				break
+			}
+			if len(w.opening) < n {
+				break
+			}
+			w.opening = w.opening[n:]
+			if code == sslRequest || code == gssEncRequest {
+				w.oneByte++
+				continue
+			}
+			w.started = true
+			break
+		}
+	}
+}
+
+// answer reads the server's bytes and returns the backend process a
+// BackendKeyData among them names (0: none).
+func (w *wire) answer(b []byte) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var pid int64
+	for len(b) > 0 {
+		switch {
+		case w.oneByte > 0 && w.left == 0 && len(w.head) == 0:
+			w.oneByte--
+			b = b[1:]
+		case w.left > 0:
+			n := min(w.left, len(b))
+			if w.typ == backendKey {
+				w.key = append(w.key, b[:n]...)
+			}
+			w.left -= n
+			b = b[n:]
+			if w.left == 0 && w.typ == backendKey && len(w.key) >= 4 {
+				pid = int64(binary.BigEndian.Uint32(w.key))
+			}
+		default:
+			n := min(5-len(w.head), len(b))
+			w.head = append(w.head, b[:n]...)
+			b = b[n:]
+			if len(w.head) == 5 {
+				w.typ, w.left, w.key = w.head[0], int(binary.BigEndian.Uint32(w.head[1:]))-4, nil
+				w.head = w.head[:0]
+				if w.left < 0 {
+					w.left = 0
+				}
+			}
+		}
+	}
+	return pid
+}
