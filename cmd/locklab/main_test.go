@@ -96,7 +96,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--scenario", "nope"}, []string{`--scenario: unknown scenario "nope"`, "paused-holder", "random"}},
 		{[]string{"run", "--lock", "zookeeper"}, []string{`unknown lock "zookeeper"`, "etcd-mutex", "redis-setnx", "zk-lock"}},
 		{[]string{"run", "--resource", "paper"}, []string{`unknown resource "paper"`, "fenced"}},
-		{[]string{"run", "--store", "nosuch", "--lock", "exec:x"}, []string{`--store: unknown store "nosuch"`, "etcd, redis, redlock, zookeeper"}},
+		{[]string{"run", "--store", "nosuch", "--lock", "exec:x"}, []string{`--store: unknown store "nosuch"`, "etcd, postgres, redis, redlock, zookeeper"}},
 		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{"--lock exec:x: preflight: acquire, alone on a ZooKeeper of its own"}},
 		{[]string{"run", "--store", "redis"}, []string{"--store redis: it names the store of exec:COMMAND locks, and --lock names none"}},
 		{[]string{"run", "--store", "redis", "--lock", "exec:/nonexistent/lock"}, []string{"--lock exec:/nonexistent/lock: preflight"}},
