@@ -43,6 +43,17 @@ var locks = []Lock{
 			Scenarios: []string{"slow-holder"},
 			Check:     "lease-kept",
 		}},
+	{Name: "pg-deaf", Factory: NewDeaf,
+		About: "pg-session whose holder is never told its session ended: known-bad",
+		Bad: &lock.Regression{
+			Name: "pg-deaf",
+			Bug: "keeps its session alive while it holds, but when a keep-alive fails — the server ended the " +
+				"session, and the lock with it — tells its holder nothing (Grant.Lost never closes): the holder " +
+				"works on under a lock the next client now holds",
+			Link:      "https://www.postgresql.org/docs/current/explicit-locking.html#ADVISORY-LOCKS",
+			Scenarios: []string{"holder-told"},
+			Check:     "told-lost",
+		}},
 }
 
 // Locks lists the PostgreSQL locks, the ones people use first, then the

@@ -31,8 +31,9 @@ type session struct {
 
 // variant is how a session lock takes and holds: poll tries the lock
 // every retry rather than wait on it; alive sends a query every TTL/3
-// while holding; xact holds it in a transaction.
-type variant struct{ poll, alive, xact bool }
+// while holding; xact holds it in a transaction. The known-bad deaf never
+// closes a grant's Lost.
+type variant struct{ poll, alive, xact, deaf bool }
 
 // holding is one grant while it is held: its token, and its keep-alive.
 type holding struct {
@@ -77,6 +78,12 @@ func NewXact(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, 
 // it holds.
 func NewIdle(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, error) {
 	return newSession(cfg, name, opts, variant{})
+}
+
+// NewDeaf is the known-bad pg-deaf: pg-session whose holder is never told
+// its session ended.
+func NewDeaf(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, error) {
+	return newSession(cfg, name, opts, variant{alive: true, deaf: true})
 }
 
 // connected is the session's connection, made anew if the last one broke
@@ -207,7 +214,9 @@ func (s *session) keepAlive(h *holding) {
 		}
 		s.mu.Unlock()
 		if err != nil {
-			close(h.lost)
+			if !s.deaf {
+				close(h.lost)
+			}
 			return
 		}
 	}
