@@ -11,12 +11,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/cluster/pgd"
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/pglock"
+	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run/engine"
 )
 
@@ -25,8 +27,9 @@ import (
 const scriptMembers = 3
 
 // Resources are the resources a PostgreSQL run protects: the lab's own
-// counters.
-func Resources() []string { return engine.Counters() }
+// counters, and pg-guarded, a counter in the same database written only
+// while the grant's session holds its lock.
+func Resources() []string { return append(engine.Counters(), pglock.GuardedResource) }
 
 // Config describes a run.
 type Config struct {
@@ -55,6 +58,9 @@ type Env struct {
 	mu      sync.Mutex
 	watched []*watch
 	pids    map[string]int64 // each client's latest session, read off its link
+	// conns are each client's own connections to the server, through its
+	// link: pg-guarded's reads and writes go where its lock's do.
+	conns map[string]*pgxpool.Pool
 }
 
 // New prepares a run; the engine sweeps its grants, recording on every
@@ -68,7 +74,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgrun: %w", err)
 	}
-	e := &Env{srv: cfg.Server, factory: cfg.Factory, pids: map[string]int64{}}
+	e := &Env{srv: cfg.Server, factory: cfg.Factory, pids: map[string]int64{}, conns: map[string]*pgxpool.Pool{}}
 	opts := lock.Options{TTL: cfg.TTL, Prefix: prefix}
 	e.key = pglock.Key("lock", opts)
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
@@ -97,13 +103,42 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 
 // Locker makes a client's lock from its connection settings: its link,
 // and idle timeouts of a TTL — the lease its sessions rest on.
-func (s store) Locker(_ string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
+func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func() error, error) {
 	cfg, err := ConnConfig(links[0].Addr(), s.e.TTLDuration())
 	if err != nil {
 		return nil, nil, err
 	}
+	pcfg, err := pgxpool.ParseConfig(pgd.ConnString(links[0].Addr()))
+	if err != nil {
+		return nil, nil, err
+	}
+	pcfg.MaxConns = 2
+	pcfg.ConnConfig.RuntimeParams["application_name"] = labApplication
+	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.e.mu.Lock()
+	s.e.conns[client] = pool
+	s.e.mu.Unlock()
+	done := func() error { pool.Close(); return nil }
 	l, err := s.e.factory(cfg, "lock", s.e.Options())
-	return l, func() error { return nil }, err
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return l, done, nil
+}
+
+// Conn is the client's own pool of connections through its link, for
+// pg-guarded (engine.ConnStore).
+func (s store) Conn(client string) resource.Conn {
+	s.e.mu.Lock()
+	defer s.e.mu.Unlock()
+	if p := s.e.conns[client]; p != nil {
+		return p
+	}
+	return nil
 }
 
 // ConnConfig is the connection settings of a client that reaches the
@@ -156,5 +191,14 @@ func (e *Env) setPid(client string, pid int64) {
 func (e *Env) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, nil)
+	return e.Finish(ctx, func(ctx context.Context) error { e.sweep(ctx); return nil }, e.final)
+}
+
+// final reads a counter the run keeps in the database (pg-guarded).
+func (e *Env) final(ctx context.Context, r resource.Resource) (int64, error) {
+	admin := e.srv.Admin()
+	if admin == nil {
+		return 0, errors.New("postgres is down")
+	}
+	return r.Read(ctx, admin, lock.Grant{})
 }

@@ -58,13 +58,13 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 	return pid
 }
 
-// activity notes a request of client's: a keep-alive of every grant of
-// its still followed.
-func (e *Env) activity(client string, at time.Time) {
+// activity notes a request of client's on session pid: a keep-alive of
+// every grant resting on that session still followed.
+func (e *Env) activity(client string, pid int64, at time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, w := range e.watched {
-		if w.client != client {
+		if w.client != client || w.pid != pid {
 			continue
 		}
 		w.mu.Lock()

@@ -1,6 +1,7 @@
 package pgrun
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sync"
 	"time"
@@ -21,23 +22,32 @@ const (
 // of the grants it holds), and the server's BackendKeyData names the
 // session's backend process — the lease of what the client is granted on
 // it, and what expire ends.
+//
+// The lab's own connections on the link (pg-guarded's, named
+// labApplication in their startup message) are neither: they are not the
+// lock's sessions.
 func (s store) Wire(client string) (requests, answers func([]byte)) {
 	c := &wire{}
 	return func(b []byte) {
 			if b == nil {
 				return
 			}
-			s.e.activity(client, time.Now())
-			c.request(b)
+			if pid, lock := c.request(b); lock && pid != 0 {
+				s.e.activity(client, pid, time.Now())
+			}
 		}, func(b []byte) {
 			if b == nil {
 				return
 			}
-			if pid := c.answer(b); pid != 0 {
+			if pid := c.answer(b); pid != 0 && !c.labs() {
 				s.e.setPid(client, pid)
 			}
 		}
 }
+
+// labApplication is the application_name of the lab's own connections on
+// a client's link.
+const labApplication = "locklab-resource"
 
 // wire is one connection's reading: the client's opening messages (which
 // carry no type byte) until its startup message, and the server's
@@ -51,6 +61,10 @@ type wire struct {
 	opening []byte
 	started bool
 	oneByte int
+	// lab: the startup message named the lab's own application; pid is
+	// the session's backend, once the server named it.
+	lab bool
+	pid int64
 	// head is the server message's header read so far; body what is left
 	// of its body, kept when it is BackendKeyData.
 	head []byte
@@ -59,8 +73,16 @@ type wire struct {
 	typ  byte
 }
 
-// request reads the client's bytes until its startup message.
-func (w *wire) request(b []byte) {
+// labs says whether the connection is the lab's own.
+func (w *wire) labs() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lab
+}
+
+// request reads the client's bytes until its startup message, and returns
+// the session's backend (0: not named yet) and whether it is the lock's.
+func (w *wire) request(b []byte) (pid int64, lock bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for !w.started && len(b) > 0 {
@@ -76,15 +98,19 @@ func (w *wire) request(b []byte) {
 			if len(w.opening) < n {
 				break
 			}
+			msg := w.opening[:n]
 			w.opening = w.opening[n:]
 			if code == sslRequest || code == gssEncRequest {
 				w.oneByte++
 				continue
 			}
 			w.started = true
+			w.lab = bytes.Contains(msg, []byte("application_name\x00"+labApplication+"\x00"))
+			w.opening = nil
 			break
 		}
 	}
+	return w.pid, !w.lab
 }
 
 // answer reads the server's bytes and returns the backend process a
@@ -107,6 +133,7 @@ func (w *wire) answer(b []byte) int64 {
 			b = b[n:]
 			if w.left == 0 && w.typ == backendKey && len(w.key) >= 4 {
 				pid = int64(binary.BigEndian.Uint32(w.key))
+				w.pid = pid
 			}
 		default:
 			n := min(5-len(w.head), len(b))

@@ -24,13 +24,14 @@ func skipWithoutPostgres(t *testing.T) {
 // The PostgreSQL locks people use through every lesson a PostgreSQL
 // server can run, on the run's shared server: each result as documented —
 // the paused and the cut-off holder FAIL the unfenced counter, the
-// sequence's token fences them, a waiter whose session the server ended
+// sequence's token fences them and so does pg-guarded's check of the
+// grant's session, a waiter whose session the server ended
 // is told so, a crashed holder's session ends with its connection —, the
 // etcd resource skipped, saying why, the lessons of other stores left out.
 func TestThePostgresLocksKeepTheCatalogsExpectations(t *testing.T) {
 	skipWithoutPostgres(t)
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Locks: []string{"pg-session", "pg-try", "pg-xact"}, Scenarios: scenarios.Names(),
-		Resources: []string{"unfenced", "fenced", "etcd-guarded"}, Runs: 1, Parallel: 4})
+		Resources: []string{"unfenced", "fenced", "pg-guarded", "etcd-guarded"}, Runs: 1, Parallel: 4})
 	require.NoError(t, err)
 	judged := 0
 	for _, r := range sum.Results {
@@ -41,7 +42,7 @@ func TestThePostgresLocksKeepTheCatalogsExpectations(t *testing.T) {
 		judged++
 		assert.True(t, r.Matches || r.NotJudged(), "%s × %s × %s: %s, expected %s: %s", r.Scenario, r.Lock, r.Resource, r.Verdict, r.Expected, r.Error)
 	}
-	assert.Equal(t, 3*10*2, judged, "ten lessons, three locks, two resources")
+	assert.Equal(t, 3*10*3, judged, "ten lessons, three locks, three resources")
 	require.NotNil(t, sum.Campaign)
 	assert.NotEmpty(t, sum.Campaign.LessonsLeftOut, "the lessons of other stores are left out")
 }
@@ -52,9 +53,9 @@ func TestPostgresKnownBadLocksAreCaught(t *testing.T) {
 	skipWithoutPostgres(t)
 	for _, reg := range pglock.Regressions() {
 		sum, err := scenarios.Run(t.Context(), scenarios.Config{Locks: []string{reg.Name},
-			Scenarios: reg.Scenarios, Resources: []string{"unfenced", "fenced"}, Runs: 1, Parallel: 2})
+			Scenarios: reg.Scenarios, Resources: []string{"unfenced", "fenced", "pg-guarded"}, Runs: 1, Parallel: 3})
 		require.NoError(t, err)
-		require.Len(t, sum.Results, 2*len(reg.Scenarios), reg.Name)
+		require.Len(t, sum.Results, 3*len(reg.Scenarios), reg.Name)
 		for _, r := range sum.Results {
 			assert.Equal(t, models.Fail, r.Verdict, "%s × %s × %s: %s", reg.Name, r.Scenario, r.Resource, r.Error)
 			assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
