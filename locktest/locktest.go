@@ -137,10 +137,13 @@ func CompareWith(builtins ...string) Option {
 // package — redis (a primary and two replicas; the default for a
 // lock.Factory[[]*redis.Client]) and redlock (five independent masters)
 // from scenarios/redisstore, zookeeper (a three-server ensemble; the
-// default for a lock.Factory[*zk.Conn]) from scenarios/zkstore:
+// default for a lock.Factory[*zk.Conn]) from scenarios/zkstore, postgres
+// (one server; the default for a lock.Factory[*pgx.ConnConfig]) from
+// scenarios/pgstore:
 //
 //	import _ "github.com/locklab/locklab/scenarios/redisstore"
 //	import _ "github.com/locklab/locklab/scenarios/zkstore"
+//	import _ "github.com/locklab/locklab/scenarios/pgstore"
 //
 // On a store other than etcd the catalog's lessons for that store run, on
 // the fenced resource and the store's own guarded one (etcd-guarded is
