@@ -99,7 +99,7 @@ func (l *listing) addLocks() {
 	}
 	rows = append(rows, listRow{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
 		"protocol (docs/any-language.md; examples/locks has adapters for python-etcd3, etcd3gw, npm's etcd3, " +
-		"redis-py, npm's redlock and kazoo); on Redis with --store redis or redlock, on ZooKeeper with --store zookeeper"})
+		"redis-py, npm's redlock, kazoo and psycopg2); on Redis with --store redis or redlock, on ZooKeeper with --store zookeeper, on PostgreSQL with --store postgres"})
 	l.add("locks:", rows)
 	l.add("the lab's adapters of those locks (not in the default matrix; --lock names them):", adapters)
 	var regs []lock.Regression

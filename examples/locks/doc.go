@@ -1,5 +1,5 @@
 // Package locks holds adapters that put real lock libraries, written by
-// others (Debian's and npm's; etcd's, Redis' and ZooKeeper's), through locklab's
+// others (Debian's and npm's; etcd's, Redis', ZooKeeper's and PostgreSQL's), through locklab's
 // process protocol (docs/locks-people-run.md); it has no Go API. Its
 // files:
 //
@@ -19,6 +19,9 @@
 //     pinned by package-lock.json;
 //   - kazoo/lock.py: kazoo's Lock (Debian's python3-kazoo) on ZooKeeper
 //     (locklab run --store zookeeper), its node's zxid as the token;
+//   - psycopg2/lock.py: a PostgreSQL advisory lock through psycopg2
+//     (Debian's python3-psycopg2; locklab run --store postgres), as an
+//     application writes it and with --keepalive;
 //   - locks_test.go: runs each adapter (the Python ones as the library is
 //     and with --refresh) through the lessons that tell them apart and holds each
 //     to the table in docs/locks-people-run.md; it skips with one line where the libraries

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/locklab/locklab/cluster/pgd"
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/internal/leaks"
@@ -25,6 +26,7 @@ import (
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
 	_ "github.com/locklab/locklab/scenarios/etcdstore"  // python-etcd3's, etcd3gw's and npm etcd3's locks on etcd
+	_ "github.com/locklab/locklab/scenarios/pgstore"    // psycopg2's advisory lock on PostgreSQL
 	_ "github.com/locklab/locklab/scenarios/redisstore" // redis-py's lock on Redis
 	_ "github.com/locklab/locklab/scenarios/zkstore"    // kazoo's lock on ZooKeeper
 )
@@ -126,6 +128,35 @@ func TestRedisPyKeepsItsDocumentedOutcomes(t *testing.T) {
 		if w, ok := want[r.Lock+"/"+r.Scenario]; ok {
 			holdResult(t, r, w)
 		}
+	}
+}
+
+// A PostgreSQL advisory lock through psycopg2 (--store postgres), as an
+// application writes it and with a thread keeping its session alive
+// (--keepalive): a session that sends nothing while it holds is ended by a
+// server's idle timeout, so a holder that works past it loses the lock
+// while it works (slow-holder: lease-kept FAIL); kept alive, it holds, and
+// a holder whose session the server ended is fenced by its token and by
+// pg-guarded (paused-holder).
+func TestPsycopg2KeepsItsDocumentedOutcomes(t *testing.T) {
+	if err := exec.Command(python, "-c", "import psycopg2").Run(); err != nil {
+		t.Skipf("examples/locks: Debian's python3-psycopg2 is not installed (apt-get install python3-psycopg2; .ci/run does): %v", err)
+	}
+	if _, err := pgd.Find(); err != nil {
+		t.Skipf("examples/locks: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("psycopg2", "lock.py"))
+	require.NoError(t, err)
+	plain := process.ExecPrefix + python + " " + script
+	alive := plain + " --keepalive"
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"slow-holder", "paused-holder"},
+		Locks: []string{plain, alive}, Resources: []string{"fenced", "pg-guarded"}, Seed: 1, Store: "postgres"})
+	require.NoError(t, err)
+	want := map[string]string{plain + "/slow-holder": "FAIL lease-kept", alive + "/slow-holder": "PASS",
+		plain + "/paused-holder": "PASS", alive + "/paused-holder": "PASS"}
+	require.Len(t, sum.Results, 8)
+	for _, r := range sum.Results {
+		holdResult(t, r, want[r.Lock+"/"+r.Scenario])
 	}
 }
 

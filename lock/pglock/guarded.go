@@ -28,9 +28,8 @@ const table = "locklab_counters"
 
 // guardedWrite writes the counter $1 to $2 only while session $3 holds the
 // advisory lock $4: the check and the write are one statement.
-const guardedWrite = `INSERT INTO ` + table + ` (key, v)
-SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $3
-	AND classid = (($4::bigint >> 32) & 4294967295)::oid AND objid = ($4::bigint & 4294967295)::oid AND objsubid = 1)
+var guardedWrite = `INSERT INTO ` + table + ` (key, v)
+SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM pg_locks WHERE granted AND pid = $3 AND ` + OnKey("$4") + `)
 ON CONFLICT (key) DO UPDATE SET v = EXCLUDED.v`
 
 // Guarded is a counter kept in the lock's own database, a row of table at

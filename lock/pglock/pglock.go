@@ -101,3 +101,11 @@ func ParseKey(s string) (int64, error) { return strconv.ParseInt(s, 10, 64) }
 // Sequence is the sequence whose nextval, taken while the lock is held, is
 // a grant's fencing token: it only grows, whoever takes it.
 func Sequence(key int64) string { return fmt.Sprintf("locklab_fence_%x", uint64(key)) }
+
+// OnKey is the predicate on pg_locks of the advisory lock whose bigint key
+// is the query's parameter param ("$1"): how PostgreSQL shows a bigint
+// key, its high half in classid and its low half in objid.
+func OnKey(param string) string {
+	return "locktype = 'advisory' AND classid = ((" + param + "::bigint >> 32) & 4294967295)::oid" +
+		" AND objid = (" + param + "::bigint & 4294967295)::oid AND objsubid = 1"
+}

@@ -145,6 +145,10 @@ func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 		c.crashes++
 		c.held = false // its last grant stays on the store until it expires
 		c.mu.Unlock()
+		// Dead from now: recorded before it dies, for its connections close
+		// as it does, which on a store whose session is its connection
+		// (PostgreSQL) frees its lock for the next client at once.
+		e.hs.Observe(history.ObservedCrashed, name, "")
 		c.gate.Kill()
 		if p := c.process(); p != nil {
 			p.Kill() // a process dies with its client, with no chance to clean up
@@ -165,7 +169,6 @@ func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 			p.Sever()
 		}
 		c.heal()
-		e.hs.Observe(history.ObservedCrashed, name, "")
 		return err
 	})
 	err = errors.Join(err, c.pause.End(ctx)) // a pause ends with the process it froze

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/pglock"
 	"github.com/locklab/locklab/run"
@@ -142,8 +143,7 @@ func (e *Env) holds(ctx context.Context, pid, key int64) (held, alive bool, err 
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	err = admin.QueryRow(ctx, `SELECT
-		EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = $1 AND granted
-			AND classid = (($2::bigint >> 32) & 4294967295)::oid AND objid = ($2::bigint & 4294967295)::oid AND objsubid = 1),
+		EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND granted AND `+pglock.OnKey("$2")+`),
 		EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid, key).Scan(&held, &alive)
 	return held, alive, err
 }
@@ -156,6 +156,14 @@ func (e *Env) holds(ctx context.Context, pid, key int64) (held, alive bool, err 
 func (e *Env) leftBy(w *watch, alive bool) {
 	g, held, releasing := e.Holding(w.client)
 	holds := held && g.Token == w.token
+	w.mu.Lock()
+	crashed := w.crashed
+	w.mu.Unlock()
+	if alive && holds && !releasing && !crashed && e.exiting(w.pid) {
+		// Its session was on its way out: a session lets its locks go
+		// before the server lists it gone.
+		alive = false
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -179,6 +187,19 @@ func (e *Env) leftBy(w *watch, alive bool) {
 		w.done = true
 		e.Histories().GrantGone(w.client, w.token)
 	}
+}
+
+// exiting reports whether session pid, which no longer holds its lock,
+// ends within a moment: the server ending a session (its idle timeout, a
+// terminate) lets its locks go first and lists it gone after.
+func (e *Env) exiting(pid int64) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := poll.Until(ctx, "the session to end", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		_, alive, err := e.holds(ctx, pid, 0)
+		return err == nil && !alive, nil
+	})
+	return err == nil
 }
 
 // Crashed notes that client crashed (engine.Crasher): its connection is
@@ -220,8 +241,7 @@ func (e *Env) left(ctx context.Context) ([]string, error) {
 	if admin == nil {
 		return nil, errors.New("pgrun: postgres is down")
 	}
-	rows, err := admin.Query(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted
-		AND classid = (($1::bigint >> 32) & 4294967295)::oid AND objid = ($1::bigint & 4294967295)::oid AND objsubid = 1`, e.key)
+	rows, err := admin.Query(ctx, `SELECT pid FROM pg_locks WHERE granted AND `+pglock.OnKey("$1"), e.key)
 	if err != nil {
 		return nil, err
 	}
@@ -268,8 +288,7 @@ func (s store) Shows(ctx context.Context, client string) (bool, error) {
 		return false, nil
 	}
 	var waits bool
-	err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = $1 AND NOT granted
-		AND classid = (($2::bigint >> 32) & 4294967295)::oid AND objid = ($2::bigint & 4294967295)::oid AND objsubid = 1)`,
+	err := admin.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted AND `+pglock.OnKey("$2")+`)`,
 		pid, s.e.key).Scan(&waits)
 	return waits, err
 }

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/locklab/locklab/cluster/pgd"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/pglock"
@@ -58,9 +56,19 @@ func (backend) Lock(name string) (scenarios.BackendLock, bool) {
 	return describe(l.Factory, l.Weak), true
 }
 
-// Exec is a PostgreSQL lock run as a process: not yet.
-func (b backend) Exec(string) (scenarios.BackendLock, error) {
-	return scenarios.BackendLock{}, errors.New("a PostgreSQL lock run as a process is not run yet: write it against lock/pglock's Factory in Go")
+// Exec is a user's PostgreSQL lock run as a process (see
+// pglock.EnvPostgres), on the run's server; it is documented to fail
+// nothing. Its preflight asks it again while it holds (scenarios.Reask).
+func (b backend) Exec(command string) (scenarios.BackendLock, error) {
+	f, err := pglock.Exec(command)
+	if err != nil {
+		return scenarios.BackendLock{}, err
+	}
+	l := describe(f, nil)
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) {
+		return preflight(ctx, f, true)
+	}
+	return l, nil
 }
 
 // Adopt is a user's Go lock on PostgreSQL (a pglock.Factory); it is
@@ -71,7 +79,9 @@ func (b backend) Adopt(factory any) (scenarios.BackendLock, error) {
 		return scenarios.BackendLock{}, fmt.Errorf("the %s store takes a lock.Factory[*pgx.ConnConfig], not a %T", b.Name(), factory)
 	}
 	l := describe(f, nil)
-	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) { return preflight(ctx, f) }
+	l.Preflight = func(ctx context.Context, _ scenarios.Servers) (scenarios.GrantShape, error) {
+		return preflight(ctx, f, false)
+	}
 	return l, nil
 }
 
@@ -88,14 +98,16 @@ func describe(f pglock.Factory, weak map[string]string) scenarios.BackendLock {
 }
 
 // preflight has the lock acquire and release once alone on a server of
-// its own, and says whether its grant carried a token.
-func preflight(ctx context.Context, f pglock.Factory) (scenarios.GrantShape, error) {
+// its own, and says whether its grant carried a token; a lock run as a
+// process (reask) is then asked to acquire while it holds a grant the lab
+// ended (scenarios.Reask).
+func preflight(ctx context.Context, f pglock.Factory, reask bool) (scenarios.GrantShape, error) {
 	srv, err := pgd.Start(ctx, pgd.Options{})
 	if err != nil {
 		return scenarios.GrantShape{}, fmt.Errorf("preflight: the scratch PostgreSQL: %w", err)
 	}
 	defer srv.Close()
-	cfg, err := pgx.ParseConfig(pgd.ConnString(srv.Addr()))
+	cfg, err := pgrun.ConnConfig(srv.Addr(), 10*time.Second)
 	if err != nil {
 		return scenarios.GrantShape{}, err
 	}
@@ -113,7 +125,36 @@ func preflight(ctx context.Context, f pglock.Factory) (scenarios.GrantShape, err
 	if err := l.Release(actx, g); actx.Err() != nil {
 		return scenarios.GrantShape{}, fmt.Errorf("preflight: release, alone on a PostgreSQL of its own, did not return: %w", err)
 	}
+	if reask {
+		if err := scenarios.Reask(ctx, l, ender{srv}); err != nil {
+			return scenarios.GrantShape{}, err
+		}
+	}
 	return scenarios.GrantShape{Token: g.Token != 0, Key: g.Key != ""}, nil
+}
+
+// ender ends a grant on PostgreSQL (the session holding its advisory lock
+// terminated, as its end would be) and reads whether a grant is held: its
+// key held by a session.
+type ender struct{ srv *pgd.Server }
+
+func (e ender) End(ctx context.Context, g lock.Grant) error {
+	key, err := pglock.ParseKey(g.Key)
+	if err != nil {
+		return err
+	}
+	_, err = e.srv.Admin().Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE granted AND `+pglock.OnKey("$1"), key)
+	return err
+}
+
+func (e ender) Holds(ctx context.Context, g lock.Grant) (bool, error) {
+	key, err := pglock.ParseKey(g.Key)
+	if err != nil {
+		return false, err
+	}
+	var held bool
+	err = e.srv.Admin().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE granted AND `+pglock.OnKey("$1")+`)`, key).Scan(&held)
+	return held, err
 }
 
 // pgStore runs a configuration on the run's shared server (one started
