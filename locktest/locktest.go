@@ -134,23 +134,18 @@ func CompareWith(builtins ...string) Option {
 
 // Store runs the lock on the store of that name: etcd (the default for an
 // etcdlock.Factory), or a store linked into the test by importing its
-// package — redis (a primary and two replicas; the default for a
-// lock.Factory[[]*redis.Client]) and redlock (five independent masters)
-// from scenarios/redisstore, zookeeper (a three-server ensemble; the
-// default for a lock.Factory[*zk.Conn]) from scenarios/zkstore, postgres
-// (one server; the default for a lock.Factory[*pgx.ConnConfig]) from
-// scenarios/pgstore:
+// package under scenarios/ (the default for a lock.Factory of that store's
+// client; locklab list names the stores and their locks):
 //
-//	import _ "github.com/locklab/locklab/scenarios/redisstore"
+//	import _ "github.com/locklab/locklab/scenarios/redisstore" // redis, redlock
 //	import _ "github.com/locklab/locklab/scenarios/zkstore"
 //	import _ "github.com/locklab/locklab/scenarios/pgstore"
 //
 // On a store other than etcd the catalog's lessons for that store run, on
 // the fenced resource and the store's own guarded one (etcd-guarded is
-// etcd's); the
-// exploration (Cases) draws the faults the store can make, each case on
-// servers started for it (for a lock that gives no token it is left out,
-// saying why); Endpoints is etcd's, and refused.
+// etcd's); the exploration (Cases) draws the faults the store can make,
+// each case on servers started for it (for a lock that gives no token it
+// is left out, saying why); Endpoints is etcd's, and refused.
 func Store(name string) Option {
 	return func(c *config) { c.store = name }
 }

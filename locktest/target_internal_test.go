@@ -41,7 +41,7 @@ func TestTheStoreFollowsTheFactory(t *testing.T) {
 			func() (target, error) { return targetOf(config{store: "redis"}, etcdlock.NewQueue) }},
 		{"the etcd store takes an etcdlock.Factory, not a lock.Factory[[]*github.com/redis/go-redis/v9.Client]",
 			func() (target, error) { return targetOf(config{store: "etcd"}, onRedis) }},
-		{`unknown store "nosuch" (stores: etcd, redis, redlock, zookeeper): a program links a store by importing its ` +
+		{`unknown store "nosuch" (stores: etcd, postgres, redis, redlock, zookeeper): a program links a store by importing its ` +
 			`package, as import _ "github.com/locklab/locklab/scenarios/redisstore" does Redis's`,
 			func() (target, error) { return targetOf(config{store: "nosuch"}, onRedis) }},
 		{"the zookeeper store takes a lock.Factory[*zk.Conn], not a lock.Factory[[]*github.com/redis/go-redis/v9.Client]",

@@ -98,8 +98,8 @@ func (l *listing) addLocks() {
 		}
 	}
 	rows = append(rows, listRow{process.ExecPrefix + "COMMAND", "your own lock, in any language, run as a process over the process " +
-		"protocol (docs/any-language.md; examples/locks has adapters for python-etcd3, etcd3gw, npm's etcd3, " +
-		"redis-py, npm's redlock, kazoo and psycopg2); on Redis with --store redis or redlock, on ZooKeeper with --store zookeeper, on PostgreSQL with --store postgres"})
+		"protocol (docs/any-language.md; examples/locks has adapters of libraries people use); on another store with --store " +
+		kindNames()})
 	l.add("locks:", rows)
 	l.add("the lab's adapters of those locks (not in the default matrix; --lock names them):", adapters)
 	var regs []lock.Regression
@@ -239,4 +239,13 @@ func documented(w io.Writer, name string, weak map[string]string) {
 		fmt.Fprintf(w, "  - %s: the %s check\n", l, weak[l])
 	}
 	fmt.Fprintf(w, "\nSee it: locklab run --lock %s --scenario %s\n", name, strings.Join(lessons, ","))
+}
+
+// kindNames names the stores a run can name.
+func kindNames() string {
+	var names []string
+	for _, k := range scenarios.Kinds() {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names, ", ")
 }

@@ -1,5 +1,5 @@
 // Package serverproc is a server process the lab started and owns (a
-// PostgreSQL, …): started to die with the lab (internal/deathsig), its
+// database server): started to die with the lab (internal/deathsig), its
 // last output kept for errors, killed or stopped and waited for, and told
 // apart from one that exited on its own.
 package serverproc

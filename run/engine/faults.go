@@ -147,7 +147,7 @@ func (e *Engine) Crash(ctx context.Context, name string) (run.Outcome, error) {
 		c.mu.Unlock()
 		// Dead from now: recorded before it dies, for its connections close
 		// as it does, which on a store whose session is its connection
-		// (PostgreSQL) frees its lock for the next client at once.
+		// frees its lock for the next client at once.
 		e.hs.Observe(history.ObservedCrashed, name, "")
 		c.gate.Kill()
 		if p := c.process(); p != nil {
