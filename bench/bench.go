@@ -49,6 +49,8 @@ type Config struct {
 	// Prefix is where the lock's keys go (default "locklab/bench/"). Each
 	// measurement uses a lock name of its own under it.
 	Prefix string
+	// contenders: the store makes its clients itself (RunContenders).
+	contenders bool
 	// ClusterCPU, if set, reads the CPU time the cluster has used so far:
 	// the cluster runs apart from the clients (in a child process), and the
 	// CPU of this process is the clients' alone. Nil: the cluster shares
@@ -234,8 +236,8 @@ func (m *measurement) result(elapsed time.Duration, requests int64, cpu0, cpu1 C
 		Clients:  m.cfg.Clients,
 		Acquires: n,
 		Elapsed:  elapsed,
-		Acquire:  summarise(m.acquires),
-		Handoff:  summarise(m.handoffs),
+		Acquire:  Summarise(m.acquires),
+		Handoff:  Summarise(m.handoffs),
 	}
 	if n > 0 {
 		res.LocksPerSec = float64(n) / elapsed.Seconds()
@@ -445,7 +447,7 @@ func (c CPU) per1000(before CPU, n int) CPU {
 
 func (cfg Config) withDefaults() (Config, error) {
 	switch {
-	case cfg.Factory == nil && cfg.Redis == nil && cfg.ZooKeeper == nil && cfg.ZooKeeperExec == nil:
+	case cfg.Factory == nil && cfg.Redis == nil && cfg.ZooKeeper == nil && cfg.ZooKeeperExec == nil && !cfg.contenders:
 		return cfg, errors.New("bench: no lock factory")
 	case cfg.Clients < 1:
 		return cfg, fmt.Errorf("bench: clients: want at least 1, got %d", cfg.Clients)
@@ -464,8 +466,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	return cfg, nil
 }
 
-// summarise computes a Distribution of ds (which it sorts a copy of).
-func summarise(ds []time.Duration) Distribution {
+// Summarise computes a Distribution of ds (which it sorts a copy of): a
+// store measured in a package of its own summarises its floor so.
+func Summarise(ds []time.Duration) Distribution {
 	if len(ds) == 0 {
 		return Distribution{}
 	}
@@ -515,5 +518,5 @@ func Floor(ctx context.Context, c *cluster.Cluster, samples int) (Distribution, 
 		}
 		ds = append(ds, time.Since(t0))
 	}
-	return summarise(ds), nil
+	return Summarise(ds), nil
 }

@@ -161,5 +161,5 @@ func RedisFloor(ctx context.Context, s *redisd.Set, samples int) (Distribution, 
 		}
 		ds = append(ds, time.Since(t0))
 	}
-	return summarise(ds), nil
+	return Summarise(ds), nil
 }

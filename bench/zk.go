@@ -156,5 +156,5 @@ func ZooKeeperFloor(ctx context.Context, ens *zkd.Ensemble, samples int) (Distri
 		}
 		ds = append(ds, time.Since(t0))
 	}
-	return summarise(ds), nil
+	return Summarise(ds), nil
 }

@@ -8,6 +8,7 @@ package main
 import (
 	"flag"
 
+	_ "github.com/locklab/locklab/bench/pgbench"        // PostgreSQL's locks in locklab bench
 	_ "github.com/locklab/locklab/bench/redisbench"     // Redis's locks in locklab bench
 	_ "github.com/locklab/locklab/bench/zkbench"        // ZooKeeper's locks in locklab bench
 	_ "github.com/locklab/locklab/scenarios/etcdstore"  // etcd, embedded or the user's

@@ -71,3 +71,6 @@ func (p *Proc) Stop(grace time.Duration) {
 		p.Kill()
 	}
 }
+
+// Pid is the process's id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,7 +28,13 @@ type session struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
 	held *holding
+
+	polls atomic.Int64 // tries after an acquire's first (poll)
 }
+
+// Polls counts the tries a polling lock made after each acquire's first
+// (lock.Poller): the times it looked at the lock again.
+func (s *session) Polls() int64 { return s.polls.Load() }
 
 // variant is how a session lock takes and holds: poll tries the lock
 // every retry rather than wait on it; alive sends a query every TTL/3
@@ -175,6 +182,7 @@ func (s *session) take(ctx context.Context, c *pgx.Conn) error {
 			return ctx.Err()
 		case <-time.After(s.retry):
 		}
+		s.polls.Add(1)
 	}
 }
 
