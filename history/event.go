@@ -114,6 +114,10 @@ const (
 	// server while Client held it, had not begun to release it, and its
 	// lease was still alive: something else deleted it.
 	ObservedGrantGone = "grant-gone"
+	// ObservedReleaseKept: Client's release of its grant (Token) answered
+	// that it released, and the server still showed the grant held after
+	// it: the lock kept for nobody.
+	ObservedReleaseKept = "release-kept"
 	// ObservedLeaseless: the key of Client's grant (Token) rests on no
 	// lease on the server, as the lab read it just after the grant: no
 	// expiry, no session owns it. A holder that dies keeps the lock for

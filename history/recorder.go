@@ -217,6 +217,15 @@ func (r *Recorder) ObserveGrantGone(client string, token int64) {
 	r.emit(Event{Type: Observed, What: ObservedGrantGone, Client: client, Token: token})
 }
 
+// ObserveReleaseKept records, now, that client's release of its grant
+// with token answered that it released, and the server still shows the
+// grant held (see ObservedReleaseKept).
+func (r *Recorder) ObserveReleaseKept(client string, token int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.emit(Event{Type: Observed, What: ObservedReleaseKept, Client: client, Token: token})
+}
+
 // ObserveLeaseless records, now, that client's grant with token rests on
 // no lease on the server (see ObservedLeaseless).
 func (r *Recorder) ObserveLeaseless(client string, token int64) {

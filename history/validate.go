@@ -90,7 +90,7 @@ func (v *validator) check(e Event, line int) string {
 		switch {
 		case e.What == "":
 			return "observed without what"
-		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedAcquireWritten || e.What == ObservedGrantGone || e.What == ObservedLeaseless || e.What == ObservedCrashed || e.What == ObservedBadToken || e.What == ObservedToldLost || e.What == ObservedUnfollowed || e.What == ObservedRequestLost || e.What == ObservedSaidEnded) && e.Client == "":
+		case (e.What == ObservedConnected || e.What == ObservedQueued || e.What == ObservedReleased || e.What == ObservedAcquireWritten || e.What == ObservedGrantGone || e.What == ObservedReleaseKept || e.What == ObservedLeaseless || e.What == ObservedCrashed || e.What == ObservedBadToken || e.What == ObservedToldLost || e.What == ObservedUnfollowed || e.What == ObservedRequestLost || e.What == ObservedSaidEnded) && e.Client == "":
 			return fmt.Sprintf("observed %s without a client", e.What)
 		case (e.What == ObservedConnected || e.What == ObservedLeader || e.What == ObservedLeaderless) && e.Member == "":
 			return fmt.Sprintf("observed %s without a member", e.What)

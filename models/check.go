@@ -82,6 +82,7 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckLeaseKept(ops, events),
 			CheckDeadline(ops, events),
 			CheckToldLost(ops, events),
+			CheckRelease(ops, events),
 		},
 		Liveness:     CheckLiveness(ops, events, h.Minimum),
 		HandOff:      CheckHandOff(ops, events, h.Minimum),

@@ -58,6 +58,7 @@ func Example() {
 	//   lease-kept     PASS
 	//   deadline       N/A
 	//   told-lost      N/A
+	//   release        PASS
 	// belief: FAIL (two clients believed they held the lock)
 	// c1 cs → ok read=0 token=10 write accepted [20ms, 2s]
 	// c2 cs → ok read=0 token=12 write accepted [1.31s, 1.32s]

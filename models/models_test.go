@@ -320,8 +320,9 @@ func TestHandWrittenHistories(t *testing.T) {
 			want := map[string]models.Result{
 				"counter": tc.want.counter, "tokens": tc.want.tokens, "stale-writes": tc.want.stale,
 				"validity": tc.want.validity, "expired-waiter": waiter, "lease-kept": cmp.Or(tc.want.kept, P),
-				"deadline":  N, // these histories record no deadline
-				"told-lost": N, // nor a grant's Lost
+				"deadline":  N,                // these histories record no deadline
+				"told-lost": N,                // nor a grant's Lost
+				"release":   released(events), // nor a release that left its grant held
 				"mutex":     tc.want.mutex,
 			}
 			assert.Equal(t, want, got)
@@ -683,4 +684,42 @@ func TestProgressCountsReleasesAndClients(t *testing.T) {
 	assert.Contains(t, v.Explanation, "1 of 2 clients were ever granted (the others starved)")
 	v = models.CheckProgress(history.Pair(events), events, &history.Minimum{Grants: 1})
 	assert.Equal(t, models.Pass, v.Result, "nothing more asked: %s", v.Explanation)
+}
+
+// released is the release check's verdict on a history in which no
+// release left its grant held: PASS once a release answered released.
+func released(events []history.Event) models.Result {
+	for _, op := range history.Pair(events) {
+		if op.Op == history.Release && op.Type == history.Ok {
+			return models.Pass
+		}
+	}
+	return models.NotApplicable
+}
+
+// A release that answered released while the server still held its grant
+// (an unlock on another session) FAILs the release check, naming the
+// release; the same history without that sighting passes, and one whose
+// releases all failed is not judged.
+func TestAReleaseThatFreesNothingFails(t *testing.T) {
+	events := build([]op{
+		{client: "c1", op: history.Acquire, call: 0, ret: 1, token: 7},
+		{client: "c1", op: history.Release, call: 2, ret: 3, token: 7},
+	}, nil, nil)
+	v := models.CheckRelease(history.Pair(events), events)
+	assert.Equal(t, models.Pass, v.Result, v.Explanation)
+
+	kept := append(slices.Clone(events), history.Event{Time: 4, Type: history.Observed, What: history.ObservedReleaseKept, Client: "c1", Token: 7})
+	require.NoError(t, history.Validate(kept))
+	v = models.CheckRelease(history.Pair(kept), kept)
+	assert.Equal(t, models.Fail, v.Result)
+	assert.Contains(t, v.Explanation, "c1's release answered that it released its grant (token 7)")
+	assert.Len(t, v.Evidence, 2, "the release, and what the server showed")
+	assert.NotEmpty(t, models.Remedy("release"))
+
+	failed := build([]op{
+		{client: "c1", op: history.Acquire, call: 0, ret: 1, token: 7},
+		{client: "c1", op: history.Release, call: 2, ret: 3, token: 7, typ: history.Fail},
+	}, nil, nil)
+	assert.Equal(t, models.NotApplicable, models.CheckRelease(history.Pair(failed), failed).Result)
 }

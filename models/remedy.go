@@ -42,6 +42,9 @@ var remedies = map[string]string{
 	"hand-off": "a waiter must be granted once the lock is free: wait by a watch on what frees the lock, from the " +
 		"revision you read it at (so a release in between is not missed), or poll more often than the lease's TTL; " +
 		"and an Acquire that gives up must remove the key its session put, so that nobody waits behind it.",
+	"release": "Release must free the grant it names before it answers: unlock on the very session that holds the " +
+		"lock (a connection handed back to a pool, and the next one taken from it, are other sessions), and take an " +
+		"unlock that frees nothing (pg_advisory_unlock's false) for lock.ErrNotHeld, not success.",
 	"progress": "the lock did too little to be judged: Acquire must grant a free lock, Release must free it, " +
 		"and a grant must carry what the resources need (Token for a fenced store; Key and Token for an " +
 		"etcd-guarded write).",

@@ -97,6 +97,15 @@ func (hs Histories) GrantGone(client string, token int64) {
 	}
 }
 
+// ReleaseKept records that client's release of its grant with token
+// answered released and the store still holds the grant (see
+// history.ObservedReleaseKept).
+func (hs Histories) ReleaseKept(client string, token int64) {
+	for _, h := range hs {
+		h.rec.ObserveReleaseKept(client, token)
+	}
+}
+
 // Leaseless records that a grant rests on no lease on the store (see
 // history.ObservedLeaseless).
 func (hs Histories) Leaseless(client string, token int64) {

@@ -54,6 +54,18 @@ var locks = []Lock{
 			Scenarios: []string{"holder-told"},
 			Check:     "told-lost",
 		}},
+	{Name: "pg-unlock-elsewhere", Factory: NewUnlockElsewhere,
+		About: "pg-session released by a pg_advisory_unlock on another connection: known-bad",
+		Bad: &lock.Regression{
+			Name: "pg-unlock-elsewhere",
+			Bug: "releases with pg_advisory_unlock on a connection other than the one that took the lock (a pool's " +
+				"next connection, another thread's) and takes its answer for done: an advisory lock belongs to the " +
+				"session that took it, the unlock frees nothing (it answers false), and the lock stays held by the " +
+				"first session, which the application keeps in use — every later acquire waits",
+			Link:      "https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADVISORY-LOCKS",
+			Scenarios: []string{"contention"},
+			Check:     "release",
+		}},
 }
 
 // Locks lists the PostgreSQL locks, the ones people use first, then the

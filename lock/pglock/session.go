@@ -28,6 +28,9 @@ type session struct {
 	mu   sync.Mutex
 	conn *pgx.Conn
 	held *holding
+	// used is, for pg-unlock-elsewhere, the keep-alive of a grant it
+	// released: the application goes on using the session.
+	used *holding
 
 	polls atomic.Int64 // tries after an acquire's first (poll)
 }
@@ -38,9 +41,10 @@ func (s *session) Polls() int64 { return s.polls.Load() }
 
 // variant is how a session lock takes and holds: poll tries the lock
 // every retry rather than wait on it; alive sends a query every TTL/3
-// while holding; xact holds it in a transaction. The known-bad deaf never
-// closes a grant's Lost.
-type variant struct{ poll, alive, xact, deaf bool }
+// while holding; xact holds it in a transaction. The known-bad: deaf never
+// closes a grant's Lost; elsewhere unlocks on a connection of its own,
+// not the session's, and takes its answer for done.
+type variant struct{ poll, alive, xact, deaf, elsewhere bool }
 
 // holding is one grant while it is held: its token, and its keep-alive.
 type holding struct {
@@ -91,6 +95,12 @@ func NewIdle(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, 
 // its session ended.
 func NewDeaf(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, error) {
 	return newSession(cfg, name, opts, variant{alive: true, deaf: true})
+}
+
+// NewUnlockElsewhere is the known-bad pg-unlock-elsewhere: pg-session
+// released on a connection other than the session's.
+func NewUnlockElsewhere(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, error) {
+	return newSession(cfg, name, opts, variant{alive: true, elsewhere: true})
 }
 
 // connected is the session's connection, made anew if the last one broke
@@ -215,7 +225,7 @@ func (s *session) keepAlive(h *holding) {
 		}
 		s.mu.Lock()
 		var err error
-		if s.held == h && s.conn != nil {
+		if (s.held == h || s.used == h) && s.conn != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), s.ttl/3)
 			_, err = s.conn.Exec(ctx, "SELECT 1")
 			cancel()
@@ -250,6 +260,15 @@ func (s *session) Release(ctx context.Context, g lock.Grant) error {
 	if s.held == nil || s.held.token != g.Token {
 		return lock.ErrNotHeld
 	}
+	if s.elsewhere {
+		if s.used != nil {
+			s.held, s.used = s.used, s.held
+			s.stopHolding()
+		} else {
+			s.used, s.held = s.held, nil
+		}
+		return s.unlockElsewhere(ctx)
+	}
 	s.stopHolding()
 	if s.conn == nil || s.conn.IsClosed() {
 		return fmt.Errorf("%w: its session ended", lock.ErrNotHeld)
@@ -282,6 +301,25 @@ func (s *session) Close() error {
 	if s.held != nil {
 		s.stopHolding()
 	}
+	if s.used != nil {
+		s.held, s.used = s.used, nil
+		s.stopHolding()
+	}
 	s.drop()
 	return nil
+}
+
+// unlockElsewhere is the known-bad pg-unlock-elsewhere's release: the
+// unlock on a connection of its own (as a pool hands out), which holds
+// nothing — PostgreSQL answers false, and a warning — while the session
+// that holds the lock stays open and in use (its keep-alive goes on, as
+// the application's other queries would).
+func (s *session) unlockElsewhere(ctx context.Context) error {
+	c, err := pgx.ConnectConfig(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.Background()) //nolint:errcheck // a connection of the release's own
+	_, err = c.Exec(ctx, "SELECT pg_advisory_unlock($1)", s.key)
+	return err
 }

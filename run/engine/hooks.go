@@ -44,6 +44,14 @@ type GrantChecker interface {
 	Granted(ctx context.Context, client string, g lock.Grant)
 }
 
+// A ReleaseChecker looks, after a release that answered released, at
+// whether the store still holds the grant (an unlock sent on another
+// session than the one that holds it): Kept reports so, and the history
+// records it (history.ObservedReleaseKept).
+type ReleaseChecker interface {
+	Kept(ctx context.Context, client string, lease int64, g lock.Grant) (bool, error)
+}
+
 // A ConnStore keeps a resource of its own (etcd-guarded): Conn is
 // client's own connection to it (see run.InSection).
 type ConnStore interface {

@@ -217,6 +217,11 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 	}
 	c.mu.Unlock()
 	e.hs.Complete(ids, run.Classify(err), history.Event{Token: g.Token})
+	if rc, ok := e.store.(ReleaseChecker); ok && err == nil {
+		if kept, kerr := rc.Kept(context.WithoutCancel(ctx), name, lease, g); kerr == nil && kept {
+			e.hs.ReleaseKept(name, g.Token)
+		}
+	}
 	lost := e.store.Released(lease)
 	e.store.Settle(context.WithoutCancel(ctx))
 	if split {

@@ -3,8 +3,10 @@ package pgrun
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/run"
 	"github.com/locklab/locklab/script"
 )
@@ -40,10 +42,20 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, err
 	_, err := e.Apply(ctx, faults.Fault{Kind: faults.ExpireLease, Client: client, Mode: mode}, func(ctx context.Context, in *faults.Injection) error {
 		in.SetTarget(fmt.Sprintf("backend %d", pid))
 		ok, err := e.srv.Terminate(ctx, pid)
-		if err == nil && !ok {
+		switch {
+		case err != nil:
+			return err
+		case !ok:
 			return fmt.Errorf("expire: %s's session (backend %d) had already ended", client, pid)
 		}
-		return err
+		// The backend is told to end, and ends a moment later: the lease
+		// ended is the session gone.
+		wctx, cancel := context.WithTimeout(ctx, faults.DefaultWait)
+		defer cancel()
+		return poll.Until(wctx, client+"'s session to end", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
+			_, alive, err := e.holds(ctx, pid, e.key)
+			return err == nil && !alive, nil
+		})
 	})
 	if err != nil {
 		return run.Outcome{}, err

@@ -292,3 +292,15 @@ func (s store) Shows(ctx context.Context, client string) (bool, error) {
 		pid, s.e.key).Scan(&waits)
 	return waits, err
 }
+
+// Kept reports whether client's session still holds the grant it just
+// released, answered released (engine.ReleaseChecker): an unlock sent on
+// another session leaves it held.
+func (s store) Kept(ctx context.Context, client string, lease int64, g lock.Grant) (bool, error) {
+	key, err := pglock.ParseKey(g.Key)
+	if err != nil || lease == 0 {
+		return false, err
+	}
+	held, _, err := s.e.holds(ctx, lease, key)
+	return held, err
+}
