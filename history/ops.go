@@ -29,7 +29,8 @@ type Operation struct {
 	Tells bool
 
 	Token    int64
-	Lease    int64 // the lease a grant rests on; zero if not recorded
+	Lease    int64  // the lease a grant rests on; zero if not recorded
+	Key      string // the store's key a grant names; "" if not recorded
 	Value    *int64
 	Accepted *bool
 	Reason   string
@@ -92,7 +93,7 @@ func Pair(events []Event) []Operation {
 			if e.Token != 0 {
 				op.Token = e.Token
 			}
-			op.Lease, op.Value, op.WriteAt, op.Tells = e.Lease, e.Value, e.WriteAt, e.Tells
+			op.Lease, op.Key, op.Value, op.WriteAt, op.Tells = e.Lease, e.Key, e.Value, e.WriteAt, e.Tells
 			op.Accepted, op.Reason = e.Accepted, e.Reason
 		}
 	}

@@ -97,8 +97,8 @@ func (r *Recorder) Invoke(client string, op Op, in Event) int {
 }
 
 // Complete records the end of operation id. Its type comes from
-// Classify(err); out carries the output (Token, Lease, Value, Accepted,
-// Reason, WriteAt).
+// Classify(err); out carries the output (Token, Lease, Key, Value,
+// Accepted, Reason, WriteAt).
 func (r *Recorder) Complete(id int, err error, out Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -108,7 +108,7 @@ func (r *Recorder) Complete(id int, err error, out Event) {
 	}
 	delete(r.open, id)
 	e := Event{Type: Classify(err), ID: id, Client: inv.Client, Op: inv.Op, Lock: inv.Lock,
-		Token: out.Token, Lease: out.Lease, Value: out.Value, Accepted: out.Accepted, Reason: out.Reason,
+		Token: out.Token, Lease: out.Lease, Key: out.Key, Value: out.Value, Accepted: out.Accepted, Reason: out.Reason,
 		WriteAt: out.WriteAt, Tells: out.Tells}
 	if err != nil {
 		e.Error = err.Error()

@@ -128,7 +128,7 @@ func regrantedBeforeRetry(client, waiter string) effect {
 				return fmt.Sprintf("%s was granted %d time(s)", client, len(grants))
 			}
 			first, again := grants[0], grants[1]
-			if first.Lease == 0 || first.Lease != again.Lease {
+			if !sameReach(first, again) {
 				return fmt.Sprintf("%s's second grant rests on lease %x, its first on %x", client, again.Lease, first.Lease)
 			}
 			queued, ok := tl.queuedAt(waiter)
@@ -149,7 +149,7 @@ func regrantedBeforeRetry(client, waiter string) effect {
 		// when granted, and differ.
 		moot: func(tl timeline) string {
 			grants := tl.grants(client)
-			if len(grants) < 2 || grants[0].Lease == 0 || grants[1].Lease == 0 || grants[0].Lease == grants[1].Lease {
+			if len(grants) < 2 || grants[0].Lease == 0 || grants[1].Lease == 0 || sameReach(grants[0], grants[1]) {
 				return ""
 			}
 			return fmt.Sprintf("it took a new lease for %s's second grant (%x, the first on %x): a release retried "+
@@ -574,4 +574,12 @@ func waitedOutLease(waiter, crashed string) effect {
 			return fmt.Sprintf("the acquire %s was queued in did not end in a grant after %s", waiter, at(loss.AliveUntil))
 		},
 	}
+}
+
+// sameReach reports whether a release retried by name can reach again,
+// a client's grant after first: the two rest on one lease (a session's
+// key, named after it), or name one key (a store where every grant writes
+// the lock's own key, as Redis's do).
+func sameReach(first, again history.Operation) bool {
+	return first.Lease != 0 && first.Lease == again.Lease || first.Key != "" && first.Key == again.Key
 }

@@ -95,7 +95,7 @@ func (e *Engine) acquire(ctx context.Context, c *client, name string) (run.Outco
 	}
 	lease, renewed := e.store.Follow(name, g)
 	g.Lease = lease
-	e.hs.Complete(ids, nil, history.Event{Token: g.Token, Lease: lease, Tells: g.Lost != nil})
+	e.hs.Complete(ids, nil, history.Event{Token: g.Token, Lease: lease, Key: g.Key, Tells: g.Lost != nil})
 	if gc, ok := e.store.(GrantChecker); ok {
 		// After the completion, so the grant is recorded when the lock
 		// returned it.

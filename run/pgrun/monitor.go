@@ -259,13 +259,16 @@ func (e *Env) left(ctx context.Context) ([]string, error) {
 
 func init() { run.StoreErrors(connectionLost) }
 
-// connectionLost classes what pgx answers a query whose connection broke,
-// or whose session the server ended, as a connection lost: its outcome is
-// unknown to the client.
+// connectionLost classes what pgx answers a query whose session the
+// server ended (SQLSTATE class 57P: terminated, idle too long, shut down)
+// as the session expired, and one whose connection broke as a connection
+// lost: its outcome unknown to the client.
 func connectionLost(err error) run.Failure {
 	var pe *pgconn.PgError
 	switch {
-	case errors.As(err, &pe) && (strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "57P")):
+	case errors.As(err, &pe) && strings.HasPrefix(pe.Code, "57P"):
+		return run.FailSessionExpired
+	case errors.As(err, &pe) && strings.HasPrefix(pe.Code, "08"):
 		return run.FailConnectionLost
 	case errors.Is(err, io.ErrUnexpectedEOF), pgconn.SafeToRetry(err):
 		return run.FailConnectionLost

@@ -29,6 +29,8 @@ func Capabilities(masters bool) script.Capabilities {
 		script.Failover:      "the primary killed and a replica promoted, as Sentinel does",
 		script.IsolateMember: "a server's replication links cut",
 		script.Split:         split,
+		script.ReleaseAnswerLost: "the client's link holds every answer from its release on until the grant's key no " +
+			"longer holds its value on the primary, then the connection is severed",
 		script.Told: "a watchdog's renewal finding the key gone or another's, or none answered for a TTL " +
 			"(a lock that renews nothing cannot tell)",
 	}
