@@ -201,10 +201,10 @@ func TestLessonsApplyByCapability(t *testing.T) {
 	want := map[string]string{
 		"paused-holder": every, "isolated-holder": every, "stale-release": every, "gave-up": every,
 		"crashed-holder": every, "contention": every, "slow-holder": every,
-		"expire-while-waiting": "etcd", "retried-release": "etcd", "link-blip": "etcd", "slow-link": "etcd",
+		"expire-while-waiting": "etcd", "retried-release": "etcd redis", "link-blip": "etcd", "slow-link": "etcd",
 		"isolated-asks": "etcd", "leader-failover": "etcd", "minority-partition": "etcd", "member-restart": "etcd",
 		"random":       "etcd",
-		"lost-acquire": "etcd zookeeper", "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
+		"lost-acquire": every, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock",
 		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper",

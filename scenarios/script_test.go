@@ -267,8 +267,8 @@ func TestFromScript(t *testing.T) {
 	for body, want := range map[string]string{
 		"expire c1\n----\nx\n":                                     "etcd",
 		"expire c1 mode=lapse\n----\nx\n":                          "etcd zookeeper",
-		"acquire c1 answer=lost\n----\nx\n":                        "etcd zookeeper",
-		"release c1 answer=lost\n----\nx\n":                        "etcd",
+		"acquire c1 answer=lost\n----\nx\n":                        "etcd redis zookeeper",
+		"release c1 answer=lost\n----\nx\n":                        "etcd redis",
 		"acquire c1 next=lost\n----\nx\n":                          "zookeeper",
 		"isolate member=m1\n----\nx\n":                             "etcd redis zookeeper",
 		"kill member=m1\n----\nx\n":                                "etcd zookeeper",

@@ -55,7 +55,7 @@ var locks = []Lock{
 				"never expires, and the lock is held by nobody for ever (SET NX PX takes the key and its expiry in " +
 				"one command)",
 			Link:      "https://redis.io/docs/latest/commands/setnx/",
-			Scenarios: []string{"split-acquire"},
+			Scenarios: []string{"split-acquire", "lost-acquire"},
 			Check:     "liveness",
 		}},
 	{Name: "redis-deaf", Factory: NewDeafWatchdog,

@@ -81,3 +81,23 @@ func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (run.Outcome
 	out.Effected = true
 	return out, nil
 }
+
+// Mark notes where the primary stands before a client writes: nothing —
+// the lessons that lose an acquire's answer ask for the free lock, so a
+// write of the client's is the lock's key standing again.
+func (s store) Mark(context.Context) (int64, error) { return 0, nil }
+
+// Written reports whether the lock's key stands on the primary: the key
+// the run's locks take (under the run's prefix), or one a grant of the
+// run named outside it (a library that makes its own key of the name).
+func (s store) Written(ctx context.Context, _ string, _ int64) (bool, error) {
+	admin := s.e.set.Admin(s.e.set.Primary())
+	if admin == nil {
+		return false, errors.New("no primary answers")
+	}
+	n, err := admin.Exists(ctx, append([]string{s.e.Options().Prefix + "lock"}, s.e.grantKeysOutside()...)...).Result()
+	return n > 0, err
+}
+
+// Where says where Written looks.
+func (s store) Where() string { return "lock key on the primary" }

@@ -31,6 +31,8 @@ func Capabilities(masters bool) script.Capabilities {
 		script.Split:         split,
 		script.ReleaseAnswerLost: "the client's link holds every answer from its release on until the grant's key no " +
 			"longer holds its value on the primary, then the connection is severed",
+		script.AcquireAnswerLost: "the client's link holds every answer from its acquire's first write on until the " +
+			"lock's key stands on the primary, then the connection is severed",
 		script.Told: "a watchdog's renewal finding the key gone or another's, or none answered for a TTL " +
 			"(a lock that renews nothing cannot tell)",
 	}
