@@ -100,7 +100,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{"--lock exec:x: preflight: acquire, alone on a ZooKeeper of its own"}},
 		{[]string{"run", "--store", "redis"}, []string{"--store redis: it names the store of exec:COMMAND locks, and --lock names none"}},
 		{[]string{"run", "--store", "redis", "--lock", "exec:/nonexistent/lock"}, []string{"--lock exec:/nonexistent/lock: preflight"}},
-		{[]string{"explore", "--lock", "redis-setnx", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: the lock's store cannot lose an acquire's answer on the wire (acquire answer=lost)"}},
+		{[]string{"explore", "--lock", "redlock", "--resource", "unfenced", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: the lock's store cannot lose an acquire's answer on the wire (acquire answer=lost)"}},
 		{[]string{"run", "--resource", ""}, []string{"--resource: empty: nothing to run"}},
 		{[]string{"run", "--scenario", " "}, []string{"--scenario: empty: nothing to run"}},
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
@@ -602,8 +602,8 @@ func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 	require.True(t, ok)
 	kinds, err = drawable(all, true, false, redis.Can, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkSlow}, kinds,
-		"a lock on Redis draws what Redis can: no lease revoked, no answer lost, no answers held (a blip on 3 s leases)")
+	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkLostAcquire, script.WalkSlow}, kinds,
+		"a lock on Redis draws what Redis can: no lease revoked, no answers held (a blip on 3 s leases); an acquire's answer lost")
 	kinds, err = drawable(all, true, false, redis.Can, 1)
 	require.NoError(t, err)
 	assert.Contains(t, kinds, script.WalkBlip, "on 1 s leases a blip cuts the link, which every store can")
