@@ -24,7 +24,7 @@ func TestALabOnRedisServesTheFailoverLesson(t *testing.T) {
 		Lock: "redis-setnx"})
 	require.NoError(t, err)
 	t.Cleanup(func() { lab.Close() })
-	assert.ErrorContains(t, lab.Load("lost-acquire"), "lost-acquire needs a store that can lose an acquire's answer on the wire (acquire answer=lost), which a lock on one Redis primary cannot")
+	assert.ErrorContains(t, lab.Load("lost-request"), "lost-request needs a store that can lose the request after an acquire's write (acquire next=lost), which a lock on one Redis primary cannot")
 	require.NoError(t, lab.Load("failover"))
 	for {
 		if _, ok := lab.Next(t.Context()); !ok {
