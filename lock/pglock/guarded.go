@@ -84,6 +84,11 @@ func (r *Guarded) Write(ctx context.Context, conn resource.Conn, g lock.Grant, v
 	return resource.Written{Accepted: true}, nil
 }
 
+// MakeCounters makes the table pg-guarded keeps its counters in, if no one
+// has: a run makes it before its clients write, so that they do not race
+// to make it.
+func MakeCounters(ctx context.Context, p *pgxpool.Pool) error { return made(ctx, p) }
+
 // made makes the counters' table, if no one has.
 func made(ctx context.Context, p *pgxpool.Pool) error {
 	_, err := p.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+table+" (key text PRIMARY KEY, v bigint NOT NULL)")

@@ -132,7 +132,7 @@ func sessionEnded(err error) bool {
 // create of the same object at the same moment.
 func exists(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07")
+	return errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710")
 }
 
 // Acquire takes the lock, or returns ctx's error once ctx ends; a wait

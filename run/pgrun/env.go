@@ -75,6 +75,14 @@ func New(cfg Config) (*Env, error) {
 		return nil, fmt.Errorf("pgrun: %w", err)
 	}
 	e := &Env{srv: cfg.Server, factory: cfg.Factory, pids: map[string]int64{}, conns: map[string]*pgxpool.Pool{}}
+	if admin := cfg.Server.Admin(); admin != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := pglock.MakeCounters(ctx, admin)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("pgrun: pg-guarded's table: %w", err)
+		}
+	}
 	opts := lock.Options{TTL: cfg.TTL, Prefix: prefix}
 	e.key = pglock.Key("lock", opts)
 	eng, err := engine.New(engine.Config{Store: store{e}, Resources: res, Sinks: cfg.Sinks, Minimum: cfg.Minimum,
