@@ -108,4 +108,14 @@ func TestLessonsLeftOutAreSaidInOneLineWhenMany(t *testing.T) {
 	assert.Equal(t, "  left out (another store's): "+resource+"\n"+
 		"  left out: 3 lessons these locks' stores cannot run (locklab list says which store runs each; --scenario NAME "+
 		"says why): link-blip, random, retried-release\n", many.String())
+
+	// Locks of two stores: each lesson is said with the locks it was left
+	// out for.
+	var two strings.Builder
+	both := campaign(lesson("link-blip"), lesson("random"),
+		scenarios.LessonLeftOut{Lesson: "failover", Why: "failover needs more", Locks: []string{"etcd-mutex", "zk-lock"}})
+	both.Locks = []string{"etcd-mutex", "zk-lock"}
+	printLeftOut(&two, both)
+	assert.Contains(t, two.String(), "  left out: 2 lessons the store of zk-lock cannot run (")
+	assert.Contains(t, two.String(), "  left out: 1 lesson the store of etcd-mutex, zk-lock cannot run (")
 }

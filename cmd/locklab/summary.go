@@ -296,12 +296,17 @@ const groupLeftOut = 2
 // when they are few, else their names in one line.
 func printLeftOut(w io.Writer, c scenarios.Campaign) {
 	grouped := map[string]bool{}
-	var names []string
+	var sets []string              // the lock sets lessons were left out for, in order
+	names := map[string][]string{} // the lessons left out, by lock set
 	if len(c.LessonsLeftOut) > groupLeftOut {
 		for _, l := range c.LessonsLeftOut {
 			grouped[l.Line()] = true
-			if !slices.Contains(names, l.Lesson) {
-				names = append(names, l.Lesson)
+			set := strings.Join(l.Locks, ", ")
+			if names[set] == nil {
+				sets = append(sets, set)
+			}
+			if !slices.Contains(names[set], l.Lesson) {
+				names[set] = append(names[set], l.Lesson)
 			}
 		}
 	}
@@ -310,8 +315,16 @@ func printLeftOut(w io.Writer, c scenarios.Campaign) {
 			fmt.Fprintf(w, "  left out (another store's): %s\n", l)
 		}
 	}
-	if len(names) > 0 {
-		fmt.Fprintf(w, "  left out: %d lessons these locks' stores cannot run (locklab list says which store runs each; "+
-			"--scenario NAME says why): %s\n", len(names), strings.Join(names, ", "))
+	for _, set := range sets {
+		who := "these locks' stores cannot run"
+		if len(sets) > 1 || len(c.Locks) > 0 && set != strings.Join(c.Locks, ", ") {
+			who = "the store of " + set + " cannot run"
+		}
+		lessons := fmt.Sprintf("%d lessons", len(names[set]))
+		if len(names[set]) == 1 {
+			lessons = "1 lesson"
+		}
+		fmt.Fprintf(w, "  left out: %s %s (locklab list says which store runs each; --scenario NAME says why): %s\n",
+			lessons, who, strings.Join(names[set], ", "))
 	}
 }
