@@ -45,7 +45,6 @@ func printTable(w io.Writer, sum scenarios.Summary) {
 			width[i] = max(width[i], utf8.RuneCountInString(c))
 		}
 	}
-	fmt.Fprintln(w)
 	for _, l := range lines {
 		line := ""
 		for i, c := range l {
