@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 )
 
@@ -166,6 +167,27 @@ func Tell[C any](ds []Descriptor[C], stories map[string]string) {
 	for i := range ds {
 		ds[i].Story = stories[ds[i].Name]
 	}
+}
+
+// Regressions are the known-bad locks among ds, each with the lessons
+// that must catch it and the check that does, in ds's order.
+func Regressions[C any](ds []Descriptor[C]) []Regression {
+	var out []Regression
+	for _, d := range ds {
+		if d.Bad != nil {
+			out = append(out, *d.Bad)
+		}
+	}
+	return out
+}
+
+// Find returns the descriptor of ds called name; false if there is none.
+func Find[C any](ds []Descriptor[C], name string) (Descriptor[C], bool) {
+	i := slices.IndexFunc(ds, func(d Descriptor[C]) bool { return d.Name == name })
+	if i < 0 {
+		return Descriptor[C]{}, false
+	}
+	return ds[i], true
 }
 
 // Description is d without its factory.

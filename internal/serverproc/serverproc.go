@@ -1,7 +1,3 @@
-// Package serverproc is a server process the lab started and owns (a
-// database server): started to die with the lab (internal/deathsig), its
-// last output kept for errors, killed or stopped and waited for, and told
-// apart from one that exited on its own.
 package serverproc
 
 import (

@@ -74,23 +74,15 @@ func Locks() []Lock { return slices.Clone(locks) }
 
 // Regressions are the known-bad PostgreSQL locks, each with the lessons
 // that must catch it and the check that does.
-func Regressions() []lock.Regression {
-	var out []lock.Regression
-	for _, l := range locks {
-		if l.Bad != nil {
-			out = append(out, *l.Bad)
-		}
-	}
-	return out
-}
+func Regressions() []lock.Regression { return lock.Regressions(locks) }
 
 // Find returns the PostgreSQL lock called name.
 func Find(name string) (Lock, error) {
-	i := slices.IndexFunc(locks, func(l Lock) bool { return l.Name == name })
-	if i < 0 {
+	l, ok := lock.Find(locks, name)
+	if !ok {
 		return Lock{}, fmt.Errorf("%w %q", ErrUnknownLock, name)
 	}
-	return locks[i], nil
+	return l, nil
 }
 
 // Key is the advisory lock key of the lock called name under opts' prefix:

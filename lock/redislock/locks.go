@@ -83,11 +83,11 @@ func Locks() []Lock { return slices.Clone(locks) }
 
 // Find returns the Redis lock called name.
 func Find(name string) (Lock, error) {
-	i := slices.IndexFunc(locks, func(l Lock) bool { return l.Name == name })
-	if i < 0 {
+	l, ok := lock.Find(locks, name)
+	if !ok {
 		return Lock{}, fmt.Errorf("%w %q", ErrUnknownLock, name)
 	}
-	return locks[i], nil
+	return l, nil
 }
 
 // Lookup returns the factory of the Redis lock called name.
@@ -115,12 +115,4 @@ func names(bad bool) []string {
 // Regressions are the known-bad Redis locks, each with the catalog
 // scenarios that must catch it and the check that does (their Factory is
 // etcd's and nil: Find makes them).
-func Regressions() []lock.Regression {
-	var out []lock.Regression
-	for _, l := range locks {
-		if l.Bad != nil {
-			out = append(out, *l.Bad)
-		}
-	}
-	return out
-}
+func Regressions() []lock.Regression { return lock.Regressions(locks) }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/locklab/locklab/cluster/netproxy"
@@ -110,6 +111,8 @@ type Engine struct {
 	following sync.WaitGroup
 	// abandoned are the Acquire calls the lab stopped waiting for.
 	abandoned run.Abandoned
+	// releaseKept: a release of the run freed nothing (ReleaseChecker).
+	releaseKept atomic.Bool
 }
 
 // SweepEvery is how often the store's Sweep looks at its grants.

@@ -217,8 +217,11 @@ func (e *Engine) ReleaseGrant(ctx context.Context, name, label string) (run.Outc
 	}
 	c.mu.Unlock()
 	e.hs.Complete(ids, run.Classify(err), history.Event{Token: g.Token})
-	if rc, ok := e.store.(ReleaseChecker); ok && err == nil {
+	if rc, ok := e.store.(ReleaseChecker); ok && err == nil && !e.releaseKept.Load() {
+		// The first release that freed nothing is the finding: the rest
+		// of the run is not slowed down asking again.
 		if kept, kerr := rc.Kept(context.WithoutCancel(ctx), name, lease, g); kerr == nil && kept {
+			e.releaseKept.Store(true)
 			e.hs.ReleaseKept(name, g.Token)
 		}
 	}

@@ -298,12 +298,26 @@ func (s store) Shows(ctx context.Context, client string) (bool, error) {
 
 // Kept reports whether client's session still holds the grant it just
 // released, answered released (engine.ReleaseChecker): an unlock sent on
-// another session leaves it held.
+// another session leaves it held. A lock may release by ending its
+// session (closing its connection), which the server finishes a moment
+// after the client: a grant is kept only while its session lives and
+// holds it for keptGrace after the release returned.
 func (s store) Kept(ctx context.Context, client string, lease int64, g lock.Grant) (bool, error) {
 	key, err := pglock.ParseKey(g.Key)
 	if err != nil || lease == 0 {
 		return false, err
 	}
-	held, _, err := s.e.holds(ctx, lease, key)
-	return held, err
+	ctx, cancel := context.WithTimeout(ctx, keptGrace)
+	defer cancel()
+	kept := false // the last look saw its session alive and holding it
+	err = poll.Until(ctx, "the released grant to leave the server", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		held, alive, err := s.e.holds(ctx, lease, key)
+		kept = err == nil && held && alive
+		return err == nil && !kept, nil
+	})
+	return kept && err != nil, nil
 }
+
+// keptGrace is how long a released grant may stay held while its session
+// ends, before the release is taken to have freed nothing.
+const keptGrace = time.Second

@@ -126,8 +126,8 @@ func (w *wire) answer(b []byte) int64 {
 			b = b[1:]
 		case w.left > 0:
 			n := min(w.left, len(b))
-			if w.typ == backendKey {
-				w.key = append(w.key, b[:n]...)
+			if w.typ == backendKey && len(w.key) < 8 { // its process id and secret key: 8 bytes kept, no more
+				w.key = append(w.key, b[:min(n, 8-len(w.key))]...)
 			}
 			w.left -= n
 			b = b[n:]
