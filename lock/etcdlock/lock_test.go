@@ -38,7 +38,10 @@ const wait = 20 * time.Second
 
 func start(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	c, err := cluster.Start(t.Context(), cluster.Config{})
+	// Five times the lab's timeouts: these tests change no leader, and on a
+	// starved machine a 100 ms election timeout let a member call an
+	// election mid-test ("etcdserver: no leader").
+	c, err := cluster.Start(t.Context(), cluster.Config{TickMs: 50, ElectionMs: 500})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, c.Close()) })
 	return c
