@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 
 func start(t *testing.T) *cluster.Cluster {
 	t.Helper()
-	c, err := cluster.Start(t.Context(), cluster.Config{})
+	// Five times the lab's election timeout: nothing here changes a
+	// leader, and a starved machine must not elect one mid-count.
+	c, err := cluster.Start(t.Context(), cluster.Config{TickMs: 50, ElectionMs: 500})
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c

@@ -374,15 +374,20 @@ var catalog = []Scenario{
 	},
 	{
 		Name: "failover",
-		Lesson: "Redis replicates asynchronously: a primary acknowledges a write before its replicas have it. c1 is " +
-			"granted the lock (SET NX PX) while replication lags; the primary dies and Sentinel promotes a replica " +
-			"that never had c1's key. c2 asks the new primary and is granted the same lock while c1 still works under " +
-			"it. The token c1's grant took from an INCR went with the old primary too, so c2's token is c1's: a fenced " +
-			"store cannot tell their writes apart, and an update is lost on every resource. A lock on one Redis " +
-			"primary is only as safe as its replication (WAIT does not make it synchronous either); this is the case " +
-			"Redlock was written for, and fencing with a token from the store itself needs a store that keeps it.",
+		Lesson: "A primary that replicates asynchronously — Redis, PostgreSQL's streaming replication as it ships — " +
+			"acknowledges a write before its replica has it. c1 is granted the lock while replication lags; the primary " +
+			"dies and a replica is promoted (Sentinel, Patroni) that never had c1's lock: a Redis replica lacks its key, " +
+			"and a PostgreSQL replica has no advisory lock at all, for they are never replicated. c2 asks the new " +
+			"primary and is granted the same lock while c1 still works under it. The token c1's grant took (an INCR, a " +
+			"sequence's nextval) went with the old primary too, so c2's token is c1's: a fenced store cannot tell their " +
+			"writes apart and an update is lost; a write guarded in the store itself is refused, but two clients held " +
+			"the lock with one token all the same. A lock on one primary is only as safe as its replication (Redis's " +
+			"WAIT does not make it synchronous either); this is the case Redlock was written for, and fencing with a " +
+			"token from the store itself needs a store that keeps it.",
 		Members: 3, TTL: 1, MemberFaults: true, script: "failover.txt", Expect: alwaysFail,
-		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		// c1's late write is refused on a guarded resource, as it should be:
+		// c2's critical section is the progress the lesson needs.
+		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
 		Effects: []Effect{grantedDuring("c2", faults.KillMember, "m1", "the primary m1 was dead")},
 	},
 	{

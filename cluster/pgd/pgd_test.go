@@ -94,3 +94,57 @@ func filepath(t *testing.T, s *pgd.Server) string {
 	require.NoError(t, s.Admin().QueryRow(t.Context(), "SHOW unix_socket_directories").Scan(&dir))
 	return dir
 }
+
+// A streaming replica has what its primary wrote before its replication
+// link was cut, and nothing written after; a failover kills the primary,
+// promotes the replica, and the primary's links, Admin and Terminate reach
+// the promoted one, where no advisory lock of the old primary's is held.
+func TestAFailoverToAStreamingReplica(t *testing.T) {
+	skipWithoutPostgres(t)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s, err := pgd.Start(ctx, pgd.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	for _, sql := range []string{"CREATE TABLE kept (v int)", "INSERT INTO kept VALUES (1)"} {
+		_, err = s.Admin().Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	r, err := s.StartReplica(ctx, pgd.Options{})
+	require.NoError(t, err)
+	defer r.Close()
+	assert.Nil(t, s.Replication(), "a primary streams from nobody")
+	count := func(p interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) int {
+		var n int
+		require.NoError(t, p.QueryRow(ctx, "SELECT count(*) FROM kept").Scan(&n))
+		return n
+	}
+	assert.Equal(t, 1, count(r.Admin()), "the base backup has the table")
+
+	r.Replication().Cut()
+	link, err := s.Link()
+	require.NoError(t, err)
+	c1, err := pgx.Connect(ctx, pgd.ConnString(link.Addr()))
+	require.NoError(t, err)
+	defer c1.Close(context.Background())
+	var got bool
+	require.NoError(t, c1.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&got))
+	require.True(t, got)
+	_, err = s.Admin().Exec(ctx, "INSERT INTO kept VALUES (2)")
+	require.NoError(t, err)
+
+	require.NoError(t, s.FailOver(ctx, r))
+	assert.Error(t, c1.Ping(ctx), "the old primary's sessions are gone")
+	assert.Equal(t, 1, count(s.Admin()), "what was not replicated is lost")
+	c2, err := pgx.Connect(ctx, pgd.ConnString(link.Addr()))
+	require.NoError(t, err, "the link reaches the promoted replica")
+	defer c2.Close(context.Background())
+	require.NoError(t, c2.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&got))
+	assert.True(t, got, "no lock is replicated")
+	_, err = c2.Exec(ctx, "INSERT INTO kept VALUES (3)")
+	assert.NoError(t, err, "the promoted replica takes writes")
+	require.NoError(t, r.Close())
+	require.NoError(t, s.Close())
+}

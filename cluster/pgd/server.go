@@ -35,13 +35,14 @@ const (
 	Database = "postgres"
 )
 
-// Find returns the directory that holds PostgreSQL's initdb and postgres:
-// on PATH, or Debian's /usr/lib/postgresql/VERSION/bin (the newest), which
-// is not on PATH.
+// Find returns the directory that holds PostgreSQL's programs (initdb,
+// postgres, pg_basebackup): postgres's own, links on PATH followed, or
+// Debian's /usr/lib/postgresql/VERSION/bin (the newest), which is not on
+// PATH.
 func Find() (string, error) {
 	if p, err := exec.LookPath("postgres"); err == nil {
-		if _, err := exec.LookPath("initdb"); err == nil {
-			return filepath.Dir(p), nil
+		if real, err := filepath.EvalSymlinks(p); err == nil && isFile(filepath.Join(filepath.Dir(real), "initdb")) {
+			return filepath.Dir(real), nil
 		}
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
@@ -87,6 +88,10 @@ type Server struct {
 	admin   *pgxpool.Pool
 	proxies []*netproxy.Proxy
 	closed  bool
+	// repl is a replica's link to its primary (nil on a primary); next is
+	// the replica a primary failed over to (see FailOver).
+	repl *netproxy.Proxy
+	next *Server
 }
 
 // Start initialises a data directory and starts a server on it, on a free
@@ -228,6 +233,9 @@ func (s *Server) Addr() string {
 }
 
 func (s *Server) upstream() (string, error) {
+	if n := s.successor(); n != nil {
+		return n.upstream()
+	}
 	if a := s.Addr(); a != "" {
 		return a, nil
 	}
@@ -255,6 +263,9 @@ func (s *Server) Link() (*netproxy.Proxy, error) {
 // faulted): what the server holds, as the lab reads it. nil while the
 // server is down.
 func (s *Server) Admin() *pgxpool.Pool {
+	if n := s.successor(); n != nil {
+		return n.Admin()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.admin
@@ -263,6 +274,9 @@ func (s *Server) Admin() *pgxpool.Pool {
 // Died says whether the server exited though the lab did not stop it,
 // and, if so, the last lines it printed.
 func (s *Server) Died() (bool, string) {
+	if n := s.successor(); n != nil {
+		return n.Died()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.proc.Died()
@@ -312,6 +326,9 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	proc, admin, proxies := s.proc, s.admin, s.proxies
+	if s.repl != nil {
+		proxies = append(proxies, s.repl)
+	}
 	s.addr, s.proc, s.admin = "", nil, nil
 	s.mu.Unlock()
 	if admin != nil {

@@ -21,9 +21,12 @@ const (
 // each with how (see scenarios.StoreKind).
 func Capabilities() script.Capabilities {
 	return script.Capabilities{
-		script.OneStore: "one server that keeps every session and the advisory locks it holds",
-		script.Revoke:   "pg_terminate_backend of the client's session",
-		script.Told:     "a keep-alive query failing once the server ended the session",
+		script.OneStore: "one primary that keeps every session and the advisory locks it holds, streaming to a " +
+			"replica asynchronously (where a lesson faults servers)",
+		script.IsolateMember: "the replica's streaming replication link cut",
+		script.Failover:      "the primary killed and its streaming replica promoted, as Patroni does",
+		script.Revoke:        "pg_terminate_backend of the client's session",
+		script.Told:          "a keep-alive query failing once the server ended the session",
 	}
 }
 

@@ -23,5 +23,7 @@
 //     backend processes, its keep-alives)
 //   - capabilities.go: what a run on PostgreSQL can do; expire (the
 //     server ends a client's session)
-//   - faults.go: the member faults it does not have
+//   - faults.go: the servers' faults, where a run has a streaming replica:
+//     isolate (the replication held), failover (the primary killed, the
+//     replica promoted)
 package pgrun

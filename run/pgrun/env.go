@@ -33,7 +33,10 @@ func Resources() []string { return append(engine.Counters(), pglock.GuardedResou
 
 // Config describes a run.
 type Config struct {
-	Server  *pgd.Server
+	Server *pgd.Server
+	// Replica, if set, is Server's streaming replica: isolate holds the
+	// replication, failover promotes it.
+	Replica *pgd.Server
 	Factory pglock.Factory
 	TTL     int    // seconds: the sessions' idle timeouts
 	RunID   string // unique per run on the server: its locks' keys are made of it
@@ -52,6 +55,7 @@ type Config struct {
 type Env struct {
 	*engine.Engine
 	srv     *pgd.Server
+	replica *pgd.Server
 	factory pglock.Factory
 	key     int64 // the run's lock's advisory key
 
@@ -74,7 +78,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgrun: %w", err)
 	}
-	e := &Env{srv: cfg.Server, factory: cfg.Factory, pids: map[string]int64{}, conns: map[string]*pgxpool.Pool{}}
+	e := &Env{srv: cfg.Server, replica: cfg.Replica, factory: cfg.Factory, pids: map[string]int64{}, conns: map[string]*pgxpool.Pool{}}
 	if admin := cfg.Server.Admin(); admin != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := pglock.MakeCounters(ctx, admin)

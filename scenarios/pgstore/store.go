@@ -187,11 +187,11 @@ func (pgStore) Resources(asked []string) ([]string, map[string]string) {
 }
 
 func (st pgStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenarios.Engine, func() error, error) {
-	srv, closeIt, id, err := st.server(ctx, cfg.RunID)
+	srv, replica, closeIt, id, err := st.server(ctx, cfg.RunID, cfg.FaultsMembers)
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := pgrun.New(pgrun.Config{Server: srv, Factory: st.factory, TTL: cfg.TTL, RunID: id,
+	env, err := pgrun.New(pgrun.Config{Server: srv, Replica: replica, Factory: st.factory, TTL: cfg.TTL, RunID: id,
 		Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
 	if err != nil {
 		closeIt()
@@ -201,17 +201,24 @@ func (st pgStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenari
 }
 
 // server is the server a configuration runs on: the run's shared one
-// (under a run id of its own), or one started for it.
-func (st pgStore) server(ctx context.Context, runID string) (*pgd.Server, func() error, string, error) {
-	if st.shared != nil {
+// (under a run id of its own), or one started for it — with a streaming
+// replica, for a lesson that faults the servers (isolate, failover).
+func (st pgStore) server(ctx context.Context, runID string, faultsServers bool) (srv, replica *pgd.Server, _ func() error, _ string, err error) {
+	if st.shared != nil && !faultsServers {
 		srv, err := st.shared.get(ctx)
-		return srv, func() error { return nil }, st.shared.runID(runID), err
+		return srv, nil, func() error { return nil }, st.shared.runID(runID), err
 	}
-	srv, err := pgd.Start(ctx, pgd.Options{})
-	if err != nil {
-		return nil, nil, "", err
+	if srv, err = pgd.Start(ctx, pgd.Options{}); err != nil {
+		return nil, nil, nil, "", err
 	}
-	return srv, srv.Close, runID, nil
+	if !faultsServers {
+		return srv, nil, srv.Close, runID, nil
+	}
+	if replica, err = srv.StartReplica(ctx, pgd.Options{}); err != nil {
+		srv.Close()
+		return nil, nil, nil, "", fmt.Errorf("the streaming replica: %w", err)
+	}
+	return srv, replica, func() error { return errors.Join(replica.Close(), srv.Close()) }, runID, nil
 }
 
 // Share is the server the configurations of one run share (see
