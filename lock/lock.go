@@ -138,6 +138,11 @@ type Descriptor[C any] struct {
 	// of its own (Redlock's five); zero for the store's one set of
 	// replicated servers.
 	Masters int
+	// Via names what stands between its clients and the store, which the
+	// store's runs put there ("" for nothing: each client reaches the
+	// servers over a link of its own). PostgreSQL's pglock.ViaPgBouncer is
+	// a connection pooler in transaction mode.
+	Via string
 	// Adapter marks the lab's own adapter of a lock people use, made to
 	// keep the contract where the lock as shipped does not: run by name,
 	// not among those a run of every lock runs (which runs the locks as

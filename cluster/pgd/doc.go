@@ -11,6 +11,12 @@
 // root, the server runs as the postgres user Debian's package makes (or
 // nobody), and its directory is handed to that user.
 //
+// A server can have a streaming replica (StartReplica: pg_basebackup, a
+// hot standby streaming over a link the lab can cut) and fail over to it
+// (FailOver: the primary killed, the replica promoted, the primary's links
+// and Admin following it). A Pooler is Debian's pgbouncer in transaction
+// mode in front of a server, for a lock whose clients reach it so.
+//
 // Where PostgreSQL is not installed, Start says so in one line, and how to
 // install it.
 package pgd

@@ -148,3 +148,45 @@ func TestAFailoverToAStreamingReplica(t *testing.T) {
 	require.NoError(t, r.Close())
 	require.NoError(t, s.Close())
 }
+
+// Through PgBouncer in transaction mode, two clients' statements run on
+// the one server connection of its pool: a session-level advisory lock
+// one client took is held by that server session, and the other client's
+// pg_advisory_lock is granted at once — a second holder.
+func TestAPoolerInTransactionModeSharesTheSession(t *testing.T) {
+	skipWithoutPostgres(t)
+	if _, err := pgd.FindPooler(); err != nil {
+		t.Skipf("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	s, err := pgd.Start(ctx, pgd.Options{})
+	require.NoError(t, err)
+	defer s.Close()
+	p, err := pgd.StartPooler(ctx, s, pgd.Options{})
+	require.NoError(t, err)
+	defer p.Close()
+	var conns [2]*pgx.Conn
+	for i := range conns {
+		link, err := p.Link()
+		require.NoError(t, err)
+		cfg, err := pgx.ParseConfig(pgd.ConnString(link.Addr()))
+		require.NoError(t, err)
+		cfg.RuntimeParams["idle_session_timeout"] = "5000" // ignored by the pooler, as the lab's clients send it
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+		conns[i], err = pgx.ConnectConfig(ctx, cfg)
+		require.NoError(t, err)
+		defer conns[i].Close(context.Background())
+	}
+	var got [2]bool
+	for i, c := range conns {
+		require.NoError(t, c.QueryRow(ctx, "SELECT pg_try_advisory_lock(42)").Scan(&got[i]))
+	}
+	assert.Equal(t, [2]bool{true, true}, got, "both granted: one server session holds it twice")
+	var holders int
+	require.NoError(t, s.Admin().QueryRow(ctx, "SELECT count(DISTINCT pid) FROM pg_locks WHERE locktype = 'advisory' AND granted").Scan(&holders))
+	assert.Equal(t, 1, holders)
+	require.NoError(t, p.Close())
+	dead, _ := p.Died()
+	assert.False(t, dead, "a stop of the lab's is no death")
+}

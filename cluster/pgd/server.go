@@ -177,18 +177,7 @@ func (s *Server) run(ctx context.Context, port int) error {
 		return fmt.Errorf("pgd: starting postgres: %w", err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	err = poll.Until(wctx, "postgres to take connections", 20*time.Millisecond, func(ctx context.Context) (bool, error) {
-		if dead, _ := proc.Died(); dead {
-			return false, errExited
-		}
-		c, err := pgx.Connect(ctx, dsn(addr))
-		if err != nil {
-			return false, nil
-		}
-		return true, c.Close(ctx)
-	})
+	err = takesConnections(ctx, proc, addr)
 	var admin *pgxpool.Pool
 	if err == nil {
 		admin, err = newAdmin(ctx, addr)
@@ -214,6 +203,23 @@ func newAdmin(ctx context.Context, addr string) (*pgxpool.Pool, error) {
 }
 
 var errExited = errors.New("the process exited")
+
+// takesConnections waits until the server (or pooler) proc started takes
+// connections at addr, or has exited.
+func takesConnections(ctx context.Context, proc *serverproc.Proc, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return poll.Until(ctx, "a connection to "+addr, 20*time.Millisecond, func(ctx context.Context) (bool, error) {
+		if dead, _ := proc.Died(); dead {
+			return false, errExited
+		}
+		c, err := pgx.Connect(ctx, dsn(addr))
+		if err != nil {
+			return false, nil
+		}
+		return true, c.Close(ctx)
+	})
+}
 
 // dsn is the connection string of the lab's role on the server at addr.
 func dsn(addr string) string {

@@ -168,6 +168,10 @@ func cmdExplain(args []string, w io.Writer) (int, error) {
 		documented(w, fs.Arg(0), weak)
 		return exitOK, nil
 	}
+	if r, ok := knownBad(fs.Arg(0)); ok {
+		explainBad(w, r)
+		return exitOK, nil
+	}
 	s, err := scenarios.Lookup(fs.Arg(0))
 	if err != nil {
 		return exitUsage, usagef("%v", err)
@@ -209,6 +213,28 @@ func describedLock(name string) (lock.Description, bool) {
 		}
 	}
 	return lock.Description{}, false
+}
+
+// explainBad tells a known-bad lock: its bug, what catches it, where to
+// see it caught.
+func explainBad(w io.Writer, r lock.Regression) {
+	fmt.Fprintf(w, "%s: a known-bad lock\n\n%s\n\n", r.Name, wrap(r.Bug, 78))
+	fmt.Fprintln(w, wrap(fmt.Sprintf("Caught by %s (the %s check) on every resource and every seed: a change that "+
+		"lets it pass is a red build.", strings.Join(r.Scenarios, ", "), r.Check), 78))
+	fmt.Fprintf(w, "The bug, upstream: %s\nSee it caught: locklab run --lock %s --scenario %s\n",
+		r.Link, r.Name, strings.Join(r.Scenarios, ","))
+}
+
+// knownBad is the known-bad lock called name, of any registered store.
+func knownBad(name string) (lock.Regression, bool) {
+	for _, b := range scenarios.Backends() {
+		for _, r := range b.Regressions() {
+			if r.Name == name {
+				return r, true
+			}
+		}
+	}
+	return lock.Regression{}, false
 }
 
 func wrap(s string, width int) string {

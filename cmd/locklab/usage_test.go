@@ -96,4 +96,9 @@ func TestListAndExplain(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	assert.Contains(t, out, "  - lost-acquire: the liveness check\n  - retried-release: the validity check")
 	assert.Contains(t, out, "See it: locklab run --lock etcd-mutex --scenario lost-acquire,retried-release")
+	code, out, _ = locklab(t, t.Context(), "explain", "etcd-22082")
+	assert.Equal(t, exitOK, code, "a known-bad lock is explained too")
+	assert.Contains(t, out, "etcd-22082: a known-bad lock")
+	assert.Contains(t, out, "Caught by retried-release (the validity check)")
+	assert.Contains(t, out, "See it caught: locklab run --lock etcd-22082 --scenario retried-release")
 }

@@ -24,6 +24,10 @@ type Lock = lock.Descriptor[*pgx.ConnConfig]
 // ErrUnknownLock: no PostgreSQL lock of that name.
 var ErrUnknownLock = errors.New("pglock: unknown lock")
 
+// ViaPgBouncer is a lock's Via when its clients reach the server through
+// PgBouncer in transaction mode.
+const ViaPgBouncer = "pgbouncer (transaction mode)"
+
 // locks are the PostgreSQL locks: the ones people use, then the known-bad.
 var locks = []Lock{
 	{Name: "pg-session", Factory: NewSession,
@@ -65,6 +69,18 @@ var locks = []Lock{
 			Link:      "https://www.postgresql.org/docs/current/functions-admin.html#FUNCTIONS-ADVISORY-LOCKS",
 			Scenarios: []string{"contention"},
 			Check:     "release",
+		}},
+	{Name: "pg-pooled", Factory: NewPooled, Via: ViaPgBouncer,
+		About: "pg-session through PgBouncer in transaction mode: known-bad (pgbouncer needed)",
+		Bad: &lock.Regression{
+			Name: "pg-pooled",
+			Bug: "takes a session-level advisory lock through a connection pooler in transaction mode (PgBouncer's " +
+				"pool_mode = transaction): the pooler lends a server connection for each statement and takes it " +
+				"back, so the lock is held by a server session that the next client's statements run on too, and " +
+				"its pg_advisory_lock — re-entrant within a session — is granted at once, beside the holder",
+			Link:      "https://www.pgbouncer.org/features.html#sql-feature-map-for-pooling-modes",
+			Scenarios: []string{"contention"},
+			Check:     "validity",
 		}},
 }
 

@@ -103,6 +103,19 @@ func NewUnlockElsewhere(cfg *pgx.ConnConfig, name string, opts lock.Options) (lo
 	return newSession(cfg, name, opts, variant{alive: true, elsewhere: true})
 }
 
+// NewPooled is the known-bad pg-pooled: pg-session as it runs through a
+// pooler in transaction mode (its store puts PgBouncer between it and the
+// server: ViaPgBouncer), its statements sent as simple queries, as pgx
+// must be told to through PgBouncer (it lends a server connection per
+// transaction, and a prepared statement would not follow).
+func NewPooled(cfg *pgx.ConnConfig, name string, opts lock.Options) (lock.Locker, error) {
+	if cfg != nil {
+		cfg = cfg.Copy()
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
+	return newSession(cfg, name, opts, variant{alive: true})
+}
+
 // connected is the session's connection, made anew if the last one broke
 // (its session, and every lock it held, went with it).
 func (s *session) connected(ctx context.Context) (*pgx.Conn, error) {
@@ -158,15 +171,18 @@ func (s *session) Acquire(ctx context.Context) (lock.Grant, error) {
 		}
 		return lock.Grant{}, err
 	}
-	var token int64
-	if err := c.QueryRow(ctx, "SELECT nextval($1)", Sequence(s.key)).Scan(&token); err != nil {
+	// The session is the server's backend that runs the statement: the
+	// connection's own, or, through a pooler, whichever server connection
+	// it lent (BackendKeyData is then the pooler's, not the server's).
+	var token, pid int64
+	if err := c.QueryRow(ctx, "SELECT nextval($1), pg_backend_pid()", Sequence(s.key)).Scan(&token, &pid); err != nil {
 		s.drop()
 		return lock.Grant{}, err
 	}
 	h := &holding{token: token, stop: make(chan struct{}), done: make(chan struct{}), lost: make(chan struct{})}
 	s.held = h
 	go s.keepAlive(h)
-	return lock.Grant{Key: KeyString(s.key), Token: token, Lease: int64(c.PgConn().PID()), Lost: h.lost}, nil
+	return lock.Grant{Key: KeyString(s.key), Token: token, Lease: pid, Lost: h.lost}, nil
 }
 
 // take waits for the lock on c (or polls for it), in a transaction for xact.

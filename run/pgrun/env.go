@@ -37,6 +37,9 @@ type Config struct {
 	// Replica, if set, is Server's streaming replica: isolate holds the
 	// replication, failover promotes it.
 	Replica *pgd.Server
+	// Pooler, if set, stands between the clients and Server: every
+	// client's link reaches it (a lock whose Via is pglock.ViaPgBouncer).
+	Pooler  *pgd.Pooler
 	Factory pglock.Factory
 	TTL     int    // seconds: the sessions' idle timeouts
 	RunID   string // unique per run on the server: its locks' keys are made of it
@@ -56,6 +59,7 @@ type Env struct {
 	*engine.Engine
 	srv     *pgd.Server
 	replica *pgd.Server
+	pooler  *pgd.Pooler
 	factory pglock.Factory
 	key     int64 // the run's lock's advisory key
 
@@ -78,7 +82,7 @@ func New(cfg Config) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgrun: %w", err)
 	}
-	e := &Env{srv: cfg.Server, replica: cfg.Replica, factory: cfg.Factory, pids: map[string]int64{}, conns: map[string]*pgxpool.Pool{}}
+	e := &Env{srv: cfg.Server, replica: cfg.Replica, pooler: cfg.Pooler, factory: cfg.Factory, pids: map[string]int64{}, conns: map[string]*pgxpool.Pool{}}
 	if admin := cfg.Server.Admin(); admin != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := pglock.MakeCounters(ctx, admin)
@@ -106,7 +110,11 @@ func (s store) Links(_, member string) ([]*netproxy.Proxy, error) {
 	if !slices.Contains(s.e.Members(), member) {
 		return nil, fmt.Errorf("unknown member %q (members: %s)", member, strings.Join(s.e.Members(), ", "))
 	}
-	p, err := s.e.srv.Link()
+	link := s.e.srv.Link
+	if s.e.pooler != nil {
+		link = s.e.pooler.Link
+	}
+	p, err := link()
 	if err != nil {
 		return nil, err
 	}
@@ -126,6 +134,11 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 	}
 	pcfg.MaxConns = 2
 	pcfg.ConnConfig.RuntimeParams["application_name"] = labApplication
+	if s.e.pooler != nil {
+		// A pooler in transaction mode lends a server connection per
+		// transaction: a prepared statement would not follow it.
+		pcfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), pcfg)
 	if err != nil {
 		return nil, nil, err

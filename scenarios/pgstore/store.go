@@ -15,6 +15,7 @@ import (
 	"github.com/locklab/locklab/lock/pglock"
 	"github.com/locklab/locklab/run/pgrun"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
 )
 
 func init() { scenarios.Register(backend{}) }
@@ -29,6 +30,14 @@ func (backend) Name() string { return pgrun.Store }
 var kind = scenarios.StoreKind{Name: pgrun.Store, Label: pgrun.Label, Can: pgrun.Capabilities(), Shows: "pg-session"}
 
 func (backend) Kind() scenarios.StoreKind { return kind }
+
+// pooledKind is what a lock behind PgBouncer in transaction mode runs on:
+// the server's sessions are the pooler's, not the clients', so the lab
+// cannot end a client's session, nor a keep-alive tell a client its own
+// ended, and the replica's faults are not wired through the pooler.
+var pooledKind = scenarios.StoreKind{Name: pgrun.Store, Label: "a PostgreSQL server behind PgBouncer in transaction mode",
+	Can: script.Capabilities{script.OneStore: "one server, its sessions the pooler's: each client's statements run on " +
+		"whichever server connection the pool lends"}, Shows: "pg-pooled"}
 
 func (backend) Names() []string {
 	var out []string
@@ -53,7 +62,15 @@ func (backend) Lock(name string) (scenarios.BackendLock, bool) {
 	if err != nil {
 		return scenarios.BackendLock{}, false
 	}
-	return describe(l.Factory, l.Weak), true
+	bl := describe(l.Factory, l.Weak)
+	if l.Via == pglock.ViaPgBouncer {
+		bl.Kind = pooledKind
+		bl.Store = func(own scenarios.Servers, _ scenarios.GrantShape) scenarios.Store {
+			s, _ := own.(*shared)
+			return pgStore{factory: l.Factory, shared: s, pooled: true}
+		}
+	}
+	return bl, true
 }
 
 // Exec is a user's PostgreSQL lock run as a process (see
@@ -162,11 +179,17 @@ func (e ender) Holds(ctx context.Context, g lock.Grant) (bool, error) {
 type pgStore struct {
 	factory pglock.Factory
 	shared  *shared
+	// pooled puts PgBouncer in transaction mode between the clients and
+	// the server (pglock.ViaPgBouncer).
+	pooled bool
 }
 
-func (pgStore) Skip(scenarios.Scenario) string {
+func (st pgStore) Skip(scenarios.Scenario) string {
 	if _, err := pgd.Find(); err != nil {
 		return fmt.Sprintf("%v: the PostgreSQL locks were not run", err)
+	}
+	if _, err := pgd.FindPooler(); st.pooled && err != nil {
+		return fmt.Sprintf("%v: the locks behind it were not run", err)
 	}
 	return ""
 }
@@ -191,7 +214,16 @@ func (st pgStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenari
 	if err != nil {
 		return nil, nil, err
 	}
-	env, err := pgrun.New(pgrun.Config{Server: srv, Replica: replica, Factory: st.factory, TTL: cfg.TTL, RunID: id,
+	var pooler *pgd.Pooler
+	if st.pooled {
+		if pooler, err = pgd.StartPooler(ctx, srv, pgd.Options{}); err != nil {
+			closeIt()
+			return nil, nil, err
+		}
+		closeServers := closeIt
+		closeIt = func() error { return errors.Join(pooler.Close(), closeServers()) }
+	}
+	env, err := pgrun.New(pgrun.Config{Server: srv, Replica: replica, Pooler: pooler, Factory: st.factory, TTL: cfg.TTL, RunID: id,
 		Sinks: cfg.Sinks, Resource: cfg.Resources, Minimum: cfg.Minimum, OpTimeout: cfg.OpTimeout})
 	if err != nil {
 		closeIt()
