@@ -33,6 +33,7 @@ const (
 	LoseAnswer    = Kind(history.FaultLoseAnswer)    // from Client's next write on, hold its answers; undo drops them (severs its connections) and heals
 	HoldAnswers   = Kind(history.FaultHoldAnswers)   // from Client's next keep-alive on, hold its answers; undo delivers them
 	LoseRequest   = Kind(history.FaultLoseRequest)   // from the request Client sends after its next write, cut its link; undo severs its connections and heals
+	JumpClock     = Kind(history.FaultJumpClock)     // move Member's wall clock by Offset; undo sets it right
 )
 
 // Kinds lists every fault kind, in a fixed order, a fresh slice each call.
@@ -40,7 +41,8 @@ func Kinds() []Kind { return slices.Clone(kinds) }
 
 // kinds are every fault kind, in a fixed order.
 var kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
-	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers, LoseRequest}
+	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers, LoseRequest,
+	JumpClock}
 
 // Describe says in one line what a fault of kind k does ("" for a kind
 // that is none of the lab's).
@@ -63,6 +65,7 @@ var descriptions = map[Kind]string{
 	LoseAnswer:    "from a client's next write on, hold the answers its member sends; dropped when it ends (its connections severed)",
 	HoldAnswers:   "from a client's next keep-alive on, hold the answers its member sends (its requests still arrive); delivered when it ends",
 	LoseRequest:   "from the request a client sends after its next write, cut its link both ways; dropped when it ends (its connections severed)",
+	JumpClock:     "move a server's wall clock forward or back (its monotonic clock untouched); set right when it ends",
 }
 
 // Lease expiry modes.
@@ -82,6 +85,8 @@ type Fault struct {
 	Delay  Duration   `json:"delay,omitempty"`
 	Point  string     `json:"point,omitempty"`
 	Mode   string     `json:"mode,omitempty"`
+	// Offset is how far a jump-clock moves the wall clock (negative: back).
+	Offset Duration `json:"offset,omitempty"`
 }
 
 // String describes f the way the timeline shows it: "partition m1 | m2 m3",
@@ -91,7 +96,7 @@ func (f Fault) String() string { return f.Spec().String() }
 // Spec is f as a history records it.
 func (f Fault) Spec() history.FaultSpec {
 	return history.FaultSpec{Kind: history.FaultKind(f.Kind), Member: f.Member, Client: f.Client,
-		Groups: f.Groups, Delay: int64(f.Delay), Point: f.Point, Mode: f.Mode}
+		Groups: f.Groups, Delay: int64(f.Delay), Point: f.Point, Mode: f.Mode, Offset: int64(f.Offset)}
 }
 
 // Validate reports a fault that lacks what its kind needs.
@@ -109,6 +114,8 @@ func (f Fault) Validate() error {
 		return nil
 	case IsolateMember, KillMember, RestartMember:
 		return need(f.Member != "", "a member")
+	case JumpClock:
+		return errors.Join(need(f.Member != "", "a member"), need(f.Offset != 0, "an offset"))
 	case CutClient, CrashClient, LoseAnswer, HoldAnswers, LoseRequest:
 		return need(f.Client != "", "a client")
 	case DelayClient:

@@ -8,7 +8,8 @@ type EffectKind string
 // description gives: "A was granted while B …" is [A, B].
 const (
 	// EffectLeaseEndedDuring: Clients[0]'s lease ended on the server inside
-	// a window of Fault on Clients[0]; What says what held it ("paused").
+	// a window of Fault on Clients[0] — or on Clients[1], if named (a
+	// member: "m1's clock had jumped"); What says what held it ("paused").
 	EffectLeaseEndedDuring EffectKind = "lease-ended-during"
 	// EffectGrantedDuring: Clients[0] was granted while a Fault held on
 	// Clients[1] (What: "c1 was paused").

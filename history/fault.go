@@ -31,13 +31,15 @@ const (
 	FaultLoseAnswer    FaultKind = "lose-answer"
 	FaultHoldAnswers   FaultKind = "hold-answers"
 	FaultLoseRequest   FaultKind = "lose-request"
+	FaultJumpClock     FaultKind = "jump-clock"
 )
 
 // FaultKinds lists every fault kind, in a fixed order.
 func FaultKinds() []FaultKind {
 	return []FaultKind{FaultPartition, FaultHeal, FaultIsolateMember, FaultIsolateLeader, FaultCutClient,
 		FaultDelayClient, FaultKillMember, FaultRestartMember, FaultKillLeader, FaultMoveLeader,
-		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers, FaultLoseRequest}
+		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers, FaultLoseRequest,
+		FaultJumpClock}
 }
 
 // FaultSpec is a fault as a history records it: its kind and what it
@@ -52,6 +54,9 @@ type FaultSpec struct {
 	Delay int64  `json:"delay,omitempty"`
 	Point string `json:"point,omitempty"`
 	Mode  string `json:"mode,omitempty"`
+	// Offset is how far a jump-clock moves the member's wall clock, in
+	// nanoseconds (negative: back).
+	Offset int64 `json:"offset,omitempty"`
 	// AlreadyGone (expire-lease, at its end) says the server had ended the
 	// lease before the fault came to end it.
 	AlreadyGone bool `json:"already_gone,omitempty"`
@@ -84,8 +89,19 @@ func (f FaultSpec) String() string {
 		return fmt.Sprintf("pause-client %s at %s", f.Client, f.Point)
 	case FaultExpireLease:
 		return fmt.Sprintf("expire-lease %s (%s)", f.Client, f.Mode)
+	case FaultJumpClock:
+		return fmt.Sprintf("jump-clock %s %s", f.Member, Signed(time.Duration(f.Offset)))
 	}
 	return string(f.Kind)
+}
+
+// Signed writes d with its sign, "+1m0s" or "-500ms", as a script writes
+// a clock's offset.
+func Signed(d time.Duration) string {
+	if d > 0 {
+		return "+" + d.String()
+	}
+	return d.String()
 }
 
 // HoldsClientLink reports whether the fault holds client's own link to the
@@ -109,7 +125,7 @@ func (f FaultSpec) HoldsClientLink(client string) bool {
 func (k FaultKind) ReachesMembers() bool {
 	switch k {
 	case FaultPartition, FaultIsolateMember, FaultIsolateLeader, FaultKillMember, FaultKillLeader,
-		FaultRestartMember, FaultMoveLeader:
+		FaultRestartMember, FaultMoveLeader, FaultJumpClock:
 		return true
 	}
 	return false
@@ -270,6 +286,10 @@ func parseFaultName(name, target string) FaultSpec {
 		s.Delay = int64(d)
 	case FaultPauseClient:
 		s.Client, s.Point = arg(1), arg(3) // "pause-client c1 at before-write"
+	case FaultJumpClock:
+		s.Member = arg(1)
+		d, _ := time.ParseDuration(arg(2))
+		s.Offset = int64(d)
 	case FaultExpireLease:
 		s.Client, s.Mode = arg(1), strings.Trim(arg(2), "()")
 		s.AlreadyGone = strings.Contains(target, "already gone")

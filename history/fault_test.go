@@ -33,6 +33,7 @@ func TestFaultNamesReadBackAsSpecs(t *testing.T) {
 		{Kind: history.FaultLoseAnswer, Client: "c2"},
 		{Kind: history.FaultHoldAnswers, Client: "c1"},
 		{Kind: history.FaultLoseRequest, Client: "c2"},
+		{Kind: history.FaultJumpClock, Member: "m2", Offset: int64(-1500 * time.Millisecond)},
 	}
 	kinds := map[history.FaultKind]bool{}
 	for _, spec := range specs {

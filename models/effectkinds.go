@@ -9,9 +9,10 @@ import (
 	"github.com/locklab/locklab/history"
 )
 
-// leaseEndedDuring: client's lease ended on the server inside a history.FaultWindow of
-// the client fault kind on that client.
-func leaseEndedDuring(client string, kind history.FaultKind, what string) effect {
+// leaseEndedDuring: client's lease ended on the server inside a
+// history.FaultWindow of the fault kind on subject (the client itself, or
+// a member).
+func leaseEndedDuring(client, subject string, kind history.FaultKind, what string) effect {
 	return effect{
 		name: fmt.Sprintf("%s's lease ended on the server while %s", client, what),
 		missing: func(tl timeline) string {
@@ -21,7 +22,7 @@ func leaseEndedDuring(client string, kind history.FaultKind, what string) effect
 					gone = append(gone, l.Gone)
 				}
 			}
-			return tl.during(kind, client, gone, fmt.Sprintf("no lease of %s ended", client))
+			return tl.during(kind, subject, gone, fmt.Sprintf("no lease of %s ended", client))
 		},
 	}
 }

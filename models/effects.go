@@ -65,7 +65,7 @@ func judgeOf(e history.Effect) effect {
 	c := e.Client
 	switch e.Kind {
 	case history.EffectLeaseEndedDuring:
-		return leaseEndedDuring(c(0), e.Fault, e.What)
+		return leaseEndedDuring(c(0), cmp.Or(c(1), c(0)), e.Fault, e.What)
 	case history.EffectGrantedDuring:
 		return grantedDuring(c(0), e.Fault, c(1), e.What)
 	case history.EffectQueuedThenExpired:

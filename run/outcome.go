@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/internal/registry"
 	"github.com/locklab/locklab/lock"
@@ -57,6 +58,7 @@ const (
 	AnswersHeld        // the client's answers were held For from its next keep-alive, then delivered
 	LeaderKilled       // the member that led was killed, until heal restarts it
 	Served             // another member leads, and every client has been answered since
+	ClockJumped        // Member's wall clock was moved: For is its offset now (negative: behind)
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -215,6 +217,8 @@ func (o Outcome) faultString() string {
 		return o.Member + ": cut off from the other members"
 	case Killed:
 		return o.Member + ": killed (heal restarts it)"
+	case ClockJumped:
+		return fmt.Sprintf("%s: wall clock %s off (heal sets it right)", o.Member, history.Signed(o.For))
 	case LeaderKilled:
 		return "server: the leader killed (heal restarts it)"
 	case Served:

@@ -407,6 +407,38 @@ var catalog = []Scenario{
 		},
 	},
 	{
+		Name: "clock-jump",
+		Lesson: "A server's wall clock jumps a minute forward (an NTP step, a virtual machine restored on another " +
+			"host) while c1 holds the lock and works, well within its TTL. A store that expires a lease by its " +
+			"wall clock — Redis expires a key so — ends c1's lease at once, and c2 is granted the lock while c1 " +
+			"still works: unfenced, an update is lost. The fenced store refuses c1's older token and a write " +
+			"guarded by c1's key finds it gone. etcd and ZooKeeper time their leases and sessions on the monotonic " +
+			"clock, which no wall-clock step moves (the lab cannot move their clocks: see docs/lessons-by-store.md).",
+		Members: 3, TTL: 1, MemberFaults: true, script: "clock-jump.txt", Expect: unfencedFails,
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedOn("c1", faults.JumpClock, "m1", "m1's clock had jumped"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
+		Name: "redlock-clock",
+		Lesson: "Redlock's safety rests on every master's clock keeping time (Kleppmann's critique). c1 holds the " +
+			"lock on five independent masters and works, well within its validity, when the wall clocks of three " +
+			"of them — a majority — jump a minute forward: by their clocks c1's keys are long expired, and they go. " +
+			"c2 sets its key on those three and is granted the lock while c1 still holds it by its own reckoning: " +
+			"an update is lost. Kleppmann's version needs one clock and a partition (c1 reached A, B, C; C's clock " +
+			"jumps; c2 reaches C, D, E); the lab moves three clocks for the same majority. Redlock hands out no " +
+			"fencing token, so it runs on the unfenced store only.",
+		Members: 5, TTL: 1, MemberFaults: true, script: "redlock-clock.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Masters},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedOn("c1", faults.JumpClock, "m1", "the masters' clocks had jumped"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
 		Name:    "leader-failover",
 		seconds: 4,
 		Lesson: "Three clients contend while the etcd leader is killed. A new leader is elected in about an election " +

@@ -31,6 +31,12 @@ func leaseEndedDuring(client string, kind faults.Kind, what string) Effect {
 	return Effect{Kind: history.EffectLeaseEndedDuring, Clients: []string{client}, Fault: history.FaultKind(kind), What: what}
 }
 
+// leaseEndedOn: client's lease ended inside a window of a fault of kind
+// on member.
+func leaseEndedOn(client string, kind faults.Kind, member, what string) Effect {
+	return Effect{Kind: history.EffectLeaseEndedDuring, Clients: []string{client, member}, Fault: history.FaultKind(kind), What: what}
+}
+
 func grantedDuring(client string, kind faults.Kind, other, what string) Effect {
 	return Effect{Kind: history.EffectGrantedDuring, Clients: []string{client, other}, Fault: history.FaultKind(kind), What: what}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/leaks"
 	"github.com/locklab/locklab/lock/etcdctl"
 	"github.com/locklab/locklab/lock/etcdlock"
@@ -215,11 +217,18 @@ func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 	)
 	factory := redislock.NewSetNX
 	resources := redisrun.Resources(false)
+	opts := redisd.Options{}
+	if slices.Contains(s.Needs(), script.JumpClock) {
+		if _, err := clockshim.Build(t.Context()); err != nil {
+			t.Skipf("%v: %s was not run", err, s.Name)
+		}
+		opts.Clocks = true
+	}
 	if masters {
-		set, err = redisd.StartIndependent(t.Context(), redislock.RedlockMasters, redisd.Options{})
+		set, err = redisd.StartIndependent(t.Context(), redislock.RedlockMasters, opts)
 		factory, resources = redislock.NewRedlock, []string{"unfenced"}
 	} else {
-		set, err = redisd.StartReplicated(t.Context(), 2, redisd.Options{})
+		set, err = redisd.StartReplicated(t.Context(), 2, opts)
 	}
 	require.NoError(t, err)
 	t.Cleanup(func() { set.Close() })

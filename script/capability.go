@@ -60,6 +60,8 @@ const (
 	WaitServed Capability = "wait-served"
 	// Failover: failover, a primary killed and a replica promoted.
 	Failover Capability = "failover"
+	// JumpClock: jump-clock, a server's wall clock moved forward or back.
+	JumpClock Capability = "jump-clock"
 	// Told: the store tells a client that its lease ended (a keep-alive's
 	// answer, a session's expiry), so a lock can tell its holder
 	// (wait-told).
@@ -92,6 +94,7 @@ var capabilityWords = map[Capability]string{
 	KillLeader:        "kill whichever member leads (kill member=leader)",
 	WaitServed:        "tell when every client is served again after a member's fault (wait-served)",
 	Failover:          "fail its primary over to a replica (failover)",
+	JumpClock:         "move a server's wall clock forward or back (jump-clock)",
 	Told:              "tell a client that its lease ended, so that its lock can tell the holder (wait-told)",
 	KeepAlives:        "show each keep-alive of a lease on the wire, with its answer",
 	PinnedClients:     "keep a client on its member when the member is down or cut off, its lease ending",
@@ -178,6 +181,8 @@ func needsOf(c Cmd) []Capability {
 		return []Capability{Told}
 	case "failover":
 		return []Capability{Failover}
+	case "jump-clock":
+		return []Capability{JumpClock}
 	}
 	return nil
 }

@@ -36,8 +36,9 @@ type Cmd struct {
 	// For is cut's for= (a blip: the link is cut that long, then healed;
 	// 0: until heal); Work is cs's work= (the section lasts that long);
 	// By is delay's by= (every message on the link arrives that late, each
-	// way, until heal).
-	For, Work, By time.Duration
+	// way, until heal); Offset is jump-clock's offset= (how far the
+	// member's wall clock moves, negative: back).
+	For, Work, By, Offset time.Duration
 }
 
 // The values a key may take; each returns what is wrong with v.
@@ -100,6 +101,16 @@ var checks = map[string]check{
 	"for":     positiveDuration,
 	"work":    positiveDuration,
 	"by":      positiveDuration,
+	"offset":  signedDuration,
+}
+
+// signedDuration checks a duration that may be negative, not zero: +3s,
+// -500ms.
+func signedDuration(v string) error {
+	if d, err := time.ParseDuration(v); err != nil || d == 0 {
+		return fmt.Errorf("want a duration other than zero, forward or back (+3s, -500ms)")
+	}
+	return nil
 }
 
 // positiveDuration checks a duration such as 400ms or 3s.
@@ -136,12 +147,13 @@ var specs = map[string]spec{
 	"wait-free":       {},
 	"wait-served":     {},
 	"failover":        {},
+	"jump-clock":      {keys: []string{"member", "offset"}},
 	"check":           {},
 }
 
 // required are the keys a command cannot do without.
 var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
-	"kill": {"member"}, "hold-answers": {"for"}}
+	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"member", "offset"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {
@@ -214,6 +226,7 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 	c.For, _ = time.ParseDuration(cmp.Or(kv["for"], "0"))
 	c.Work, _ = time.ParseDuration(cmp.Or(kv["work"], "0"))
 	c.By, _ = time.ParseDuration(cmp.Or(kv["by"], "0"))
+	c.Offset, _ = time.ParseDuration(cmp.Or(kv["offset"], "0"))
 	c.Members, _ = strconv.Atoi(kv["members"])
 	c.TTL, _ = strconv.Atoi(kv["ttl"])
 	return c, nil
@@ -244,7 +257,7 @@ func (c Cmd) String() string {
 	for _, kv := range [][2]string{
 		{"members", itoa(c.Members)}, {"ttl", itoa(c.TTL)}, {"member", c.Member}, {"at", c.At},
 		{"mode", c.Mode}, {"answer", c.Answer}, {"next", c.Next}, {"grant", c.Grant}, {"for", durationOrEmpty(c.For)},
-		{"work", durationOrEmpty(c.Work)}, {"by", durationOrEmpty(c.By)},
+		{"work", durationOrEmpty(c.Work)}, {"by", durationOrEmpty(c.By)}, {"offset", signedOrEmpty(c.Offset)},
 	} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
@@ -254,6 +267,13 @@ func (c Cmd) String() string {
 		parts = append(parts, "async")
 	}
 	return strings.Join(parts, " ")
+}
+
+func signedOrEmpty(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return history.Signed(d)
 }
 
 func durationOrEmpty(d time.Duration) string {

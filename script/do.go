@@ -140,6 +140,12 @@ func doOptional(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 			return run.Outcome{}, errors.New("wait-told: the lab does not follow Grant.Lost on this store")
 		}
 		return t.WaitTold(ctx, c.Client)
+	case "jump-clock":
+		j, ok := as[ClockJumping](e)
+		if !ok {
+			return run.Outcome{}, errors.New("jump-clock: the lab cannot move this store's clocks")
+		}
+		return j.JumpClock(ctx, c.Member, c.Offset)
 	case "failover":
 		f, ok := as[FailingOver](e)
 		if !ok {

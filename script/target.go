@@ -72,6 +72,13 @@ type FailingOver interface {
 	Failover(ctx context.Context) (run.Outcome, error)
 }
 
+// A ClockJumping store can move a server's wall clock (`jump-clock
+// member=mN offset=+3s`) until heal sets it right; its monotonic clock
+// does not move.
+type ClockJumping interface {
+	JumpClock(ctx context.Context, member string, offset time.Duration) (run.Outcome, error)
+}
+
 // Leader, as a kill's member (`kill member=leader`), is whichever member
 // leads when the step runs: the history's fault names it.
 const Leader = "leader"

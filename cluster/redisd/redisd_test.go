@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/internal/clockshim"
 )
 
 // needRedis skips a test where redis-server is not installed, saying how
@@ -123,6 +124,32 @@ func TestIndependentPrimariesShareNothing(t *testing.T) {
 	}
 	assert.Nil(t, s.Replication(1))
 	assert.Error(t, s.Promote(context.Background(), 4), "nothing to promote among independent primaries")
+}
+
+// A server's wall clock moved forward past a key's expiry expires it at
+// once; moved back, a key lives longer; the other server's clock stays.
+func TestAServersClockJumps(t *testing.T) {
+	needRedis(t)
+	if _, err := clockshim.Build(t.Context()); err != nil {
+		t.Skipf("%v", err)
+	}
+	ctx := t.Context()
+	s, err := redisd.StartIndependent(ctx, 2, redisd.Options{Clocks: true})
+	require.NoError(t, err)
+	defer s.Close()
+	for i := range 2 {
+		require.NoError(t, s.Admin(i).Set(ctx, "lock", "c1", 10*time.Second).Err())
+	}
+	require.NoError(t, s.JumpClock(0, 20*time.Second))
+	assert.Equal(t, 20*time.Second, s.ClockOffset(0))
+	assert.ErrorIs(t, s.Admin(0).Get(ctx, "lock").Err(), redis.Nil, "expired at once on r1")
+	assert.NoError(t, s.Admin(1).Get(ctx, "lock").Err(), "r2's clock did not move")
+	require.NoError(t, s.ResetClock(0))
+	require.NoError(t, s.Admin(0).Set(ctx, "lock", "c2", 10*time.Second).Err())
+	require.NoError(t, s.JumpClock(0, -time.Minute))
+	ttl, err := s.Admin(0).PTTL(ctx, "lock").Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, time.Minute, "set back, the key lives a minute longer")
 }
 
 // Without redis-server on PATH, starting says so and how to install it.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/deathsig"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/internal/tailbuf"
@@ -50,6 +51,10 @@ type server struct {
 	args []string // what it is started with, its port excepted
 	out  *tailbuf.Buffer
 	log  io.Writer // also gets the output, if not nil
+	// clock, if set, is the server's wall clock, moved by the clock shim
+	// (shim) preloaded into it.
+	clock *clockshim.Clock
+	shim  string
 
 	mu     sync.Mutex
 	addr   string // host:port while it runs, "" once killed
@@ -95,6 +100,9 @@ func (s *server) run(ctx context.Context, port int) error {
 	args := append([]string{"--port", strconv.Itoa(port)}, s.args...)
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
+	if s.clock != nil {
+		cmd.Env = append(os.Environ(), s.clock.Env(s.shim)...)
+	}
 	exited, err := deathsig.Start(cmd, s.out, s.log)
 	if err != nil {
 		return fmt.Errorf("redisd: starting %s: %w", s.name, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/piddir"
 	"github.com/locklab/locklab/internal/poll"
 )
@@ -24,6 +25,10 @@ type Options struct {
 	// Log, if not nil, receives every server's output (locklab's
 	// --verbose); otherwise only its last lines are kept, for errors.
 	Log io.Writer
+	// Clocks gives every server a wall clock the lab can move (JumpClock):
+	// the clock shim, built with the system's C compiler, preloaded into
+	// it.
+	Clocks bool
 }
 
 // Set is a group of redis-server processes started by the lab on loopback:
@@ -76,6 +81,12 @@ func start(ctx context.Context, n, primary int, opts Options) (_ *Set, err error
 			s.Close()
 		}
 	}()
+	shim := ""
+	if opts.Clocks {
+		if shim, err = clockshim.Build(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for i := range n {
 		srv, err := newServer(bin, root, fmt.Sprintf("r%d", i+1))
 		if err != nil {
@@ -83,6 +94,12 @@ func start(ctx context.Context, n, primary int, opts Options) (_ *Set, err error
 		}
 		if opts.Log != nil {
 			srv.log = opts.Log
+		}
+		if shim != "" {
+			if srv.clock, err = clockshim.New(srv.dir); err != nil {
+				return nil, err
+			}
+			srv.shim = shim
 		}
 		s.servers = append(s.servers, srv)
 	}
@@ -178,6 +195,34 @@ func (s *Set) link(upstream func() (string, error)) (*netproxy.Proxy, error) {
 // faulted): what the server holds, as the lab reads it. nil while the
 // server is down.
 func (s *Set) Admin(i int) *redis.Client { return s.servers[i].Admin() }
+
+// JumpClock moves server i's wall clock by d (negative: back) from where
+// it is; Redis expires keys by it. The set must have been started with
+// Options.Clocks.
+func (s *Set) JumpClock(i int, d time.Duration) error {
+	c := s.servers[i].clock
+	if c == nil {
+		return fmt.Errorf("redisd: %s's clock is the machine's: the set was started without Options.Clocks", s.servers[i].name)
+	}
+	return c.Jump(d)
+}
+
+// ResetClock sets server i's wall clock right again (nothing to do for a
+// server whose clock the lab never moved).
+func (s *Set) ResetClock(i int) error {
+	if c := s.servers[i].clock; c != nil {
+		return c.Reset()
+	}
+	return nil
+}
+
+// ClockOffset is how far server i's wall clock is from the machine's.
+func (s *Set) ClockOffset(i int) time.Duration {
+	if c := s.servers[i].clock; c != nil {
+		return c.Offset()
+	}
+	return 0
+}
 
 // Replication is replica i's link to the primary (nil for the primary
 // itself, or independent primaries): cut it to keep the primary's writes

@@ -20,8 +20,9 @@ const (
 func Capabilities(masters bool) script.Capabilities {
 	if masters {
 		return script.Capabilities{
-			script.Masters: "independent masters, the lock a majority of keys set with the same value",
-			script.Split:   split,
+			script.Masters:   "independent masters, the lock a majority of keys set with the same value",
+			script.Split:     split,
+			script.JumpClock: clock,
 		}
 	}
 	return script.Capabilities{
@@ -29,6 +30,7 @@ func Capabilities(masters bool) script.Capabilities {
 		script.Failover:      "the primary killed and a replica promoted, as Sentinel does",
 		script.IsolateMember: "a server's replication links cut",
 		script.Split:         split,
+		script.JumpClock:     clock,
 		script.ReleaseAnswerLost: "the client's link holds every answer from its release on until the grant's key no " +
 			"longer holds its value on the primary, then the connection is severed",
 		script.AcquireAnswerLost: "the client's link holds every answer from its acquire's first write on until the " +
@@ -37,6 +39,10 @@ func Capabilities(masters bool) script.Capabilities {
 			"(a lock that renews nothing cannot tell)",
 	}
 }
+
+// clock is how a run on Redis moves a server's wall clock.
+const clock = "the server's wall clock offset by a shim preloaded into it (built from source with the system's C " +
+	"compiler): Redis expires keys by its wall clock"
 
 // split is how a run on Redis stops a client inside its acquire or
 // release: the commands it sends are read off the wire (RESP), and the

@@ -32,11 +32,15 @@ type watch struct {
 	lease  int64
 
 	mu        sync.Mutex
-	lastAlive time.Time   // the last read that found the key holding the value
-	expires   time.Time   // when the key would expire, as of that read
-	renewals  []time.Time // requests of the client's carrying the value
-	done      bool        // lost, gone or released: no longer followed
-	lost      bool        // the server ended it (expired or deleted)
+	lastAlive time.Time // the last read that found the key holding the value
+	expires   time.Time // when the key would expire, as of that read
+	// clocks are the servers' clock offsets when expires was read: a
+	// clock moved forward since brings the key's expiry there that much
+	// nearer (jump-clock).
+	clocks   []time.Duration
+	renewals []time.Time // requests of the client's carrying the value
+	done     bool        // lost, gone or released: no longer followed
+	lost     bool        // the server ended it (expired or deleted)
 }
 
 // follow starts following g, client's new grant: it was alive when the
@@ -48,7 +52,7 @@ func (e *Env) follow(client string, g lock.Grant) (int64, func(time.Time)) {
 	defer e.mu.Unlock()
 	e.leases++
 	w := &watch{client: client, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now,
-		expires: now.Add(e.TTLDuration())}
+		expires: now.Add(e.TTLDuration()), clocks: e.clocks()}
 	e.watched = append(e.watched, w)
 	return w.lease, w.renewed
 }
@@ -123,12 +127,14 @@ func (e *Env) look(ctx context.Context, w *watch) {
 		return
 	}
 	if alive {
-		w.lastAlive, w.expires = sent, sent.Add(left)
+		w.lastAlive, w.expires, w.clocks = sent, sent.Add(left), e.clocks()
 		return
 	}
 	g, held, releasing := e.Holding(w.client)
 	holds := held && g.Value == w.value
-	beforeExpiry := time.Now().Add(early).Before(w.expires)
+	// A server whose wall clock the lab moved forward since expires the
+	// key that much sooner than the lab's clock says (jump-clock).
+	beforeExpiry := time.Now().Add(early).Add(e.clockMoved(w.clocks)).Before(w.expires)
 	switch {
 	case releasing && holds && beforeExpiry:
 		return // the release's own hand; it says what happened
@@ -148,6 +154,27 @@ func (e *Env) look(ctx context.Context, w *watch) {
 		end.Renewals = append(end.Renewals, at)
 	}
 	e.Histories().LeaseLost(end)
+}
+
+// clocks are the servers' wall clock offsets from the machine's, in order.
+func (e *Env) clocks() []time.Duration {
+	out := make([]time.Duration, len(e.set.Names()))
+	for i := range out {
+		out[i] = e.set.ClockOffset(i)
+	}
+	return out
+}
+
+// clockMoved is the furthest any server's clock moved forward since it was
+// at then (zero where none did).
+func (e *Env) clockMoved(then []time.Duration) time.Duration {
+	var moved time.Duration
+	for i, now := range e.clocks() {
+		if i < len(then) {
+			moved = max(moved, now-then[i])
+		}
+	}
+	return moved
 }
 
 // read asks the servers w's key lives on whether it still holds w's value:

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/scenarios"
 )
 
@@ -36,7 +37,7 @@ func (s *shared) get(ctx context.Context) (*redisd.Set, error) {
 		return nil, errors.New("redisstore: the run's Redis is closed")
 	}
 	if s.set == nil {
-		set, err := start(ctx, s.masters)
+		set, err := start(ctx, s.masters, false)
 		if err != nil {
 			return nil, err
 		}
@@ -61,10 +62,16 @@ func (s *shared) Close() error {
 }
 
 // start starts Redis for one configuration or one run: masters
-// independent masters, or (0) a primary with two replicas.
-func start(ctx context.Context, masters int) (*redisd.Set, error) {
-	if masters > 0 {
-		return redisd.StartIndependent(ctx, masters, redisd.Options{})
+// independent masters, or (0) a primary with two replicas; with clocks
+// the lab can move, where the clock shim builds (see clockshim).
+func start(ctx context.Context, masters int, clocks bool) (*redisd.Set, error) {
+	if clocks {
+		_, err := clockshim.Build(ctx)
+		clocks = err == nil
 	}
-	return redisd.StartReplicated(ctx, redisMembers-1, redisd.Options{})
+	opts := redisd.Options{Clocks: clocks}
+	if masters > 0 {
+		return redisd.StartIndependent(ctx, masters, opts)
+	}
+	return redisd.StartReplicated(ctx, redisMembers-1, opts)
 }

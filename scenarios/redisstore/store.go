@@ -11,11 +11,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/cluster/redisd"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/run/redisrun"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
 )
 
 // Two stores for locks run as processes: "redis", one primary with
@@ -257,6 +259,11 @@ func (st redisStore) Skip(s scenarios.Scenario) string {
 	if _, err := redisd.Find(); err != nil {
 		return fmt.Sprintf("%v: the Redis locks were not run", err)
 	}
+	if slices.Contains(s.Needs(), script.JumpClock) {
+		if _, err := clockshim.Build(context.Background()); err != nil {
+			return fmt.Sprintf("%v: the lab cannot move Redis's clock", err)
+		}
+	}
 	return ""
 }
 
@@ -301,7 +308,7 @@ func (st redisStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scen
 		set, err = st.shared.get(ctx)
 		cfg.RunID = st.shared.runID(cfg.RunID)
 	default:
-		set, err = start(ctx, st.masters)
+		set, err = start(ctx, st.masters, true)
 		if err == nil {
 			closeSet = set.Close
 		}
