@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster/netproxy"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/piddir"
 	"github.com/locklab/locklab/internal/poll"
 	"github.com/locklab/locklab/internal/tailbuf"
@@ -24,6 +25,9 @@ import (
 type Options struct {
 	// Log gets the servers' output (nil: kept only to explain a failure).
 	Log io.Writer
+	// Clocks gives every server a wall clock the lab can move (JumpClock):
+	// the clock shim (see clockshim) preloaded into its JVM.
+	Clocks bool
 }
 
 // Ensemble is ZooKeeper servers started for the lab, z1…zN.
@@ -68,12 +72,24 @@ func Start(ctx context.Context, n int, opts Options) (_ *Ensemble, err error) {
 	if err != nil {
 		return nil, err
 	}
+	shim := ""
+	if opts.Clocks {
+		if shim, err = clockshim.Build(ctx); err != nil {
+			return nil, err
+		}
+	}
 	for i := range n {
 		s := &server{id: i + 1, name: fmt.Sprintf("z%d", i+1), java: java, jar: jar, out: &tailbuf.Buffer{}, log: opts.Log,
 			client: ports[3*i], quorum: ports[3*i+1], election: ports[3*i+2], peersOf: e.peerLines}
 		s.dir = filepath.Join(root, s.name)
 		if err := os.MkdirAll(s.dir, 0o755); err != nil {
 			return nil, fmt.Errorf("zkd: %w", err)
+		}
+		if shim != "" {
+			if s.clock, err = clockshim.New(s.dir); err != nil {
+				return nil, err
+			}
+			s.shim = shim
 		}
 		e.servers = append(e.servers, s)
 	}
@@ -236,6 +252,32 @@ func (e *Ensemble) Serves(ctx context.Context, i int) bool {
 
 // Kill kills server i as a crash of its machine does; its data stays.
 func (e *Ensemble) Kill(i int) { e.servers[i].kill() }
+
+// JumpClock moves server i's wall clock by d (negative: back) from where
+// it is. The ensemble must have been started with Options.Clocks.
+func (e *Ensemble) JumpClock(i int, d time.Duration) error {
+	c := e.servers[i].clock
+	if c == nil {
+		return fmt.Errorf("zkd: %s's clock is the machine's: the ensemble was started without Options.Clocks", e.servers[i].name)
+	}
+	return c.Jump(d)
+}
+
+// ResetClock sets server i's wall clock right again.
+func (e *Ensemble) ResetClock(i int) error {
+	if c := e.servers[i].clock; c != nil {
+		return c.Reset()
+	}
+	return nil
+}
+
+// ClockOffset is how far server i's wall clock is from the machine's.
+func (e *Ensemble) ClockOffset(i int) time.Duration {
+	if c := e.servers[i].clock; c != nil {
+		return c.Offset()
+	}
+	return 0
+}
 
 // Restart starts server i again on its data and waits until it serves;
 // one whose process exits first is started again (restartTries in all),

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/deathsig"
 	"github.com/locklab/locklab/internal/tailbuf"
 )
@@ -57,9 +58,13 @@ type server struct {
 	out                      *tailbuf.Buffer
 	log                      io.Writer
 	peersOf                  func(id int) string // the server.N lines of id's config
-	mu                       sync.Mutex
-	cmd                      *exec.Cmd
-	exited                   <-chan struct{}
+	// clock, if set, is the server's wall clock, moved by the clock shim
+	// (shim) preloaded into its JVM.
+	clock  *clockshim.Clock
+	shim   string
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited <-chan struct{}
 }
 
 // addr is where the server takes clients.
@@ -112,6 +117,9 @@ func (s *server) run() error {
 	args = append(args, "-cp", classpath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfg)
 	cmd := exec.Command(s.java, args...)
 	cmd.Dir = s.dir
+	if s.clock != nil {
+		cmd.Env = append(os.Environ(), s.clock.Env(s.shim)...)
+	}
 	exited, err := deathsig.Start(cmd, s.out, s.log)
 	if err != nil {
 		return fmt.Errorf("zkd: starting %s: %w", s.name, err)

@@ -13,16 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/poll"
 )
 
 // start starts an ensemble of n, or skips where ZooKeeper is missing.
-func start(t *testing.T, n int) *zkd.Ensemble {
+func start(t *testing.T, n int, opts ...zkd.Options) *zkd.Ensemble {
 	t.Helper()
 	if _, _, err := zkd.Find(); err != nil {
 		t.Skipf("%v: the ZooKeeper store was not tried (.ci/run installs it)", err)
 	}
-	e, err := zkd.Start(t.Context(), n, zkd.Options{})
+	e, err := zkd.Start(t.Context(), n, append(opts, zkd.Options{})[0])
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, e.Close()) })
 	return e
@@ -57,6 +58,42 @@ func TestASessionCutOffEndsOnTheServer(t *testing.T) {
 		alive, err := e.SessionAlive(ctx, c.SessionID())
 		return !alive, err
 	}))
+}
+
+// Every server's wall clock jumps a minute forward, then back: a session
+// that its client keeps alive lives on, its ephemeral node with it —
+// ZooKeeper times sessions on a monotonic clock. (An absence is watched
+// for: the session is looked at for three of its timeouts after each jump.)
+func TestASessionOutlivesClockJumps(t *testing.T) {
+	if _, err := clockshim.Build(t.Context()); err != nil {
+		t.Skipf("%v", err)
+	}
+	e := start(t, 3, zkd.Options{Clocks: true})
+	c, _, err := zk.Connect(e.Addrs(), time.Second, zk.WithLogger(zkd.Silent{}))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Create("/held", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	require.NoError(t, err)
+	for _, jump := range []time.Duration{time.Minute, -2 * time.Minute} {
+		for i := range e.Names() {
+			require.NoError(t, e.JumpClock(i, jump))
+		}
+		// The servers' own clock moved: a node's ctime is the leader's.
+		path, err := e.Admin().Create("/stamp", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		require.NoError(t, err)
+		_, stat, err := e.Admin().Get(path)
+		require.NoError(t, err)
+		assert.InDelta(t, e.ClockOffset(0).Seconds(), time.Until(time.UnixMilli(stat.Ctime)).Seconds(), 5,
+			"the node's ctime, by the leader's clock")
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			ok, _, err := e.Admin().Exists("/held")
+			require.NoError(t, err)
+			require.True(t, ok, "the node went with its session after a %v jump", jump)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	assert.Equal(t, -time.Minute, e.ClockOffset(0))
 }
 
 // A killed leader is followed by another; started again, it serves.

@@ -28,7 +28,7 @@ func (e *Env) JumpClock(ctx context.Context, member string, offset time.Duration
 			if err := e.set.JumpClock(i, offset); err != nil {
 				return err
 			}
-			in.SetTarget(fmt.Sprintf("%s, its clock %s off", member, history.Signed(e.set.ClockOffset(i))))
+			in.SetTarget(fmt.Sprintf("its clock %s off", history.Signed(e.set.ClockOffset(i))))
 			in.SetUndo(func(context.Context) error { return e.set.ResetClock(i) })
 			return nil
 		})
