@@ -415,6 +415,7 @@ var catalog = []Scenario{
 			"guarded by c1's key finds it gone. etcd and ZooKeeper time their leases and sessions on the monotonic " +
 			"clock, which no wall-clock step moves (the lab cannot move their clocks: see docs/lessons-by-store.md).",
 		Members: 3, TTL: 1, MemberFaults: true, script: "clock-jump.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.WallClockLeases},
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedOn("c1", faults.JumpClock, "m1", "m1's clock had jumped"),
@@ -431,12 +432,26 @@ var catalog = []Scenario{
 			"jumps; c2 reaches C, D, E); the lab moves three clocks for the same majority. Redlock hands out no " +
 			"fencing token, so it runs on the unfenced store only.",
 		Members: 5, TTL: 1, MemberFaults: true, script: "redlock-clock.txt", Expect: unfencedFails,
-		needs:   []script.Capability{script.Masters},
+		needs:   []script.Capability{script.Masters, script.WallClockLeases},
 		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
 		Effects: []Effect{
 			leaseEndedOn("c1", faults.JumpClock, "m1", "the masters' clocks had jumped"),
 			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
 		},
+	},
+	{
+		Name: "clock-jump-held",
+		Lesson: "The twin of clock-jump on a store that times its leases on a monotonic clock. Every server's wall " +
+			"clock jumps a minute forward while c1 holds the lock and c2 waits, and later two minutes back. " +
+			"ZooKeeper stamps a node's times by the wall clock, but times a session by System.nanoTime: c1's " +
+			"session, its node and the lock live through both jumps while c1 works for three timeouts, and c2 " +
+			"is granted only when c1 releases. A store whose leases run on the wall clock (Redis) ends c1's " +
+			"lease at the first jump (clock-jump).",
+		Members: 3, TTL: 1, MemberFaults: true, script: "clock-jump-held.txt", Expect: alwaysPass,
+		opTimeout: clockHeldOpTimeout,
+		needs:     []script.Capability{script.MonotonicLeases},
+		Minimum:   history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects:   []Effect{heldPastTTL(time.Second), releasedWhileWaiting("c1", "c2")},
 	},
 	{
 		Name:    "leader-failover",

@@ -181,15 +181,18 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 			"not run for etcd-mutex, queue",
 		"redlock-paused needs a store that can keep the lock on a majority of independent masters, which a lock on " +
 			"etcd cannot, not run for etcd-mutex, queue",
-		"clock-jump needs a store that can move a server's wall clock forward or back (jump-clock), which a lock on " +
-			"etcd cannot, not run for etcd-mutex, queue",
-		"redlock-clock needs a store that can keep the lock on a majority of independent masters; move a server's " +
-			"wall clock forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"clock-jump needs a store that can end a lease by its server's wall clock; move a server's wall clock " +
+			"forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"redlock-clock needs a store that can keep the lock on a majority of independent masters; end a lease by its " +
+			"server's wall clock; move a server's wall clock forward or back (jump-clock), which a lock on etcd " +
+			"cannot, not run for etcd-mutex, queue",
+		"clock-jump-held needs a store that can time its leases on a monotonic clock; move a server's wall clock " +
+			"forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
 	}, leftOut)
 	for _, j := range jobs {
 		assert.Empty(t, j.s.NotFor(DefaultKind()), "%s ran for %s", j.s.Name, j.lock)
 	}
-	assert.Len(t, jobs, 2*(len(Names())-9))
+	assert.Len(t, jobs, 2*(len(Names())-10))
 }
 
 // Which lessons are for which store follows from what each store can do
@@ -211,7 +214,8 @@ func TestLessonsApplyByCapability(t *testing.T) {
 		"lost-acquire": every, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock",
-		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper",
+		"clock-jump-held": "zookeeper",
+		"split-release":   "redis zookeeper", "split-acquire": "redis zookeeper",
 	}
 	require.Len(t, want, len(Catalog()))
 	for _, s := range Catalog() {

@@ -248,7 +248,14 @@ func zkEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 	}
 	l, err := zklock.Find("zk-herd")
 	require.NoError(t, err)
-	ens, err := zkd.Start(t.Context(), 3, zkd.Options{})
+	opts := zkd.Options{}
+	if slices.Contains(s.Needs(), script.JumpClock) {
+		if _, err := clockshim.Build(t.Context()); err != nil {
+			t.Skipf("%v: %s was not run", err, s.Name)
+		}
+		opts.Clocks = true
+	}
+	ens, err := zkd.Start(t.Context(), 3, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { ens.Close() })
 	env, err := zkrun.New(zkrun.Config{Ensemble: ens, Factory: l.Factory, TTL: s.TTL, OpTimeout: s.OpTimeout(), RunID: s.Name})

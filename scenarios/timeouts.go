@@ -89,3 +89,8 @@ const splitAcquireTTL = 2
 // must be able to wait past the bound on granting again, so that a lock
 // that wedges is caught by an acquire that waited that long.
 var splitAcquireOpTimeout = run.RegrantWithin(splitAcquireTTL) + splitAcquireTTL*time.Second
+
+// clockHeldOpTimeout bounds an operation of clock-jump-held: a waiter
+// waits out a holder that works for three 1 s sessions' timeouts after the
+// clocks jump, with a busy runner's margin.
+const clockHeldOpTimeout = 10 * time.Second

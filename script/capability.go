@@ -62,6 +62,12 @@ const (
 	Failover Capability = "failover"
 	// JumpClock: jump-clock, a server's wall clock moved forward or back.
 	JumpClock Capability = "jump-clock"
+	// WallClockLeases: the store ends a lease by its server's wall clock
+	// (Redis expires a key so), which a jump moves.
+	WallClockLeases Capability = "wall-clock-leases"
+	// MonotonicLeases: the store times its leases on a monotonic clock
+	// (ZooKeeper's sessions), which no wall-clock jump moves.
+	MonotonicLeases Capability = "monotonic-leases"
 	// Told: the store tells a client that its lease ended (a keep-alive's
 	// answer, a session's expiry), so a lock can tell its holder
 	// (wait-told).
@@ -95,6 +101,8 @@ var capabilityWords = map[Capability]string{
 	WaitServed:        "tell when every client is served again after a member's fault (wait-served)",
 	Failover:          "fail its primary over to a replica (failover)",
 	JumpClock:         "move a server's wall clock forward or back (jump-clock)",
+	WallClockLeases:   "end a lease by its server's wall clock",
+	MonotonicLeases:   "time its leases on a monotonic clock",
 	Told:              "tell a client that its lease ended, so that its lock can tell the holder (wait-told)",
 	KeepAlives:        "show each keep-alive of a lease on the wire, with its answer",
 	PinnedClients:     "keep a client on its member when the member is down or cut off, its lease ending",

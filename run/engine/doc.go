@@ -28,7 +28,7 @@
 //   - an Env embedding *Engine that adds what a script.Target needs and
 //     only the store knows: Members, Close and its own faults (Isolate,
 //     Kill…), each applied through Engine.Apply so its window is on the
-//     timeline;
+//     timeline (a server's clock moved through Engine.JumpClock: clock.go);
 //   - its locks, written against package lock's contract, and a
 //     scenarios.Backend that registers them with the catalog.
 package engine

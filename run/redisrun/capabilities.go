@@ -20,17 +20,19 @@ const (
 func Capabilities(masters bool) script.Capabilities {
 	if masters {
 		return script.Capabilities{
-			script.Masters:   "independent masters, the lock a majority of keys set with the same value",
-			script.Split:     split,
-			script.JumpClock: clock,
+			script.Masters:         "independent masters, the lock a majority of keys set with the same value",
+			script.Split:           split,
+			script.JumpClock:       clock,
+			script.WallClockLeases: "a key expires by its master's wall clock",
 		}
 	}
 	return script.Capabilities{
-		script.OneStore:      "a primary that replicates to its replicas asynchronously",
-		script.Failover:      "the primary killed and a replica promoted, as Sentinel does",
-		script.IsolateMember: "a server's replication links cut",
-		script.Split:         split,
-		script.JumpClock:     clock,
+		script.OneStore:        "a primary that replicates to its replicas asynchronously",
+		script.Failover:        "the primary killed and a replica promoted, as Sentinel does",
+		script.IsolateMember:   "a server's replication links cut",
+		script.Split:           split,
+		script.JumpClock:       clock,
+		script.WallClockLeases: "a key expires by its server's wall clock",
 		script.ReleaseAnswerLost: "the client's link holds every answer from its release on until the grant's key no " +
 			"longer holds its value on the primary, then the connection is severed",
 		script.AcquireAnswerLost: "the client's link holds every answer from its acquire's first write on until the " +

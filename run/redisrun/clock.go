@@ -2,11 +2,9 @@ package redisrun
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
-	"github.com/locklab/locklab/faults"
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/run"
 )
 
@@ -21,21 +19,12 @@ func (e *Env) JumpClock(ctx context.Context, member string, offset time.Duration
 		return run.Outcome{}, err
 	}
 	if e.set.External() {
-		return run.Outcome{}, fmt.Errorf("jump-clock: the clock of a Redis of your own is out of the lab's reach")
+		return run.Outcome{}, errors.New("jump-clock: the clock of a Redis of your own is out of the lab's reach")
 	}
-	_, err = e.Apply(ctx, faults.Fault{Kind: faults.JumpClock, Member: member, Offset: faults.Duration(offset)},
-		func(_ context.Context, in *faults.Injection) error {
-			if err := e.set.JumpClock(i, offset); err != nil {
-				return err
-			}
-			in.SetTarget(fmt.Sprintf("its clock %s off", history.Signed(e.set.ClockOffset(i))))
-			in.SetUndo(func(context.Context) error { return e.set.ResetClock(i) })
-			return nil
-		})
-	if err != nil {
-		return run.Outcome{}, err
+	out, err := e.Engine.JumpClock(ctx, e.set, member, i, offset)
+	if err == nil {
+		// What the jump expired is seen gone now, before anyone is granted.
+		e.sweep(context.WithoutCancel(ctx))
 	}
-	// What the jump expired is seen gone now, before anyone is granted.
-	e.sweep(context.WithoutCancel(ctx))
-	return run.Outcome{Kind: run.ClockJumped, Member: member, For: e.set.ClockOffset(i)}, nil
+	return out, err
 }

@@ -11,11 +11,13 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/locklab/locklab/cluster/zkd"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/run/zkrun"
 	"github.com/locklab/locklab/scenarios"
+	"github.com/locklab/locklab/script"
 )
 
 func init() { scenarios.Register(backend{}) }
@@ -184,9 +186,14 @@ type zkStore struct {
 	shared  *shared
 }
 
-func (zkStore) Skip(scenarios.Scenario) string {
+func (zkStore) Skip(s scenarios.Scenario) string {
 	if _, _, err := zkd.Find(); err != nil {
 		return fmt.Sprintf("%v: the ZooKeeper locks were not run", err)
+	}
+	if slices.Contains(s.Needs(), script.JumpClock) {
+		if _, err := clockshim.Build(context.Background()); err != nil {
+			return fmt.Sprintf("%v: the lab cannot move ZooKeeper's clock", err)
+		}
 	}
 	return ""
 }
@@ -220,7 +227,8 @@ func (st zkStore) Open(ctx context.Context, cfg scenarios.EngineConfig) (scenari
 		ens, err = st.shared.get(ctx)
 		cfg.RunID, closeIt = st.shared.runID(cfg.RunID), func() error { return nil }
 	} else {
-		ens, err = zkd.Start(ctx, members, zkd.Options{})
+		_, shimErr := clockshim.Build(ctx) // a server fault may move its clock
+		ens, err = zkd.Start(ctx, members, zkd.Options{Clocks: shimErr == nil})
 	}
 	if err != nil {
 		return nil, nil, err
