@@ -116,7 +116,9 @@ func (e *Env) look(ctx context.Context, w *watch) {
 	if done {
 		return
 	}
-	sent := time.Now()
+	// The clocks as of before the read: a jump during it brings the expiry
+	// nearer, never further.
+	sent, clocks := time.Now(), e.clocks()
 	alive, left, known := e.read(ctx, w)
 	if !known {
 		return
@@ -127,7 +129,7 @@ func (e *Env) look(ctx context.Context, w *watch) {
 		return
 	}
 	if alive {
-		w.lastAlive, w.expires, w.clocks = sent, sent.Add(left), e.clocks()
+		w.lastAlive, w.expires, w.clocks = sent, sent.Add(left), clocks
 		return
 	}
 	g, held, releasing := e.Holding(w.client)
