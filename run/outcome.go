@@ -59,6 +59,7 @@ const (
 	LeaderKilled       // the member that led was killed, until heal restarts it
 	Served             // another member leads, and every client has been answered since
 	ClockJumped        // Member's wall clock was moved: For is its offset now (negative: behind)
+	Restarted          // Member crashed and was started again at once, on what it had kept
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -217,6 +218,8 @@ func (o Outcome) faultString() string {
 		return o.Member + ": cut off from the other members"
 	case Killed:
 		return o.Member + ": killed (heal restarts it)"
+	case Restarted:
+		return o.Member + ": crashed and started again"
 	case ClockJumped:
 		return fmt.Sprintf("%s: wall clock %s off (heal sets it right)", o.Member, history.Signed(o.For))
 	case LeaderKilled:

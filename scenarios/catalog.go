@@ -407,6 +407,36 @@ var catalog = []Scenario{
 		},
 	},
 	{
+		Name: "server-restart",
+		Lesson: "The store's server crashes and a supervisor starts it again at once, on its data, while c1 holds " +
+			"the lock and works. A store that keeps what it acknowledged (PostgreSQL: committed rows, sequences) " +
+			"loses its sessions all the same, and an advisory lock lives in its session: c2 is granted the lock " +
+			"on the restarted server while c1 still works, and unfenced an update is lost. The sequence c1's token " +
+			"came from is kept, so c2's token is larger: the fenced store refuses c1's write, and pg-guarded finds " +
+			"c1's session gone. Its twin on a store that restarts with nothing is restart-empty.",
+		Members: 3, TTL: 1, MemberFaults: true, script: "server-restart.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Durable},
+		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedDuring("c1", faults.PauseClient, "c1 was held in its critical section"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
+		Name: "restart-empty",
+		Lesson: "The store's server crashes and a supervisor starts it again at once, while c1 holds the lock and " +
+			"works — and it keeps nothing: Redis run without RDB or AOF, as a cache is (Redlock's 'delayed " +
+			"restart' is the remedy its author gives). c1's key is gone, and so is the counter its token came " +
+			"from: c2 is granted the lock with c1's token. Unfenced and fenced alike an update is lost, for a " +
+			"fenced store cannot tell their tokens apart; a write guarded by c1's key finds it gone, but two " +
+			"clients held the lock with one token all the same. Its twin on a store that keeps what it " +
+			"acknowledged is server-restart.",
+		Members: 3, TTL: 1, MemberFaults: true, script: "restart-empty.txt", Expect: alwaysFail,
+		needs:   []script.Capability{script.Volatile},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section")},
+	},
+	{
 		Name: "clock-jump",
 		Lesson: "A server's wall clock jumps a minute forward (an NTP step, a virtual machine restored on another " +
 			"host) while c1 holds the lock and works, well within its TTL. A store that expires a lease by its " +

@@ -181,6 +181,10 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 			"not run for etcd-mutex, queue",
 		"redlock-paused needs a store that can keep the lock on a majority of independent masters, which a lock on " +
 			"etcd cannot, not run for etcd-mutex, queue",
+		"server-restart needs a store that can keep what a server acknowledged across its restart; crash a server " +
+			"and start it again at once (restart), which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"restart-empty needs a store that can restart a server with nothing it had; crash a server and start it " +
+			"again at once (restart), which a lock on etcd cannot, not run for etcd-mutex, queue",
 		"clock-jump needs a store that can end a lease by its server's wall clock; move a server's wall clock " +
 			"forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
 		"redlock-clock needs a store that can keep the lock on a majority of independent masters; end a lease by its " +
@@ -192,7 +196,7 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 	for _, j := range jobs {
 		assert.Empty(t, j.s.NotFor(DefaultKind()), "%s ran for %s", j.s.Name, j.lock)
 	}
-	assert.Len(t, jobs, 2*(len(Names())-10))
+	assert.Len(t, jobs, 2*(len(Names())-12))
 }
 
 // Which lessons are for which store follows from what each store can do
@@ -214,8 +218,8 @@ func TestLessonsApplyByCapability(t *testing.T) {
 		"lost-acquire": every, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock",
-		"clock-jump-held": "zookeeper",
-		"split-release":   "redis zookeeper", "split-acquire": "redis zookeeper",
+		"clock-jump-held": "zookeeper", "server-restart": "", "restart-empty": "redis",
+		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper",
 	}
 	require.Len(t, want, len(Catalog()))
 	for _, s := range Catalog() {

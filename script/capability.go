@@ -62,6 +62,14 @@ const (
 	Failover Capability = "failover"
 	// JumpClock: jump-clock, a server's wall clock moved forward or back.
 	JumpClock Capability = "jump-clock"
+	// Restart: restart, a server crashed and started again at once.
+	Restart Capability = "restart"
+	// Durable: a server restarted keeps what it acknowledged (PostgreSQL's
+	// committed rows and sequences), though not its sessions.
+	Durable Capability = "durable"
+	// Volatile: a server restarted keeps nothing (Redis without RDB or
+	// AOF, as the lab runs it).
+	Volatile Capability = "volatile"
 	// WallClockLeases: the store ends a lease by its server's wall clock
 	// (Redis expires a key so), which a jump moves.
 	WallClockLeases Capability = "wall-clock-leases"
@@ -101,6 +109,9 @@ var capabilityWords = map[Capability]string{
 	WaitServed:        "tell when every client is served again after a member's fault (wait-served)",
 	Failover:          "fail its primary over to a replica (failover)",
 	JumpClock:         "move a server's wall clock forward or back (jump-clock)",
+	Restart:           "crash a server and start it again at once (restart)",
+	Durable:           "keep what a server acknowledged across its restart",
+	Volatile:          "restart a server with nothing it had",
 	WallClockLeases:   "end a lease by its server's wall clock",
 	MonotonicLeases:   "time its leases on a monotonic clock",
 	Told:              "tell a client that its lease ended, so that its lock can tell the holder (wait-told)",
@@ -191,6 +202,8 @@ func needsOf(c Cmd) []Capability {
 		return []Capability{Failover}
 	case "jump-clock":
 		return []Capability{JumpClock}
+	case "restart":
+		return []Capability{Restart}
 	}
 	return nil
 }

@@ -148,12 +148,13 @@ var specs = map[string]spec{
 	"wait-served":     {},
 	"failover":        {},
 	"jump-clock":      {keys: []string{"member", "offset"}},
+	"restart":         {keys: []string{"member"}},
 	"check":           {},
 }
 
 // required are the keys a command cannot do without.
 var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
-	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"member", "offset"}}
+	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"member", "offset"}, "restart": {"member"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {

@@ -140,6 +140,12 @@ func doOptional(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 			return run.Outcome{}, errors.New("wait-told: the lab does not follow Grant.Lost on this store")
 		}
 		return t.WaitTold(ctx, c.Client)
+	case "restart":
+		r, ok := as[Restarting](e)
+		if !ok {
+			return run.Outcome{}, errors.New("restart: the lab cannot restart this store's servers")
+		}
+		return r.Restart(ctx, c.Member)
 	case "jump-clock":
 		j, ok := as[ClockJumping](e)
 		if !ok {

@@ -72,6 +72,13 @@ type FailingOver interface {
 	Failover(ctx context.Context) (run.Outcome, error)
 }
 
+// A Restarting store can crash a server and start it again at once on
+// what it kept (`restart member=mN`), as a supervisor restarts a crashed
+// server.
+type Restarting interface {
+	Restart(ctx context.Context, member string) (run.Outcome, error)
+}
+
 // A ClockJumping store can move a server's wall clock (`jump-clock
 // member=mN offset=+3s`) until heal sets it right; its monotonic clock
 // does not move.

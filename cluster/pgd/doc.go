@@ -3,7 +3,9 @@
 // with a data directory of its own under the lab's directories — no system
 // service, nothing left after Close, Ctrl-C or the lab's death (the kernel
 // kills the server with the lab; the next run sweeps the directory). fsync
-// is off: nothing the lab runs needs a crash-safe disk.
+// is off: nothing the lab runs needs a disk safe against the machine's
+// crash; synchronous_commit is on, so a server killed (Kill) keeps what it
+// acknowledged — a sequence's nextval among it.
 //
 // Clients reach the server through a proxy each (Link), which the lab
 // cuts, delays and pauses as on every store; the lab's own connections

@@ -242,6 +242,19 @@ func (s *Set) Kill(i int) {
 	}
 }
 
+// Restart starts killed server i again on a free port, with what it
+// saved: nothing, as the lab starts Redis (no RDB, no AOF) — a primary
+// comes back empty, and its replicas, syncing from it, empty too.
+func (s *Set) Restart(ctx context.Context, i int) error {
+	if s.external {
+		return errors.New("redisd: a Redis of your own is not the lab's to restart")
+	}
+	if s.servers[i].Addr() != "" {
+		return nil
+	}
+	return s.servers[i].start(ctx)
+}
+
 // Promote makes replica i the primary, as Sentinel's failover does: REPLICAOF
 // NO ONE on it, then every other running replica follows it (its
 // replication link is severed, and it reconnects through its proxy to the

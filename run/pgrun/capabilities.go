@@ -25,6 +25,8 @@ func Capabilities() script.Capabilities {
 			"replica asynchronously (where a lesson faults servers)",
 		script.IsolateMember: "the replica's streaming replication link cut",
 		script.Failover:      "the primary killed and its streaming replica promoted, as Patroni does",
+		script.Restart:       "the server's postmaster killed (SIGKILL) and started again on its data directory",
+		script.Durable:       "a commit's WAL written before it is acknowledged (synchronous_commit on): a killed server keeps it",
 		script.Revoke:        "pg_terminate_backend of the client's session",
 		script.Told:          "a keep-alive query failing once the server ended the session",
 	}

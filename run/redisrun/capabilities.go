@@ -33,6 +33,8 @@ func Capabilities(masters bool) script.Capabilities {
 		script.Split:           split,
 		script.JumpClock:       clock,
 		script.WallClockLeases: "a key expires by its server's wall clock",
+		script.Restart:         "the server killed and started again at once",
+		script.Volatile:        "no RDB or AOF, as the lab runs Redis: a server restarted comes back empty",
 		script.ReleaseAnswerLost: "the client's link holds every answer from its release on until the grant's key no " +
 			"longer holds its value on the primary, then the connection is severed",
 		script.AcquireAnswerLost: "the client's link holds every answer from its acquire's first write on until the " +
