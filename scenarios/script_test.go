@@ -174,6 +174,9 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 		if lapsed == "" {
 			lapsed = starvedRenewer(history.LeaseLosses(env.Events(0)))
 		}
+		if lapsed == "" {
+			lapsed = starvedCPU(env.Events(0))
+		}
 		if lapsed == "" && len(reports) > 0 {
 			diagnosis = append(diagnosis, "environment: "+reports[0].Environment.Explanation)
 			for _, l := range history.LeaseLosses(env.Events(0)) {
@@ -376,6 +379,19 @@ func TestASlowStartingProcessLockIsJudgedAsALock(t *testing.T) {
 // the machine starved the lab's client (a fault may have been open beside
 // it and taken the blame). The script's output then says what the machine
 // did, and it runs again, as for an environment ERROR. "" if none.
+// starvedCPU says when the lab saw its own process starved of the CPU
+// (history.ObservedStarved) during a run, "" if it never did: a step that
+// timed out then (Redlock's acquire, whose validity a slow client spends
+// before it is granted) is the machine's doing.
+func starvedCPU(events []history.Event) string {
+	for _, ev := range events {
+		if ev.Type == history.Observed && ev.What == history.ObservedStarved {
+			return "the machine starved the lab of the CPU during the run"
+		}
+	}
+	return ""
+}
+
 func starvedRenewer(losses []history.Loss) string {
 	for _, l := range losses {
 		for i := 1; i < len(l.Renewals); i++ {

@@ -18,7 +18,7 @@ func (e *Env) Restart(ctx context.Context, member string) (run.Outcome, error) {
 	}
 	switch {
 	case e.masters:
-		return run.Outcome{}, errors.New("restart: Redlock's masters restart on their own in a lesson of theirs, not built yet")
+		return run.Outcome{}, errors.New("restart: not built for Redlock's masters yet")
 	case e.set.External():
 		return run.Outcome{}, errors.New("restart: a Redis of your own is not the lab's to restart")
 	}

@@ -1,0 +1,94 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/locklab/locklab/faults"
+	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/script"
+)
+
+// serverLessons are the catalog's lessons of a store's servers themselves:
+// a server restarted at once, on what it kept, and wall clocks that jump.
+// Which stores they run on follows from how a store keeps its data and
+// times its leases (script.Durable, Volatile, WallClockLeases,
+// MonotonicLeases).
+var serverLessons = []Scenario{
+	{
+		Name: "server-restart",
+		Lesson: "The store's server crashes and a supervisor starts it again at once, on its data, while c1 holds " +
+			"the lock and works. A store that keeps what it acknowledged (PostgreSQL: committed rows, sequences) " +
+			"loses its sessions all the same, and an advisory lock lives in its session: c2 is granted the lock " +
+			"on the restarted server while c1 still works, and unfenced an update is lost. The sequence c1's token " +
+			"came from is kept, so c2's token is larger: the fenced store refuses c1's write, and pg-guarded finds " +
+			"c1's session gone. Its twin on a store that restarts with nothing is restart-empty.",
+		Members: 3, TTL: 1, MemberFaults: true, script: "server-restart.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Durable},
+		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedDuring("c1", faults.PauseClient, "c1 was held in its critical section"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
+		Name: "restart-empty",
+		Lesson: "The store's server crashes and a supervisor starts it again at once, while c1 holds the lock and " +
+			"works — and it keeps nothing: Redis run without RDB or AOF, as a cache is (Redlock's 'delayed " +
+			"restart' is the remedy its author gives). c1's key is gone, and so is the counter its token came " +
+			"from: c2 is granted the lock with c1's token. Unfenced and fenced alike an update is lost, for a " +
+			"fenced store cannot tell their tokens apart; a write guarded by c1's key finds it gone, but two " +
+			"clients held the lock with one token all the same. Its twin on a store that keeps what it " +
+			"acknowledged is server-restart.",
+		Members: 3, TTL: 1, MemberFaults: true, script: "restart-empty.txt", Expect: alwaysFail,
+		needs:   []script.Capability{script.Volatile},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section")},
+	},
+	{
+		Name: "clock-jump",
+		Lesson: "A server's wall clock jumps a minute forward (an NTP step, a virtual machine restored on another " +
+			"host) while c1 holds the lock and works, well within its TTL. A store that expires a lease by its " +
+			"wall clock — Redis expires a key so — ends c1's lease at once, and c2 is granted the lock while c1 " +
+			"still works: unfenced, an update is lost. The fenced store refuses c1's older token and a write " +
+			"guarded by c1's key finds it gone. etcd and ZooKeeper time their leases and sessions on the monotonic " +
+			"clock, which no wall-clock step moves (the lab cannot move their clocks: see docs/lessons-by-store.md).",
+		Members: 3, TTL: 1, MemberFaults: true, script: "clock-jump.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.WallClockLeases},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedOn("c1", faults.JumpClock, "m1", "m1's clock had jumped"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
+		Name: "redlock-clock",
+		Lesson: "Redlock's safety rests on every master's clock keeping time (Kleppmann's critique). c1 holds the " +
+			"lock on five independent masters and works, well within its validity, when the wall clocks of three " +
+			"of them — a majority — jump a minute forward: by their clocks c1's keys are long expired, and they go. " +
+			"c2 sets its key on those three and is granted the lock while c1 still holds it by its own reckoning: " +
+			"an update is lost. Kleppmann's version needs one clock and a partition (c1 reached A, B, C; C's clock " +
+			"jumps; c2 reaches C, D, E); the lab moves three clocks for the same majority. Redlock hands out no " +
+			"fencing token, so it runs on the unfenced store only.",
+		Members: 5, TTL: 1, MemberFaults: true, script: "redlock-clock.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Masters, script.WallClockLeases},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedOn("c1", faults.JumpClock, "m1", "the masters' clocks had jumped"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
+		Name: "clock-jump-held",
+		Lesson: "The twin of clock-jump on a store that times its leases on a monotonic clock. Every server's wall " +
+			"clock jumps a minute forward while c1 holds the lock and c2 waits, and later two minutes back. " +
+			"ZooKeeper stamps a node's times by the wall clock, but times a session by System.nanoTime: c1's " +
+			"session, its node and the lock live through both jumps while c1 works for three timeouts, and c2 " +
+			"is granted only when c1 releases. A store whose leases run on the wall clock (Redis) ends c1's " +
+			"lease at the first jump (clock-jump).",
+		Members: 3, TTL: 1, MemberFaults: true, script: "clock-jump-held.txt", Expect: alwaysPass,
+		opTimeout: clockHeldOpTimeout,
+		needs:     []script.Capability{script.MonotonicLeases},
+		Minimum:   history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects:   []Effect{heldPastTTL(time.Second), releasedWhileWaiting("c1", "c2")},
+	},
+}
