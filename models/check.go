@@ -84,11 +84,12 @@ func Check(h history.Header, events []history.Event, timeout time.Duration) (Rep
 			CheckToldLost(ops, events),
 			CheckRelease(ops, events),
 		},
-		Liveness:     CheckLiveness(ops, events, h.Minimum),
-		HandOff:      CheckHandOff(ops, events, h.Minimum),
-		Progress:     CheckProgress(ops, events, h.Minimum),
-		Belief:       CheckMutex(ops, events, timeout),
-		Environment:  checkEnvironment(ops, events, h.Minimum, didNotHappen(CheckEffects(h.Effects, events))),
+		Liveness: CheckLiveness(ops, events, h.Minimum),
+		HandOff:  CheckHandOff(ops, events, h.Minimum),
+		Progress: CheckProgress(ops, events, h.Minimum),
+		Belief:   CheckMutex(ops, events, timeout),
+		Environment: untimed(checkEnvironment(ops, events, h.Minimum, didNotHappen(CheckEffects(h.Effects, events))),
+			events, h.Expect),
 		LostFraction: LostFraction(ops, events),
 	}, nil
 }

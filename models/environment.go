@@ -137,6 +137,28 @@ func lapses(ops []history.Operation, events []history.Event) (why, shown []strin
 	return why, shown
 }
 
+// untimed makes a passing environment verdict of a run documented to FAIL
+// an ERROR when the machine was too busy to count for most of the run
+// (see starvedRun): a lock that is to be caught needs the lesson's timing
+// — a waiter's deadline passing while another's session lives on — and
+// the machine decided that timing, so a run that caught nothing is no
+// evidence that the bug is gone; it is run again. A check that caught the
+// lock stays caught (paceOnly). A run documented to PASS keeps its PASS:
+// a correct lock must pass whatever the timing.
+func untimed(v Verdict, events []history.Event, expect string) Verdict {
+	if v.Result != Pass || expect != string(ExpectFail) {
+		return v
+	}
+	busy := starvedRun(events)
+	if busy == "" {
+		return v
+	}
+	v.Result, v.paceOnly, v.untimed = Error, true, true
+	v.Explanation = "The environment decided the run's timing: " + busy + ". A run documented to FAIL that caught " +
+		"nothing on it is no evidence that the lock is right: run again on a quieter machine."
+	return v
+}
+
 // Unjudged says, in the first sentence of the environment's verdict, why
 // a result that does not match its expectation (matches false) was the
 // environment's rather than the lock's: checks hold an environment ERROR

@@ -71,7 +71,7 @@ func Judge(rep Report, effects []EffectResult, runErr string, expect Expect) Jud
 		j.Error = runErr
 	case j.Caught && expect == ExpectPass && rep.Environment.Result == Error && !rep.Environment.paceOnly,
 		!j.Caught && rep.Progress.Result == Fail && rep.Environment.Result == Error,
-		!j.Caught && rep.Environment.Result == Error && rep.Environment.lapsed:
+		!j.Caught && rep.Environment.Result == Error && (rep.Environment.lapsed || rep.Environment.untimed):
 		j.Verdict, j.Error = Error, rep.Environment.Explanation
 	default:
 		j.Verdict, j.Error = JudgeEffects(j.Verdict, effects)

@@ -128,6 +128,17 @@ func TestATooSlowRunOnAStarvedMachineIsTheEnvironments(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, _, j, err := models.JudgeHistory(history.Header{Minimum: tc.min}, tc.events, time.Second)
 			require.NoError(t, err)
+			if tc.name == "starved, enough progress" {
+				// Documented to FAIL, caught nothing, on a machine that
+				// decided its timing: no PASS, and run again.
+				bad, _, jb, err := models.JudgeHistory(history.Header{Minimum: tc.min, Expect: "FAIL"}, tc.events, time.Second)
+				require.NoError(t, err)
+				assert.Equal(t, models.Error, bad.Environment.Result)
+				assert.Contains(t, bad.Environment.Explanation, "The environment decided the run's timing")
+				assert.Equal(t, models.Error, jb.Verdict)
+				assert.NotEmpty(t, models.Unjudged(jb.Matches, bad.Verdicts()), "run again")
+			}
+			require.NoError(t, err)
 			assert.Equal(t, tc.env, rep.Environment.Result, rep.Environment.Explanation)
 			assert.Equal(t, tc.verdict, j.Verdict, j.Error)
 			if tc.env == models.Error && tc.verdict == models.Error {

@@ -69,6 +69,10 @@ type Verdict struct {
 	// the client's gone with its lease) may have hidden the lock's bug, so
 	// a run that caught nothing is not a PASS either.
 	lapsed bool
+	// untimed marks an environment ERROR of a run documented to FAIL that
+	// made its progress on a machine too busy to count for most of it (see
+	// untimed): a run that caught nothing is not a PASS either.
+	untimed bool
 }
 
 // verdicts sort by check name for stable output.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,6 +54,13 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 			t.Logf("%s: not judged: %s", name, r.Environmental())
 			continue
 		}
+		if w == models.Fail && r.Verdict == models.Pass && timedByMachine(t, r) {
+			// The lock is documented here, not in the catalog, to FAIL: its
+			// run says PASS, and judged as documented to FAIL, the lab says
+			// the machine decided its timing (see models' untimed).
+			t.Logf("%s: not judged: the machine decided the run's timing", name)
+			continue
+		}
 		if !assert.Equal(t, w, r.Verdict, "%s: %s", name, r.Error) {
 			for _, v := range r.Checks {
 				t.Logf("%s: %s %s: %s %v", name, v.Check, v.Result, v.Explanation, v.Evidence)
@@ -65,6 +73,20 @@ func TestALocksOwnBugIsAFailNotAnError(t *testing.T) {
 			}), "%s: caught by hand-off", name)
 		}
 	}
+}
+
+// timedByMachine reports whether r's history, judged as a run documented
+// to FAIL, is one whose timing the machine decided (too busy to count for
+// most of it): no evidence either way.
+func timedByMachine(t *testing.T, r scenarios.Result) bool {
+	t.Helper()
+	h, events, err := history.ReadFile(r.History)
+	if !assert.NoError(t, err) {
+		return false
+	}
+	h.Expect = string(models.ExpectFail)
+	rep, _, _, err := models.JudgeHistory(h, events, time.Second)
+	return assert.NoError(t, err) && models.Unjudged(false, rep.Verdicts()) != ""
 }
 
 // busyHandOff reports whether the machine was too busy to judge r's
