@@ -144,9 +144,6 @@ func (p *Pooler) run(ctx context.Context, bin string, as *owner, opts Options, h
 	return nil
 }
 
-// Addr is where the pooler listens.
-func (p *Pooler) Addr() string { return p.addr }
-
 // Link is a new proxy to the pooler for one client, as Server.Link is to
 // the server; the Pooler closes it with itself.
 func (p *Pooler) Link() (*netproxy.Proxy, error) {
