@@ -29,10 +29,13 @@ func (e *Env) learn(client string) {
 	if cn == nil {
 		return
 	}
-	grants := cn.cl.LeaseGrants()
+	// The grants are read under e.mu: two learners at once (the sweep and
+	// a fault) must not see them out of order, or the later would set
+	// learned past the earlier's copy.
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, g := range grants[e.learned[client]:] {
+	grants := cn.cl.LeaseGrants()
+	for _, g := range grants[min(e.learned[client], len(grants)):] {
 		id := int64(g.ID)
 		if !e.lost[id] {
 			e.leases[id] = client
