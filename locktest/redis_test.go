@@ -161,8 +161,9 @@ func (l *bsmLock) Close() error {
 // A user's Go Redis lock goes through the gate on Redis: bsm/redislock as
 // most teams wrap it, renewing nothing, fails the slow holder — its key
 // expires under a holder that works past the TTL while it still works —
-// and gave-up, whose holder works on while a waiter's deadline passes
-// (lease-kept), and keeps every other Redis lesson on redis-guarded, the
+// gave-up, whose holder works on while a waiter's deadline passes, and
+// link-blip and slow-link, whose holder works three TTLs and a TTL and a
+// third (lease-kept), and keeps every other Redis lesson on redis-guarded, the
 // counter its grant's value guards in Redis (it gives no token, so fenced
 // is skipped, saying why; the failover lesson's documented FAIL is a
 // finding).
@@ -180,8 +181,11 @@ func TestABSMRedisLockFailsTheSlowHolder(t *testing.T) {
 	assert.Contains(t, out, "the lock's grants carry no fencing token")
 	assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/gave-up/lock-under-test/redis-guarded/1")
 	failed := regexp.MustCompile(`--- FAIL: TestABSMRedisLockFailsTheSlowHolder/[^/\s]+/lock-under-test/`).FindAllString(out, -1)
-	assert.Len(t, failed, 2, "the slow holder and gave-up's holder, and nothing else, fail:\n%s", out)
-	assert.Contains(t, out, "locktest summary: 2 of ")
+	for _, lesson := range []string{"link-blip", "slow-link"} {
+		assert.Contains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/"+lesson+"/lock-under-test/redis-guarded/1")
+	}
+	assert.Len(t, failed, 4, "the holders that work past a TTL, and nothing else, fail:\n%s", out)
+	assert.Contains(t, out, "locktest summary: 4 of ")
 	// No result is ERROR. (A FAIL's explanation may say the machine was
 	// busy besides, on a loaded one: the lock's bug is what it is judged by.)
 	assert.NotContains(t, out, ": ERROR, documented")

@@ -212,7 +212,7 @@ func TestLessonsApplyByCapability(t *testing.T) {
 	want := map[string]string{
 		"paused-holder": every, "isolated-holder": every, "stale-release": every, "gave-up": every,
 		"crashed-holder": every, "contention": every, "slow-holder": every,
-		"expire-while-waiting": "etcd", "retried-release": "etcd redis", "link-blip": "etcd", "slow-link": "etcd",
+		"expire-while-waiting": "etcd", "retried-release": "etcd redis", "link-blip": "etcd redis", "slow-link": "etcd redis",
 		"isolated-asks": "etcd", "leader-failover": "etcd", "minority-partition": "etcd", "member-restart": "etcd",
 		"random":       "etcd",
 		"lost-acquire": every, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,

@@ -19,7 +19,8 @@ var locks = []Lock{
 		About: "real Redis: SET NX PX with a random value and an INCR token, released by compare-and-delete",
 		// Nothing renews the key: a holder that works longer than the TTL
 		// loses the lock while it works.
-		Weak: map[string]string{"slow-holder": "lease-kept", "gave-up": "lease-kept"}},
+		Weak: map[string]string{"slow-holder": "lease-kept", "gave-up": "lease-kept", "link-blip": "lease-kept",
+			"slow-link": "lease-kept"}},
 	{Name: "redis-watchdog", Factory: NewWatchdog,
 		About: "redis-setnx renewed every TTL/3 while held (Redisson's watchdog); its holder told when a renewal finds the key gone, or a TTL after the last one answered"},
 	{Name: "redlock", Factory: NewRedlock, Masters: RedlockMasters,
@@ -69,6 +70,27 @@ var locks = []Lock{
 			Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
 			Scenarios: []string{"holder-told"},
 			Check:     "told-lost",
+		}},
+	{Name: "redis-renew-gives-up", Factory: NewRenewGivesUp,
+		About: "redis-watchdog whose watchdog stops for good at its first renewal that fails: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-renew-gives-up",
+			Bug: "the watchdog stops renewing for good at the first renewal that fails, a transient error taken for a " +
+				"lost lock, and tells nobody: a link that fails one way for a moment as it renews lets the key expire " +
+				"a TTL later, and the next client is granted while the holder still works (Redisson's watchdog stopped " +
+				"so on a BUSY answer)",
+			Link:      "https://github.com/redisson/redisson/pull/3334",
+			Scenarios: []string{"link-blip"}, Check: "lease-kept",
+		}},
+	{Name: "redis-renew-late", Factory: NewRenewLate,
+		About: "redis-setnx renewed a TTL less a fiftieth after each renewal's answer: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-renew-late",
+			Bug: "renews the key a TTL less a fiftieth after the last renewal's answer, not after it was sent: on a " +
+				"link slow by more than a fiftieth of the TTL each way, a renewal reaches Redis after the key has " +
+				"expired, and the next client is granted while the holder still works",
+			Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
+			Scenarios: []string{"slow-link"}, Check: "lease-kept",
 		}},
 	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",

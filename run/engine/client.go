@@ -43,6 +43,9 @@ type client struct {
 	// split is where an acquire or release stands under a pause at
 	// in-acquire or in-release (split.go).
 	split atomic.Int32
+	// atRenewal arms a hold of every answer from the client's next
+	// request carrying a followed grant's value (HoldAnswers).
+	atRenewal atomic.Bool
 	// wire reads a connection's requests and answers for the store (nil:
 	// it does not, see WireReader).
 	wire func() (requests, answers func([]byte))
@@ -196,6 +199,9 @@ func (c *client) tap() (requests, answers func([]byte)) {
 				}
 			}
 			c.mu.Unlock()
+			if len(hit) > 0 {
+				c.holdAtRenewal()
+			}
 			for _, note := range hit {
 				note(now)
 			}

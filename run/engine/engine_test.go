@@ -284,3 +284,17 @@ func TestALockIgnoringItsDeadlineIsFailedNotWaitedFor(t *testing.T) {
 	}
 	t.Fatalf("no deadline check in %v", reports[0].Verdicts())
 }
+
+// A hold of the answers from a client's next renewal needs a store that
+// knows its renewals on the wire: one that follows no grant by a value
+// its requests carry says so, and nothing lands on the timeline.
+func TestAHoldAtTheRenewalNeedsAStoreThatSeesRenewals(t *testing.T) {
+	e, _ := newEngine(t)
+	require.NoError(t, e.AddClient(t.Context(), "c1", "m1"))
+	out, err := e.Acquire(t.Context(), "c1")
+	require.NoError(t, err)
+	require.True(t, out.Granted(), "%v", out)
+	_, err = e.HoldAnswers(t.Context(), "c1", time.Second)
+	assert.ErrorContains(t, err, "hold-answers: not available on memory")
+	assert.Empty(t, history.FaultWindows(e.Events(0)))
+}

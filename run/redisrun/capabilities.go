@@ -39,6 +39,10 @@ func Capabilities(masters bool) script.Capabilities {
 			"longer holds its value on the primary, then the connection is severed",
 		script.AcquireAnswerLost: "the client's link holds every answer from its acquire's first write on until the " +
 			"lock's key stands on the primary, then the connection is severed",
+		script.HoldAnswers: "the client's link holds every answer from its next request carrying a grant's value " +
+			"(a renewal, read off the wire), for a while",
+		script.KeepAlives: "every request carrying a grant's value read off the client's link: its renewals, " +
+			"timed as sent (their answers are not told apart)",
 		script.Told: "a watchdog's renewal finding the key gone or another's, or none answered for a TTL " +
 			"(a lock that renews nothing cannot tell)",
 	}

@@ -66,8 +66,9 @@ type Env struct {
 	mu      sync.Mutex
 	leases  int64    // grants so far: each grant's lease is its number
 	watched []*watch // every grant the sweep follows
-	// conns are each client's own connection to the primary, through its
-	// link: redis-guarded's reads and writes go where its lock's do.
+	// conns are each client's own client of the primary, through its
+	// link, beside its lock's: redis-guarded's reads and writes go where
+	// its lock's do.
 	conns map[string]*redis.Client
 }
 
@@ -121,18 +122,31 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 		}
 		rcs = append(rcs, e.newRedis(server, p.Addr()))
 	}
+	// redis-guarded's reads and writes go where the lock's do, through the
+	// same link, on a client of their own: sharing the lock's pool, a
+	// write under way would send the lock's renewal down a new connection,
+	// whose handshake over a slow link outlasts a watchdog's patience (the
+	// lab's resource, not the lock, would have made it late).
+	var own *redis.Client
+	if !e.masters {
+		own = e.newRedis(e.set.Primary(), links[0].Addr())
+	}
 	done := func() error {
 		var errs []error
-		for _, rc := range rcs {
-			errs = append(errs, rc.Close())
+		for _, rc := range append(slices.Clone(rcs), own) {
+			if rc != nil {
+				errs = append(errs, rc.Close())
+			}
 		}
 		return errors.Join(errs...)
 	}
-	e.connect(rcs, links)
-	if !e.masters {
+	if own != nil {
+		e.connect(append(slices.Clone(rcs), own), links)
 		e.mu.Lock()
-		e.conns[client] = rcs[0]
+		e.conns[client] = own
 		e.mu.Unlock()
+	} else {
+		e.connect(rcs, links)
 	}
 	l, err := e.factory(rcs, "lock", e.Options())
 	if err != nil {

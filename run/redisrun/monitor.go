@@ -38,6 +38,7 @@ type watch struct {
 	// clock moved forward since brings the key's expiry there that much
 	// nearer (jump-clock).
 	clocks   []time.Duration
+	granted  time.Time   // when the grant returned: its key was set by then, a TTL's start
 	renewals []time.Time // requests of the client's carrying the value
 	done     bool        // lost, gone or released: no longer followed
 	lost     bool        // the server ended it (expired or deleted)
@@ -51,7 +52,7 @@ func (e *Env) follow(client string, g lock.Grant) (int64, func(time.Time)) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.leases++
-	w := &watch{client: client, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now,
+	w := &watch{client: client, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now, granted: now,
 		expires: now.Add(e.TTLDuration()), clocks: e.clocks()}
 	e.watched = append(e.watched, w)
 	return w.lease, w.renewed
@@ -148,7 +149,10 @@ func (e *Env) look(ctx context.Context, w *watch) {
 		return
 	}
 	w.done, w.lost = true, true
-	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration()}
+	// The grant starts the key's TTL as a renewal does: Renewals' first
+	// (as on etcd), though never the last renewal sent.
+	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration(),
+		Renewals: []time.Time{w.granted}}
 	for _, at := range w.renewals {
 		if !at.After(w.lastAlive) {
 			end.LastRenewal = at
