@@ -602,8 +602,9 @@ func TestExploreDrawsWhatTheRunCan(t *testing.T) {
 	require.True(t, ok)
 	kinds, err = drawable(all, true, false, redis.Can, 3)
 	require.NoError(t, err)
-	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkLostAcquire, script.WalkSlow}, kinds,
-		"a lock on Redis draws what Redis can: no lease revoked, no answers held (a blip on 3 s leases); an acquire's answer lost")
+	assert.Equal(t, []string{script.WalkPause, script.WalkCut, script.WalkCrash, script.WalkLostAcquire, script.WalkBlip,
+		script.WalkSlow}, kinds, "a lock on Redis draws what Redis can: no lease revoked; an acquire's answer lost, "+
+		"answers held from a renewal (a blip on 3 s leases)")
 	kinds, err = drawable(all, true, false, redis.Can, 1)
 	require.NoError(t, err)
 	assert.Contains(t, kinds, script.WalkBlip, "on 1 s leases a blip cuts the link, which every store can")
