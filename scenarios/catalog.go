@@ -71,6 +71,11 @@ type Scenario struct {
 	// script's commands need (see Needs): a workload's faults, a shape of
 	// store, a way the store behaves that the lesson is written for.
 	needs []script.Capability
+	// anyShape: the lesson runs on a store of any shape — one that
+	// replicates the lock, or Redlock's independent masters — as it needs
+	// of the store nothing but acquires, releases, pauses, cuts and
+	// crashes of its clients.
+	anyShape bool
 	// seconds is about how long one configuration of it takes on 2 cores
 	// (0: a few seconds at most). A run starts the longest first, so that
 	// the last to finish are short ones; nothing else depends on it.
@@ -173,7 +178,8 @@ var lessons = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
-		Name: "stale-release",
+		Name:     "stale-release",
+		anyShape: true,
 		Lesson: "c1 freezes on its way to release the lock, its lease lapses, c2 is granted the lock and c3 queues " +
 			"behind c2. Then c1 wakes and sends its release. A release must end only the grant it names: one that " +
 			"deletes the lock's key by name, or whatever key holds the lock, frees c2's lock, and c3 is granted " +
@@ -339,7 +345,8 @@ var lessons = []Scenario{
 		Effects: []Effect{queuedThenExpired("c2"), releasedWhileWaiting("c1", "c2")},
 	},
 	{
-		Name: "holder-told",
+		Name:     "holder-told",
+		anyShape: true,
 		Lesson: "c1 holds the lock when its link is cut, and the server ends its lease a TTL later. The lock must tell " +
 			"c1 — close its grant's Lost — within two seconds of that, though it cannot reach the server: Lost is how " +
 			"a holder learns that it must stop working under the lock, and a lock that never closes it lets its " +
@@ -353,7 +360,8 @@ var lessons = []Scenario{
 		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
 	},
 	{
-		Name: "gave-up",
+		Name:     "gave-up",
+		anyShape: true,
 		Lesson: "c1 holds the lock; c2 asks for it and waits until its context's deadline passes. Acquire must then " +
 			"return the context's error, and leave nothing behind: c3, which asks next, is granted when c1 releases. " +
 			"A caller whose deadline passed has moved on — it reports a time-out, retries, serves another request — " +
@@ -365,7 +373,8 @@ var lessons = []Scenario{
 		Effects: []Effect{gaveUp("c2", "c1")},
 	},
 	{
-		Name: "crashed-holder",
+		Name:     "crashed-holder",
+		anyShape: true,
 		Lesson: "c1 holds the lock when its process is killed (SIGKILL, an OOM kill, a crash) and started again. A dead " +
 			"process releases nothing and revokes nothing: its lock key and lease stay on the server, and c2, waiting " +
 			"behind it, is granted the lock only when the lease runs out, one TTL later — the price of a crash, and " +
@@ -453,7 +462,8 @@ var lessons = []Scenario{
 		Effects: []Effect{othersGranted(faults.KillMember, "down", false), rejoined(faults.KillMember)},
 	},
 	{
-		Name: "contention",
+		Name:     "contention",
+		anyShape: true,
 		Lesson: "Five clients contend for the lock with no fault at all: the baseline. Every increment must be kept and " +
 			"every token must grow; the run also shows how fast each lock hands over.",
 		Members: 3, TTL: 1, Expect: alwaysPass,
@@ -468,8 +478,9 @@ var lessons = []Scenario{
 		Effects: []Effect{contended()},
 	},
 	{
-		Name:    "slow-holder",
-		seconds: 5,
+		Name:     "slow-holder",
+		anyShape: true,
+		seconds:  5,
 		Lesson: "No fault at all: three clients contend, and each works inside its critical section for a time drawn " +
 			"from the seed around the lease TTL — one of them for two and a half TTLs (Jepsen's lock workload works " +
 			"0–2 s under a 2 s TTL). A real client keeps its lease alive while it works (etcd's session renews it " +

@@ -28,7 +28,8 @@ type StoreKind struct {
 
 // Needs are the capabilities s needs of a store: those it names, those
 // its script's commands need, and, unless it names a shape of store
-// (script.Masters), one store whose servers replicate the lock.
+// (script.Masters) or runs on any (Redlock's masters too), one store whose
+// servers replicate the lock.
 func (s Scenario) Needs() []script.Capability {
 	out := slices.Clone(s.needs)
 	if steps, err := s.Script(); err == nil {
@@ -38,7 +39,7 @@ func (s Scenario) Needs() []script.Capability {
 			}
 		}
 	}
-	if !slices.Contains(out, script.Masters) && !slices.Contains(out, script.OneStore) {
+	if !s.anyShape && !slices.Contains(out, script.Masters) && !slices.Contains(out, script.OneStore) {
 		out = append([]script.Capability{script.OneStore}, out...)
 	}
 	return out
