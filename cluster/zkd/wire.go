@@ -35,6 +35,18 @@ func Requests() func([]byte) bool {
 	return func(b []byte) bool { return read(b) > 0 }
 }
 
+// pingXid is the xid of a ping, the request that keeps a session alive.
+const pingXid = -2
+
+// Pings returns a reader of one client connection's requests, fed each
+// read of what the client sends, in order: it reports whether that read
+// holds the header of a ping, the request a client sends to keep its
+// session alive when it has nothing else to ask.
+func Pings() func([]byte) bool {
+	read := frames(12, func(head []byte) bool { return int32(binary.BigEndian.Uint32(head[4:])) == pingXid })
+	return func(b []byte) bool { return read(b) > 0 }
+}
+
 // Notifications returns a reader of one client connection's answers, fed
 // each read of what the server sends, in order: it says how many watch
 // notifications (a node changed, or its children did) that read

@@ -61,6 +61,20 @@ func TestRequestsAreSpottedOffTheWire(t *testing.T) {
 	assert.True(t, spot(frame(0, 3, 10)), "xid zero")
 }
 
+// A ping is spotted, whole or split across reads, and behind other
+// requests; no other request is one, nor is the connect request.
+func TestPingsAreSpottedOffTheWire(t *testing.T) {
+	connect := binary.BigEndian.AppendUint32(nil, 12)
+	connect = append(connect, frame(-2, 11, 4)[4:]...) // a body that looks like a ping: not a header
+	spot := zkd.Pings()
+	assert.False(t, spot(connect), "the connect request")
+	assert.False(t, spot(append(frame(4, 8, 20), frame(-8, 101, 12)...)), "a getChildren, the watches set again")
+	ping := frame(-2, 11, 0)
+	assert.False(t, spot(ping[:5]), "half a header")
+	assert.True(t, spot(ping[5:]), "the read that completes it")
+	assert.True(t, spot(append(frame(5, 1, 30), ping...)), "behind a create")
+}
+
 // answer is one frame as the server sends it: length, xid, zxid, err and
 // a body.
 func answer(xid int32, body int) []byte {

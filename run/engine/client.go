@@ -44,8 +44,11 @@ type client struct {
 	// in-acquire or in-release (split.go).
 	split atomic.Int32
 	// atRenewal arms a hold of every answer from the client's next
-	// request carrying a followed grant's value (HoldAnswers).
+	// request carrying a followed grant's value, or its next the store
+	// tells is a renewal (HoldAnswers); renewals is that teller (nil: the
+	// store tells none, see RenewalTeller).
 	atRenewal atomic.Bool
+	renewals  func() func([]byte) bool
 	// wire reads a connection's requests and answers for the store (nil:
 	// it does not, see WireReader).
 	wire func() (requests, answers func([]byte))
@@ -103,6 +106,9 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 	}
 	if rt, ok := e.store.(RequestTeller); ok {
 		c.asks = rt.Requests
+	}
+	if rt, ok := e.store.(RenewalTeller); ok {
+		c.renewals = rt.Renewals
 	}
 	if wr, ok := e.store.(WireReader); ok {
 		c.wire = func() (func([]byte), func([]byte)) { return wr.Wire(name) }
@@ -186,9 +192,16 @@ func (c *client) tap() (requests, answers func([]byte)) {
 	if c.wire != nil {
 		sent, read = c.wire()
 	}
+	var renewal func([]byte) bool
+	if c.renewals != nil {
+		renewal = c.renewals()
+	}
 	return c.spots(func(b []byte) {
 			if sent != nil {
 				sent(b)
+			}
+			if renewal != nil && b != nil && renewal(b) {
+				c.holdAtRenewal()
 			}
 			now := time.Now()
 			c.mu.Lock()

@@ -60,3 +60,7 @@ func (s store) Written(_ context.Context, client string, mark int64) (bool, erro
 
 // Where says where Written looks.
 func (s store) Where() string { return "node under " + s.e.lockPath() }
+
+// Renewals reads a client connection's pings off the wire (see
+// zkd.Pings): hold-answers holds the client's answers from its next one.
+func (s store) Renewals() func([]byte) bool { return zkd.Pings() }

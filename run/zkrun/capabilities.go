@@ -22,6 +22,7 @@ func Capabilities() script.Capabilities {
 		script.KillLeader:        "the server that leads killed, started again at heal",
 		script.WaitServed:        "until the faulted server serves nobody, another leads and every client was answered since",
 		script.Told:              "the session's expiry, heard by the client once it reconnects",
+		script.HoldAnswers:       "the client's link holds every answer from its next ping (read off the wire), for a while",
 		script.JumpClock: "the server's wall clock offset by a shim preloaded into its JVM (built from source with " +
 			"the system's C compiler)",
 		script.MonotonicLeases: "sessions timed on System.nanoTime, a monotonic clock",
