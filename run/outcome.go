@@ -206,6 +206,9 @@ func (o Outcome) faultString() string {
 	case Resumed:
 		return c + ": resumed"
 	case Cut:
+		if o.Member != "" {
+			return fmt.Sprintf("%s: link to %s cut", c, o.Member)
+		}
 		if o.For > 0 {
 			return fmt.Sprintf("%s: link cut for %v, then healed", c, o.For)
 		}

@@ -190,13 +190,16 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 		"redlock-clock needs a store that can keep the lock on a majority of independent masters; end a lease by its " +
 			"server's wall clock; move a server's wall clock forward or back (jump-clock), which a lock on etcd " +
 			"cannot, not run for etcd-mutex, queue",
+		"redlock-restart needs a store that can keep the lock on a majority of independent masters; restart a server " +
+			"with nothing it had; cut a client's link to one of its servers, its others left (cut member=); crash a " +
+			"server and start it again at once (restart), which a lock on etcd cannot, not run for etcd-mutex, queue",
 		"clock-jump-held needs a store that can time its leases on a monotonic clock; move a server's wall clock " +
 			"forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
 	}, leftOut)
 	for _, j := range jobs {
 		assert.Empty(t, j.s.NotFor(DefaultKind()), "%s ran for %s", j.s.Name, j.lock)
 	}
-	assert.Len(t, jobs, 2*(len(Names())-12))
+	assert.Len(t, jobs, 2*(len(Names())-13))
 }
 
 // Which lessons are for which store follows from what each store can do
@@ -218,7 +221,7 @@ func TestLessonsApplyByCapability(t *testing.T) {
 		"random":       "etcd",
 		"lost-acquire": every, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
-		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock",
+		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock", "redlock-restart": "redlock",
 		"clock-jump-held": "zookeeper", "server-restart": "", "restart-empty": "redis",
 		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper",
 	}

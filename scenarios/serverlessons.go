@@ -78,6 +78,21 @@ var serverLessons = []Scenario{
 		},
 	},
 	{
+		Name: "redlock-restart",
+		Lesson: "Redlock's majority is only as good as what each master remembers. c1 reaches three of five " +
+			"independent masters (its links to the other two are cut) and holds the lock on them. One of the three " +
+			"crashes and is started again at once, empty — Redis run without RDB or AOF, as caches are: c1's keys " +
+			"stand on two masters, a minority, long before they expire. c2 sets its key on the restarted master " +
+			"and the two c1 never reached, a majority, and is granted while c1 still works: an update is lost. " +
+			"Redlock asks a crashed master to stay down for a TTL before it serves again (or to fsync every write); " +
+			"a supervisor that restarts it at once, as the lab does here, breaks the majority's promise. Redlock " +
+			"hands out no fencing token, so it runs on the unfenced store only.",
+		Members: 5, TTL: 5, MemberFaults: true, script: "redlock-restart.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Masters, script.Volatile},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section")},
+	},
+	{
 		Name: "clock-jump-held",
 		Lesson: "The twin of clock-jump on a store that times its leases on a monotonic clock. Every server's wall " +
 			"clock jumps a minute forward while c1 holds the lock and c2 waits, and later two minutes back. " +

@@ -84,6 +84,9 @@ const (
 	// each with its answer, so a lesson can time them (link-blip,
 	// slow-link).
 	KeepAlives Capability = "keep-alives"
+	// CutLink: cut cN member=mK, one of a client's links cut, the one to
+	// member (Redlock's client has one to each master).
+	CutLink Capability = "cut-link"
 	// PinnedClients: a client stays on its member: when the member is down
 	// or cut off from the others, the client's lease ends and the client
 	// still reaches what the member answers alone (etcd's clients, one
@@ -116,6 +119,7 @@ var capabilityWords = map[Capability]string{
 	MonotonicLeases:   "time its leases on a monotonic clock",
 	Told:              "tell a client that its lease ended, so that its lock can tell the holder (wait-told)",
 	KeepAlives:        "show each keep-alive of a lease on the wire, with its answer",
+	CutLink:           "cut a client's link to one of its servers, its others left (cut member=)",
 	PinnedClients:     "keep a client on its member when the member is down or cut off, its lease ending",
 }
 
@@ -192,6 +196,10 @@ func needsOf(c Cmd) []Capability {
 		return []Capability{KillMember}
 	case "isolate":
 		return []Capability{IsolateMember}
+	case "cut":
+		if c.Member != "" {
+			return []Capability{CutLink}
+		}
 	case "hold-answers":
 		return []Capability{HoldAnswers}
 	case "wait-served":

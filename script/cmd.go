@@ -133,7 +133,7 @@ var specs = map[string]spec{
 	"pause":           {client: true, keys: []string{"at"}},
 	"wait-paused":     {client: true},
 	"resume":          {client: true},
-	"cut":             {client: true, keys: []string{"for"}},
+	"cut":             {client: true, keys: []string{"for", "member"}},
 	"delay":           {client: true, keys: []string{"by"}},
 	"hold-answers":    {client: true, keys: []string{"for"}},
 	"isolate":         {keys: []string{"member"}},

@@ -83,6 +83,13 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "resume":
 		return e.Resume(ctx, c.Client)
 	case "cut":
+		if c.Member != "" {
+			l, ok := as[LinkCutting](e)
+			if !ok || c.For > 0 {
+				return run.Outcome{}, errors.New("cut member=: the lab cannot cut one of a client's links on this store")
+			}
+			return l.CutLink(ctx, c.Client, c.Member)
+		}
 		if c.For > 0 {
 			return e.Blip(ctx, c.Client, c.For)
 		}
@@ -267,7 +274,7 @@ func fixedOutcome(c Cmd, points map[string]string) (run.Outcome, bool) {
 	case "resume":
 		o.Kind = run.Resumed
 	case "cut":
-		o.Kind, o.For = run.Cut, c.For
+		o.Kind, o.For, o.Member = run.Cut, c.For, c.Member
 	case "delay":
 		o.Kind, o.For = run.Delayed, c.By
 	case "hold-answers":

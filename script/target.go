@@ -112,6 +112,13 @@ type AnswerHolding interface {
 	HoldAnswers(ctx context.Context, client string, d time.Duration) (run.Outcome, error)
 }
 
+// A LinkCutting store can cut one of a client's links, the one to member,
+// until heal, the others left as they are (`cut cN member=mK`): a client
+// of Redlock's independent masters cut off from some of them.
+type LinkCutting interface {
+	CutLink(ctx context.Context, client, member string) (run.Outcome, error)
+}
+
 // A RequestLosing store can lose the request a client's acquire sends
 // after its write, with the client's connections (acquire next=lost): the
 // write made and answered, the request after it never arrives.

@@ -24,6 +24,9 @@ func Capabilities(masters bool) script.Capabilities {
 			script.Split:           split,
 			script.JumpClock:       clock,
 			script.WallClockLeases: "a key expires by its master's wall clock",
+			script.Restart:         "the master killed and started again at once",
+			script.Volatile:        "no RDB or AOF, as the lab runs Redis: a master restarted comes back empty",
+			script.CutLink:         "the client's link to that master cut, its links to the others left",
 		}
 	}
 	return script.Capabilities{

@@ -3,6 +3,7 @@ package redisrun
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/run"
@@ -102,4 +103,38 @@ func (e *Env) Failover(ctx context.Context) (run.Outcome, error) {
 	e.Sever()                           // connections to the dead primary break; new ones reach the new
 	e.sweep(context.WithoutCancel(ctx)) // the lost keys are seen gone now, before anyone is granted again
 	return run.Outcome{Kind: run.FailedOver, From: from, Member: to, Lacked: lacked}, nil
+}
+
+// CutLink cuts client's link to member, one of Redlock's independent
+// masters, until heal; its links to the others are left as they are: a
+// client that reaches only some of the masters.
+func (e *Env) CutLink(ctx context.Context, client, member string) (run.Outcome, error) {
+	if !e.masters {
+		return run.Outcome{}, e.NotHere("cut member=", "a client of one primary has one link, to the primary: cut cuts it")
+	}
+	i, err := e.member(member)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	links, err := e.Links(client)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	if i >= len(links) {
+		return run.Outcome{}, fmt.Errorf("cut member=%s: %s has no link to %s", member, client, member)
+	}
+	p := links[i]
+	_, err = e.Apply(ctx, faults.Fault{Kind: faults.CutClient, Client: client, Member: member}, func(_ context.Context, in *faults.Injection) error {
+		p.Cut()
+		in.SetTarget(member)
+		in.SetUndo(func(context.Context) error {
+			p.Heal()
+			return nil
+		})
+		return nil
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return run.Outcome{Kind: run.Cut, Client: client, Member: member}, nil
 }
