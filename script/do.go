@@ -83,30 +83,13 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 	case "resume":
 		return e.Resume(ctx, c.Client)
 	case "cut":
-		if c.Member != "" {
-			l, ok := as[LinkCutting](e)
-			if !ok || c.For > 0 {
-				return run.Outcome{}, errors.New("cut member=: the lab cannot cut one of a client's links on this store")
-			}
-			return l.CutLink(ctx, c.Client, c.Member)
-		}
-		if c.For > 0 {
-			return e.Blip(ctx, c.Client, c.For)
-		}
-		return e.Cut(ctx, c.Client)
+		return cut(ctx, e, c)
 	case "delay":
 		return e.Delay(ctx, c.Client, c.By)
 	case "isolate":
 		return e.Isolate(ctx, c.Member)
 	case "kill":
-		if c.Member == Leader {
-			k, ok := as[LeaderKilling](e)
-			if !ok {
-				return run.Outcome{}, errors.New("kill member=leader: the lab cannot kill the leader of this store")
-			}
-			return k.KillLeader(ctx)
-		}
-		return e.Kill(ctx, c.Member)
+		return kill(ctx, e, c)
 	case "crash":
 		return e.Crash(ctx, c.Client)
 	case "heal":
@@ -123,6 +106,35 @@ func do(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		return e.Check()
 	}
 	return doOptional(ctx, e, c)
+}
+
+// cut cuts a client's links: all of them, until heal or for c.For, or the
+// one to c.Member where the store can cut one alone (LinkCutting).
+func cut(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
+	if c.Member != "" {
+		l, ok := as[LinkCutting](e)
+		if !ok || c.For > 0 {
+			return run.Outcome{}, errors.New("cut member=: the lab cannot cut one of a client's links on this store")
+		}
+		return l.CutLink(ctx, c.Client, c.Member)
+	}
+	if c.For > 0 {
+		return e.Blip(ctx, c.Client, c.For)
+	}
+	return e.Cut(ctx, c.Client)
+}
+
+// kill kills a member, or whichever leads where the store can tell
+// (LeaderKilling).
+func kill(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
+	if c.Member != Leader {
+		return e.Kill(ctx, c.Member)
+	}
+	k, ok := as[LeaderKilling](e)
+	if !ok {
+		return run.Outcome{}, errors.New("kill member=leader: the lab cannot kill the leader of this store")
+	}
+	return k.KillLeader(ctx)
 }
 
 // doOptional is the call of a command only some stores can do (see

@@ -127,27 +127,22 @@ func (s store) Locker(client string, links []*netproxy.Proxy) (lock.Locker, func
 	// write under way would send the lock's renewal down a new connection,
 	// whose handshake over a slow link outlasts a watchdog's patience (the
 	// lab's resource, not the lock, would have made it late).
-	var own *redis.Client
+	all := rcs
 	if !e.masters {
-		own = e.newRedis(e.set.Primary(), links[0].Addr())
-	}
-	done := func() error {
-		var errs []error
-		for _, rc := range append(slices.Clone(rcs), own) {
-			if rc != nil {
-				errs = append(errs, rc.Close())
-			}
-		}
-		return errors.Join(errs...)
-	}
-	if own != nil {
-		e.connect(append(slices.Clone(rcs), own), links)
+		own := e.newRedis(e.set.Primary(), links[0].Addr())
+		all = append(slices.Clone(rcs), own)
 		e.mu.Lock()
 		e.conns[client] = own
 		e.mu.Unlock()
-	} else {
-		e.connect(rcs, links)
 	}
+	done := func() error {
+		var errs []error
+		for _, rc := range all {
+			errs = append(errs, rc.Close())
+		}
+		return errors.Join(errs...)
+	}
+	e.connect(all, links)
 	l, err := e.factory(rcs, "lock", e.Options())
 	if err != nil {
 		done()
