@@ -21,7 +21,7 @@ func TestCloseLeavesNothingBehind(t *testing.T) {
 	require.NoError(t, err)
 	var pids []int
 	for _, srv := range s.servers {
-		pids = append(pids, srv.cmd.Process.Pid)
+		pids = append(pids, srv.proc.Pid())
 	}
 	s.Kill(1)
 	require.NoError(t, s.Close())

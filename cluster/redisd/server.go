@@ -17,8 +17,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locklab/locklab/internal/clockshim"
-	"github.com/locklab/locklab/internal/deathsig"
 	"github.com/locklab/locklab/internal/poll"
+	"github.com/locklab/locklab/internal/serverproc"
 	"github.com/locklab/locklab/internal/tailbuf"
 )
 
@@ -56,11 +56,10 @@ type server struct {
 	clock *clockshim.Clock
 	shim  string
 
-	mu     sync.Mutex
-	addr   string // host:port while it runs, "" once killed
-	cmd    *exec.Cmd
-	exited <-chan struct{}
-	admin  *redis.Client // direct, not through any proxy: the lab's own view
+	mu    sync.Mutex
+	addr  string           // host:port while it runs, "" once killed
+	proc  *serverproc.Proc // nil for a server of the user's own, or one killed
+	admin *redis.Client    // direct, not through any proxy: the lab's own view
 	// opts, for a server of the user's own, are its clients' options
 	// (password, database, TLS); nil for one the lab started.
 	opts *redis.Options
@@ -103,7 +102,7 @@ func (s *server) run(ctx context.Context, port int) error {
 	if s.clock != nil {
 		cmd.Env = append(os.Environ(), s.clock.Env(s.shim)...)
 	}
-	exited, err := deathsig.Start(cmd, s.out, s.log)
+	proc, err := serverproc.Start(cmd, s.out, s.log)
 	if err != nil {
 		return fmt.Errorf("redisd: starting %s: %w", s.name, err)
 	}
@@ -114,7 +113,7 @@ func (s *server) run(ctx context.Context, port int) error {
 	defer cancel()
 	err = poll.Until(ctx, s.name+" to answer PING", 10*time.Millisecond, func(ctx context.Context) (bool, error) {
 		select {
-		case <-exited:
+		case <-proc.Exited():
 			return false, errExited
 		default:
 		}
@@ -122,12 +121,11 @@ func (s *server) run(ctx context.Context, port int) error {
 	})
 	if err != nil {
 		admin.Close()
-		cmd.Process.Kill() //nolint:errcheck // it may have exited already
-		<-exited
+		proc.Kill()
 		return fmt.Errorf("redisd: %s did not serve on %s: %w; its output: %s", s.name, addr, err, s.out.Last(3))
 	}
 	s.mu.Lock()
-	s.addr, s.cmd, s.exited, s.admin = addr, cmd, exited, admin
+	s.addr, s.proc, s.admin = addr, proc, admin
 	s.mu.Unlock()
 	return nil
 }
@@ -161,35 +159,22 @@ func (s *server) Admin() *redis.Client {
 // and, if so, the last lines it printed.
 func (s *server) died() (bool, string) {
 	s.mu.Lock()
-	exited := s.exited
+	proc := s.proc // nil: a server of the user's own, or one the lab killed
 	s.mu.Unlock()
-	if exited == nil {
-		return false, "" // a server of the user's own, or one the lab killed
-	}
-	select {
-	case <-exited:
-		return true, s.out.Last(3)
-	default:
-		return false, ""
-	}
+	return proc.Died()
 }
 
 // kill ends the process at once (SIGKILL: nothing is saved, as in a crash)
 // and waits for it to be gone.
 func (s *server) kill() {
 	s.mu.Lock()
-	cmd, exited, admin := s.cmd, s.exited, s.admin
-	s.addr, s.cmd, s.admin, s.exited = "", nil, nil, nil
+	proc, admin := s.proc, s.admin
+	s.addr, s.proc, s.admin = "", nil, nil
 	s.mu.Unlock()
-	if cmd == nil {
-		if admin != nil {
-			admin.Close() // a server of the user's own: only the lab's connection ends
-		}
-		return
+	if admin != nil {
+		admin.Close() // of a server of the user's own, only the lab's connection ends
 	}
-	admin.Close()
-	cmd.Process.Kill() //nolint:errcheck // it may have exited already
-	<-exited
+	proc.Kill()
 }
 
 // freePort asks the kernel for a free loopback port. The port is free

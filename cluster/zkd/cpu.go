@@ -14,12 +14,12 @@ func (e *Ensemble) CPU() (time.Duration, error) {
 	var total time.Duration
 	for _, s := range e.servers {
 		s.mu.Lock()
-		cmd := s.cmd
+		proc := s.proc
 		s.mu.Unlock()
-		if cmd == nil || cmd.Process == nil {
+		if proc == nil {
 			continue
 		}
-		d, err := serverproc.CPUOf(cmd.Process.Pid, false)
+		d, err := serverproc.CPUOf(proc.Pid(), false)
 		if err != nil {
 			return 0, fmt.Errorf("zkd: %s's CPU: %w", s.name, err)
 		}

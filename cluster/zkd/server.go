@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/locklab/locklab/internal/clockshim"
-	"github.com/locklab/locklab/internal/deathsig"
+	"github.com/locklab/locklab/internal/serverproc"
 	"github.com/locklab/locklab/internal/tailbuf"
 )
 
@@ -60,11 +60,10 @@ type server struct {
 	peersOf                  func(id int) string // the server.N lines of id's config
 	// clock, if set, is the server's wall clock, moved by the clock shim
 	// (shim) preloaded into its JVM.
-	clock  *clockshim.Clock
-	shim   string
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited <-chan struct{}
+	clock *clockshim.Clock
+	shim  string
+	mu    sync.Mutex
+	proc  *serverproc.Proc // nil: never started, or killed by the lab
 }
 
 // addr is where the server takes clients.
@@ -120,12 +119,12 @@ func (s *server) run() error {
 	if s.clock != nil {
 		cmd.Env = append(os.Environ(), s.clock.Env(s.shim)...)
 	}
-	exited, err := deathsig.Start(cmd, s.out, s.log)
+	proc, err := serverproc.Start(cmd, s.out, s.log)
 	if err != nil {
 		return fmt.Errorf("zkd: starting %s: %w", s.name, err)
 	}
 	s.mu.Lock()
-	s.cmd, s.exited = cmd, exited
+	s.proc = proc
 	s.mu.Unlock()
 	return nil
 }
@@ -133,12 +132,13 @@ func (s *server) run() error {
 // running reports whether the process runs.
 func (s *server) running() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
+	proc := s.proc
+	s.mu.Unlock()
+	if proc == nil {
 		return false
 	}
 	select {
-	case <-s.exited:
+	case <-proc.Exited():
 		return false
 	default:
 		return true
@@ -149,31 +149,19 @@ func (s *server) running() bool {
 // and, if so, the last lines it printed.
 func (s *server) died() (bool, string) {
 	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
+	proc := s.proc
 	s.mu.Unlock()
-	if cmd == nil {
-		return false, "" // never started, or killed by the lab
-	}
-	select {
-	case <-exited:
-		return true, s.out.Last(3)
-	default:
-		return false, ""
-	}
+	return proc.Died()
 }
 
 // kill ends the process at once (SIGKILL, as a crash of its machine) and
 // waits for it to be gone; its data directory stays.
 func (s *server) kill() {
 	s.mu.Lock()
-	cmd, exited := s.cmd, s.exited
-	s.cmd = nil
+	proc := s.proc
+	s.proc = nil
 	s.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	cmd.Process.Kill() //nolint:errcheck // it may have exited already
-	<-exited
+	proc.Kill()
 }
 
 // flw asks the server a four-letter word and returns its answer.

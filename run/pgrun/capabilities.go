@@ -65,7 +65,7 @@ func (e *Env) Expire(ctx context.Context, client, mode string) (run.Outcome, err
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	if w := e.watchOf(pid); w != nil {
+	if _, ok := e.watched.Of(pid); ok {
 		e.sweep(ctx)
 	} else {
 		e.Histories().LeaseLost(leaseEnd(client, pid, e.TTLDuration()))

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/lock/pglock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run/engine"
+	"github.com/locklab/locklab/run/follow"
 )
 
 // scriptMembers is how many members the catalog's scripts name: every
@@ -64,7 +65,7 @@ type Env struct {
 	key     int64 // the run's lock's advisory key
 
 	mu      sync.Mutex
-	watched []*watch
+	watched follow.List[*watch]
 	pids    map[string]int64 // each client's latest session, read off its link
 	// conns are each client's own connections to the server, through its
 	// link: pg-guarded's reads and writes go where its lock's do.

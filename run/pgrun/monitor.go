@@ -5,9 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,23 +15,17 @@ import (
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/pglock"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/follow"
 )
 
 // watch is one grant the sweep follows, from its grant until its lock
 // leaves the server (lost: its session ended; gone: the session lives and
-// no longer holds it) or its client releases it.
+// no longer holds it) or its client releases it. Its lease is the session
+// holding it; LastAlive the last look that found it held.
 type watch struct {
-	client string
-	key    int64
-	token  int64
-	pid    int64 // the session holding it: its lease
-
-	mu        sync.Mutex
-	lastAlive time.Time // the last look that found it held
-	renewals  []time.Time
-	done      bool
-	lost      bool
-	crashed   bool // its client crashed: the session goes with its connection
+	follow.Grant
+	key     int64
+	crashed bool // its client crashed: the session goes with its connection
 }
 
 // follow starts following g, client's new grant, held when the lock
@@ -52,81 +44,36 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 	// say) and its lock is free at once: what ended before this grant is
 	// recorded before it.
 	e.sweep(context.Background())
-	w := &watch{client: client, key: key, token: g.Token, pid: pid, lastAlive: time.Now()}
-	e.mu.Lock()
-	e.watched = append(e.watched, w)
-	e.mu.Unlock()
+	e.watched.Add(&watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: pid, LastAlive: time.Now()}, key: key})
 	return pid
 }
 
 // activity notes a request of client's on session pid: a keep-alive of
 // every grant resting on that session still followed.
 func (e *Env) activity(client string, pid int64, at time.Time) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, w := range e.watched {
-		if w.client != client || w.pid != pid {
-			continue
-		}
-		w.mu.Lock()
-		if !w.done {
-			if len(w.renewals) == 32 {
-				w.renewals = w.renewals[1:]
-			}
-			w.renewals = append(w.renewals, at)
-		}
-		w.mu.Unlock()
-	}
-}
-
-// watchOf is the newest watch of lease (nil: none).
-func (e *Env) watchOf(lease int64) *watch {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, w := range slices.Backward(e.watched) {
-		if w.pid == lease {
-			return w
+	for _, w := range e.watched.All() {
+		if w.Client == client && w.Lease == pid {
+			w.Renewed(at)
 		}
 	}
-	return nil
 }
 
 // released stops following lease, its client's release having returned,
 // and reports whether the server had ended it before.
 func (e *Env) released(lease int64) bool {
-	w := e.watchOf(lease)
-	if w == nil {
-		return false
-	}
-	e.sweep(context.Background())
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.done = true
-	return w.lost
+	return e.watched.Released(lease, func(*watch) { e.sweep(context.Background()) })
 }
 
 // sweep looks once at every grant still followed: is its lock held by its
 // session, and, where not, does the session live.
 func (e *Env) sweep(ctx context.Context) {
-	e.mu.Lock()
-	var ws []*watch
-	for _, w := range e.watched {
-		w.mu.Lock()
-		if !w.done {
-			ws = append(ws, w)
-		}
-		w.mu.Unlock()
-	}
-	e.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range e.watched.Pending() {
 		sent := time.Now()
-		held, alive, err := e.holds(ctx, w.pid, w.key)
+		held, alive, err := e.holds(ctx, w.Lease, w.key)
 		switch {
 		case err != nil:
 		case held:
-			w.mu.Lock()
-			w.lastAlive = sent
-			w.mu.Unlock()
+			w.Alive(sent)
 		default:
 			e.leftBy(w, alive)
 		}
@@ -154,38 +101,29 @@ func (e *Env) holds(ctx context.Context, pid, key int64) (held, alive bool, err 
 // releasing it (the grant gone from the server: only its own session can
 // unlock it, so its lock let it go unasked).
 func (e *Env) leftBy(w *watch, alive bool) {
-	g, held, releasing := e.Holding(w.client)
-	holds := held && g.Token == w.token
-	w.mu.Lock()
+	g, held, releasing := e.Holding(w.Client)
+	holds := held && g.Token == w.Token
+	w.Lock()
 	crashed := w.crashed
-	w.mu.Unlock()
-	if alive && holds && !releasing && !crashed && e.exiting(w.pid) {
+	w.Unlock()
+	if alive && holds && !releasing && !crashed && e.exiting(w.Lease) {
 		// Its session was on its way out: a session lets its locks go
 		// before the server lists it gone.
 		alive = false
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	w.Lock()
+	defer w.Unlock()
 	switch {
-	case w.done:
+	case w.Done:
 	case !alive || w.crashed:
 		// The session ended — or, its client crashed, is ending: its
 		// lock is let go before the server lists the session gone.
-		w.done, w.lost = true, true
-		end := leaseEnd(w.client, w.pid, e.TTLDuration())
-		end.LastAlive = w.lastAlive
-		for _, at := range w.renewals {
-			if !at.After(w.lastAlive) {
-				end.LastRenewal = at
-			}
-			end.Renewals = append(end.Renewals, at)
-		}
-		e.Histories().LeaseLost(end)
+		e.Histories().LeaseLost(w.Lose(e.TTLDuration(), time.Time{}))
 	case releasing || !holds:
 		// the release's own hand; it says what happened
 	default:
-		w.done = true
-		e.Histories().GrantGone(w.client, w.token)
+		w.Done = true
+		e.Histories().GrantGone(w.Client, w.Token)
 	}
 }
 
@@ -205,13 +143,11 @@ func (e *Env) exiting(pid int64) bool {
 // Crashed notes that client crashed (engine.Crasher): its connection is
 // severed, and the session its grants rest on ends with it.
 func (s store) Crashed(client string) error {
-	s.e.mu.Lock()
-	defer s.e.mu.Unlock()
-	for _, w := range s.e.watched {
-		if w.client == client {
-			w.mu.Lock()
+	for _, w := range s.e.watched.All() {
+		if w.Client == client {
+			w.Lock()
 			w.crashed = true
-			w.mu.Unlock()
+			w.Unlock()
 		}
 	}
 	return nil
@@ -225,14 +161,7 @@ func leaseEnd(client string, pid int64, ttl time.Duration) history.LeaseEnd {
 // gone looks again at the grant resting on lease and reports whether it
 // left the server (its session ended, or its lock was released).
 func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
-	w := e.watchOf(lease)
-	if w == nil {
-		return false, errors.New("no grant whose session the lab follows")
-	}
-	e.sweep(ctx)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.done, nil
+	return e.watched.Gone(lease, func(*watch) { e.sweep(ctx) })
 }
 
 // left names the sessions holding the run's lock: none when it is free.

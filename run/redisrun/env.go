@@ -19,6 +19,7 @@ import (
 	"github.com/locklab/locklab/lock/redislock"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run/engine"
+	"github.com/locklab/locklab/run/follow"
 )
 
 // scriptMembers is how many members the catalog's scripts name.
@@ -64,8 +65,8 @@ type Env struct {
 	factory redislock.Factory
 
 	mu      sync.Mutex
-	leases  int64    // grants so far: each grant's lease is its number
-	watched []*watch // every grant the sweep follows
+	leases  int64               // grants so far: each grant's lease is its number
+	watched follow.List[*watch] // every grant the sweep follows
 	// conns are each client's own client of the primary, through its
 	// link, beside its lock's: redis-guarded's reads and writes go where
 	// its lock's do.

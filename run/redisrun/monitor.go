@@ -2,17 +2,15 @@ package redisrun
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/run/engine"
+	"github.com/locklab/locklab/run/follow"
 )
 
 // early is how much sooner than its expiry a key must vanish to count as
@@ -23,25 +21,20 @@ const early = 2 * engine.SweepEvery
 
 // watch is one grant the sweep follows, from its grant until its key
 // leaves the server (lost: it expired; gone: something deleted it) or its
-// client releases it.
+// client releases it. Its lease is its number in the run; LastAlive the
+// last read that found the key holding the value, and Renewals the
+// client's requests carrying it.
 type watch struct {
-	client string
-	key    string
-	value  string
-	token  int64
-	lease  int64
+	follow.Grant
+	key   string
+	value string
 
-	mu        sync.Mutex
-	lastAlive time.Time // the last read that found the key holding the value
-	expires   time.Time // when the key would expire, as of that read
+	expires time.Time // when the key would expire, as of the last read that found it
 	// clocks are the servers' clock offsets when expires was read: a
 	// clock moved forward since brings the key's expiry there that much
 	// nearer (jump-clock).
-	clocks   []time.Duration
-	granted  time.Time   // when the grant returned: its key was set by then, a TTL's start
-	renewals []time.Time // requests of the client's carrying the value
-	done     bool        // lost, gone or released: no longer followed
-	lost     bool        // the server ended it (expired or deleted)
+	clocks  []time.Duration
+	granted time.Time // when the grant returned: its key was set by then, a TTL's start
 }
 
 // follow starts following g, client's new grant: it was alive when the
@@ -50,57 +43,24 @@ type watch struct {
 func (e *Env) follow(client string, g lock.Grant) (int64, func(time.Time)) {
 	now := time.Now()
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.leases++
-	w := &watch{client: client, key: g.Key, value: g.Value, token: g.Token, lease: e.leases, lastAlive: now, granted: now,
-		expires: now.Add(e.TTLDuration()), clocks: e.clocks()}
-	e.watched = append(e.watched, w)
-	return w.lease, w.renewed
-}
-
-// renewed notes a request of the client's carrying the grant's value.
-func (w *watch) renewed(at time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if len(w.renewals) == 32 {
-		w.renewals = w.renewals[1:]
-	}
-	w.renewals = append(w.renewals, at)
-}
-
-// watchOf is the watch of lease (nil: none).
-func (e *Env) watchOf(lease int64) *watch {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	i := slices.IndexFunc(e.watched, func(w *watch) bool { return w.lease == lease })
-	if i < 0 {
-		return nil
-	}
-	return e.watched[i]
+	lease := e.leases
+	e.mu.Unlock()
+	w := &watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: lease, LastAlive: now},
+		key: g.Key, value: g.Value, granted: now, expires: now.Add(e.TTLDuration()), clocks: e.clocks()}
+	e.watched.Add(w)
+	return lease, w.Renewed
 }
 
 // released stops following lease, its client's release having returned,
 // and reports whether the server had ended it before.
 func (e *Env) released(lease int64) bool {
-	w := e.watchOf(lease)
-	if w == nil {
-		return false
-	}
-	// One last look: a key that expired just before the release is the
-	// release of a grant whose lease had ended.
-	e.look(context.Background(), w)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.done = true
-	return w.lost
+	return e.watched.Released(lease, func(w *watch) { e.look(context.Background(), w) })
 }
 
 // sweep looks once at every grant still followed.
 func (e *Env) sweep(ctx context.Context) {
-	e.mu.Lock()
-	ws := slices.Clone(e.watched)
-	e.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range e.watched.Pending() {
 		e.look(ctx, w)
 	}
 }
@@ -111,10 +71,7 @@ func (e *Env) sweep(ctx context.Context) {
 // commands) or deleted before its expiry while its client held it and was
 // not releasing it (the grant gone from the server).
 func (e *Env) look(ctx context.Context, w *watch) {
-	w.mu.Lock()
-	done := w.done
-	w.mu.Unlock()
-	if done {
+	if w.Ended() {
 		return
 	}
 	// The clocks as of before the read: a jump during it brings the expiry
@@ -124,16 +81,16 @@ func (e *Env) look(ctx context.Context, w *watch) {
 	if !known {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
+	w.Lock()
+	defer w.Unlock()
+	if w.Done {
 		return
 	}
 	if alive {
-		w.lastAlive, w.expires, w.clocks = sent, sent.Add(left), clocks
+		w.LastAlive, w.expires, w.clocks = sent, sent.Add(left), clocks
 		return
 	}
-	g, held, releasing := e.Holding(w.client)
+	g, held, releasing := e.Holding(w.Client)
 	holds := held && g.Value == w.value
 	// A server whose wall clock the lab moved forward since expires the
 	// key that much sooner than the lab's clock says (jump-clock).
@@ -142,24 +99,15 @@ func (e *Env) look(ctx context.Context, w *watch) {
 	case releasing && holds && beforeExpiry:
 		return // the release's own hand; it says what happened
 	case beforeExpiry:
-		w.done = true
+		w.Done = true
 		if holds {
-			e.Histories().GrantGone(w.client, w.token)
+			e.Histories().GrantGone(w.Client, w.Token)
 		}
 		return
 	}
-	w.done, w.lost = true, true
 	// The grant starts the key's TTL as a renewal does: Renewals' first
 	// (as on etcd), though never the last renewal sent.
-	end := history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration(),
-		Renewals: []time.Time{w.granted}}
-	for _, at := range w.renewals {
-		if !at.After(w.lastAlive) {
-			end.LastRenewal = at
-		}
-		end.Renewals = append(end.Renewals, at)
-	}
-	e.Histories().LeaseLost(end)
+	e.Histories().LeaseLost(w.Lose(e.TTLDuration(), w.granted))
 }
 
 // clocks are the servers' wall clock offsets from the machine's, in order.
@@ -224,14 +172,7 @@ func (e *Env) read(ctx context.Context, w *watch) (alive bool, left time.Duratio
 // gone looks again at the grant resting on lease and reports whether its
 // key left the servers (expired, or deleted).
 func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
-	w := e.watchOf(lease)
-	if w == nil {
-		return false, errors.New("no grant whose key the lab follows")
-	}
-	e.look(ctx, w)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.done, nil
+	return e.watched.Gone(lease, func(w *watch) { e.look(ctx, w) })
 }
 
 // left names the servers the run's lock key — or a key a grant named
@@ -259,10 +200,8 @@ func (e *Env) left(ctx context.Context) ([]string, error) {
 // prefix, each once: the lab follows the key a grant names, wherever it
 // is, and leaves none of them behind.
 func (e *Env) grantKeysOutside() []string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var keys []string
-	for _, w := range e.watched {
+	for _, w := range e.watched.All() {
 		if !strings.HasPrefix(w.key, e.Options().Prefix) && !slices.Contains(keys, w.key) {
 			keys = append(keys, w.key)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/lock/zklock"
 	"github.com/locklab/locklab/run/engine"
+	"github.com/locklab/locklab/run/follow"
 )
 
 // Resources are the resources a ZooKeeper run protects: the lab's own
@@ -61,7 +62,7 @@ type Env struct {
 	exec    zklock.ExecFactory
 
 	mu      sync.Mutex
-	watched []*watch
+	watched follow.List[*watch]
 	// sessions are each client's latest session, read off its links
 	// (Answers): a lock run as a process makes its own.
 	sessions map[string]int64

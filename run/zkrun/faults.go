@@ -189,7 +189,7 @@ func (e *Env) waitSessionGone(ctx context.Context, client string, session int64)
 	if err != nil {
 		return err
 	}
-	if w := e.watchOf(session); w != nil {
+	if _, ok := e.watched.Of(session); ok {
 		e.sweep(ctx)
 		return nil
 	}

@@ -3,31 +3,23 @@ package zkrun
 import (
 	"context"
 	"errors"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/run"
+	"github.com/locklab/locklab/run/follow"
 )
 
 // watch is one grant the sweep follows, from its grant until its node
 // leaves the ensemble (lost: its session ended; gone: something deleted
-// it) or its client releases it.
+// it) or its client releases it. Its lease is the session owning the
+// node; LastAlive the last look that found the node standing.
 type watch struct {
-	client string
-	node   string
-	token  int64 // the grant's token
-	czxid  int64 // the node's creation zxid: a node of its path made later is another
-	lease  int64 // the session owning the node
-
-	mu        sync.Mutex
-	lastAlive time.Time // the last look that found the session alive
-	done      bool
-	lost      bool
+	follow.Grant
+	node  string
+	czxid int64 // the node's creation zxid: a node of its path made later is another
 }
 
 // follow starts following g, client's new grant, alive when the lock
@@ -40,54 +32,23 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 			lease, czxid = st.EphemeralOwner, st.Czxid
 		}
 	}
-	w := &watch{client: client, node: g.Key, token: g.Token, czxid: czxid, lease: lease, lastAlive: time.Now()}
-	e.mu.Lock()
-	e.watched = append(e.watched, w)
-	e.mu.Unlock()
+	w := &watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: lease, LastAlive: time.Now()},
+		node: g.Key, czxid: czxid}
+	e.watched.Add(w)
 	return lease
-}
-
-// watchOf is the newest watch of lease (nil: none).
-func (e *Env) watchOf(lease int64) *watch {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, w := range slices.Backward(e.watched) {
-		if w.lease == lease {
-			return w
-		}
-	}
-	return nil
 }
 
 // released stops following lease, its client's release having returned,
 // and reports whether the ensemble had ended it before.
 func (e *Env) released(lease int64) bool {
-	w := e.watchOf(lease)
-	if w == nil {
-		return false
-	}
-	e.sweep(context.Background())
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.done = true
-	return w.lost
+	return e.watched.Released(lease, func(*watch) { e.sweep(context.Background()) })
 }
 
 // sweep looks once at every grant still followed: its node first — while
 // it stands, its session lives (an ephemeral node goes with its session)
 // — and, for a node gone, whether its session is.
 func (e *Env) sweep(ctx context.Context) {
-	e.mu.Lock()
-	var ws []*watch
-	for _, w := range e.watched {
-		w.mu.Lock()
-		if !w.done {
-			ws = append(ws, w)
-		}
-		w.mu.Unlock()
-	}
-	e.mu.Unlock()
-	for _, w := range ws {
+	for _, w := range e.watched.Pending() {
 		sent := time.Now()
 		ok, st, err := e.ens.Admin().Exists(w.node)
 		if err == nil && !(ok && st.Czxid == w.czxid) {
@@ -100,9 +61,7 @@ func (e *Env) sweep(ctx context.Context) {
 		switch {
 		case err != nil:
 		case ok && st.Czxid == w.czxid:
-			w.mu.Lock()
-			w.lastAlive = sent
-			w.mu.Unlock()
+			w.Alive(sent)
 		default:
 			e.left(ctx, w)
 		}
@@ -118,7 +77,7 @@ func (e *Env) sweep(ctx context.Context) {
 func (e *Env) left(ctx context.Context, w *watch) {
 	// A node no session owns (a lock of persistent nodes) ends with no
 	// session: it left by someone's delete.
-	alive := w.lease == 0
+	alive := w.Lease == 0
 	for i := 0; !alive && i < 2; i++ {
 		sctx, cancel := context.WithTimeout(ctx, time.Second)
 		sessions, err := e.ens.Sessions(sctx)
@@ -126,23 +85,22 @@ func (e *Env) left(ctx context.Context, w *watch) {
 		if err != nil {
 			return // no leader to say: looked at again next time
 		}
-		alive = alive || sessions[w.lease]
+		alive = alive || sessions[w.Lease]
 	}
-	g, held, releasing := e.Holding(w.client)
-	holds := held && g.Token == w.token
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	g, held, releasing := e.Holding(w.Client)
+	holds := held && g.Token == w.Token
+	w.Lock()
+	defer w.Unlock()
 	switch {
-	case w.done:
+	case w.Done:
 	case !alive:
-		w.done, w.lost = true, true
-		e.Histories().LeaseLost(history.LeaseEnd{Client: w.client, Lease: w.lease, LastAlive: w.lastAlive, TTL: e.TTLDuration()})
+		e.Histories().LeaseLost(w.Lose(e.TTLDuration(), time.Time{}))
 	case releasing && holds:
 		// the release's own hand; it says what happened
 	default:
-		w.done = true
+		w.Done = true
 		if holds {
-			e.Histories().GrantGone(w.client, w.token)
+			e.Histories().GrantGone(w.Client, w.Token)
 		}
 	}
 }
@@ -150,14 +108,7 @@ func (e *Env) left(ctx context.Context, w *watch) {
 // gone looks again at the grant resting on lease and reports whether it
 // left the ensemble (its session ended, or its node was deleted).
 func (e *Env) gone(ctx context.Context, lease int64) (bool, error) {
-	w := e.watchOf(lease)
-	if w == nil {
-		return false, errors.New("no grant whose node the lab follows")
-	}
-	e.sweep(ctx)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.done, nil
+	return e.watched.Gone(lease, func(*watch) { e.sweep(ctx) })
 }
 
 // nodesLeft names the run's lock nodes left on the ensemble.
