@@ -33,7 +33,7 @@ const (
 	LoseAnswer    = Kind(history.FaultLoseAnswer)    // from Client's next write on, hold its answers; undo drops them (severs its connections) and heals
 	HoldAnswers   = Kind(history.FaultHoldAnswers)   // from Client's next keep-alive on, hold its answers; undo delivers them
 	LoseRequest   = Kind(history.FaultLoseRequest)   // from the request Client sends after its next write, cut its link; undo severs its connections and heals
-	JumpClock     = Kind(history.FaultJumpClock)     // move Member's wall clock by Offset; undo sets it right
+	JumpClock     = Kind(history.FaultJumpClock)     // move Member's (or Client's own) wall clock by Offset; undo sets it right
 )
 
 // Kinds lists every fault kind, in a fixed order, a fresh slice each call.
@@ -65,7 +65,7 @@ var descriptions = map[Kind]string{
 	LoseAnswer:    "from a client's next write on, hold the answers its member sends; dropped when it ends (its connections severed)",
 	HoldAnswers:   "from a client's next keep-alive on, hold the answers its member sends (its requests still arrive); delivered when it ends",
 	LoseRequest:   "from the request a client sends after its next write, cut its link both ways; dropped when it ends (its connections severed)",
-	JumpClock:     "move a server's wall clock forward or back (its monotonic clock untouched); set right when it ends",
+	JumpClock:     "move a server's wall clock, or a client's own (a lock run as a program), forward or back (its monotonic clock untouched); set right when it ends",
 }
 
 // Lease expiry modes.
@@ -115,7 +115,7 @@ func (f Fault) Validate() error {
 	case IsolateMember, KillMember, RestartMember:
 		return need(f.Member != "", "a member")
 	case JumpClock:
-		return errors.Join(need(f.Member != "", "a member"), need(f.Offset != 0, "an offset"))
+		return errors.Join(need((f.Member != "") != (f.Client != ""), "a member or a client"), need(f.Offset != 0, "an offset"))
 	case CutClient, CrashClient, LoseAnswer, HoldAnswers, LoseRequest:
 		return need(f.Client != "", "a client")
 	case DelayClient:

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -90,7 +91,7 @@ func (f FaultSpec) String() string {
 	case FaultExpireLease:
 		return fmt.Sprintf("expire-lease %s (%s)", f.Client, f.Mode)
 	case FaultJumpClock:
-		return fmt.Sprintf("jump-clock %s %s", f.Member, Signed(time.Duration(f.Offset)))
+		return fmt.Sprintf("jump-clock %s %s", cmp.Or(f.Member, f.Client), Signed(time.Duration(f.Offset)))
 	}
 	return string(f.Kind)
 }
@@ -115,6 +116,12 @@ func (f FaultSpec) HoldsClientLink(client string) bool {
 		return client != "" && f.Client == client
 	}
 	return false
+}
+
+// ReachesMembers reports whether f acts on the cluster's members (see
+// FaultKind.ReachesMembers): a jump-clock of a client's own clock does not.
+func (f FaultSpec) ReachesMembers() bool {
+	return f.Kind.ReachesMembers() && (f.Kind != FaultJumpClock || f.Member != "")
 }
 
 // ReachesMembers reports whether a fault of the kind acts on the cluster's

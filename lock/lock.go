@@ -148,6 +148,10 @@ type Descriptor[C any] struct {
 	// not among those a run of every lock runs (which runs the locks as
 	// they ship).
 	Adapter bool
+	// Program marks a lock its factory runs as a program the lab starts
+	// (the process protocol): a run learns what its grants carry from one
+	// grant first, as it does of a user's program (its preflight).
+	Program bool
 	// Weak are the catalog lessons it fails as it ships — by its design,
 	// not by a bug of the lab's — each with the check that says so: the
 	// lab documents them as FAIL rather than hide them.

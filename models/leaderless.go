@@ -17,7 +17,7 @@ import (
 // fault of the schedule may have made it so. evidence lists the spans.
 func leaderless(events []history.Event) (phrase string, evidence []string) {
 	for _, w := range history.FaultWindows(events) {
-		if w.Spec.Kind.ReachesMembers() {
+		if w.Spec.ReachesMembers() {
 			return "", nil
 		}
 	}

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,7 +59,7 @@ const (
 	AnswersHeld        // the client's answers were held For from its next keep-alive, then delivered
 	LeaderKilled       // the member that led was killed, until heal restarts it
 	Served             // another member leads, and every client has been answered since
-	ClockJumped        // Member's wall clock was moved: For is its offset now (negative: behind)
+	ClockJumped        // Member's (or Client's own) wall clock was moved: For is its offset now (negative: behind)
 	Restarted          // Member crashed and was started again at once, on what it had kept
 )
 
@@ -224,7 +225,7 @@ func (o Outcome) faultString() string {
 	case Restarted:
 		return o.Member + ": crashed and started again"
 	case ClockJumped:
-		return fmt.Sprintf("%s: wall clock %s off (heal sets it right)", o.Member, history.Signed(o.For))
+		return fmt.Sprintf("%s: wall clock %s off (heal sets it right)", cmp.Or(o.Member, o.Client), history.Signed(o.For))
 	case LeaderKilled:
 		return "server: the leader killed (heal restarts it)"
 	case Served:

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -92,6 +93,14 @@ func open(ctx context.Context, st Store, cfg EngineConfig) (Engine, func() error
 	for attempt := 1; ; attempt++ {
 		cfg.RunID = fmt.Sprintf("%s-%d", runID, time.Now().UnixNano())
 		env, closeEnv, err := st.Open(ctx, cfg)
+		if err == nil && cfg.ClientShim != "" {
+			cc, ok := env.(ClientClocks)
+			if !ok {
+				closeEnv() //nolint:errcheck // the run ends here, on the error below
+				return nil, nil, earlier, errors.New("the lab cannot move a client's clock on this store")
+			}
+			cc.MoveClientClocks(cfg.ClientShim)
+		}
 		if err == nil || attempt == Attempts || ctx.Err() != nil {
 			return env, closeEnv, earlier, err
 		}

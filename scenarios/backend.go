@@ -152,6 +152,16 @@ type EngineConfig struct {
 	// FaultsMembers: the scenario kills, isolates or fails over the
 	// store's members, so its servers are its own, never shared.
 	FaultsMembers bool
+	// ClientShim, if set, is the clock shim to preload into every lock run
+	// as a program, each client on a clock of its own (ClientClocks).
+	ClientShim string
+}
+
+// ClientClocks is an Engine that can run each lock run as a program on
+// its client's own wall clock, which a script's `jump-clock cN` moves:
+// every store's, through run/engine.
+type ClientClocks interface {
+	MoveClientClocks(shim string)
 }
 
 // backends are the registered backends.

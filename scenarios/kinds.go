@@ -45,6 +45,15 @@ func (s Scenario) Needs() []script.Capability {
 	return out
 }
 
+// movesClientClock reports whether s's script moves a client's own clock
+// (jump-clock cN).
+func (s Scenario) movesClientClock() bool {
+	steps, err := s.Script()
+	return err == nil && slices.ContainsFunc(steps, func(st script.Step) bool {
+		return st.Cmd.Name == "jump-clock" && st.Cmd.Client != ""
+	})
+}
+
 // NotFor says why s is no lesson for a lock on a store of kind k, "" when
 // it is one: the capabilities it needs that k lacks. A gate or a run
 // leaves such a pair out — a lesson of another store says nothing about

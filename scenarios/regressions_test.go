@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,6 +67,9 @@ func TestRedisKnownBadLocksAreCaught(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, sum.Results, len(reg.Scenarios))
 			for _, r := range sum.Results {
+				if strings.Contains(r.Skipped, "cannot move a client's clock") {
+					t.Skip(r.Skipped) // no C compiler for the clock shim (.ci/run installs one)
+				}
 				assert.Equal(t, models.Fail, r.Verdict, "%s: %s", r.Scenario, r.Error)
 				assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
 					return v.Check == reg.Check && v.Result == models.Fail
@@ -73,6 +77,36 @@ func TestRedisKnownBadLocksAreCaught(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The twin of redis-wall-deadline that counts its key's TTL on the
+// machine's uptime tells its holder in time, its clock set back or not,
+// on every resource: client-clock-back catches the clock, not the lock's
+// being a program that tells.
+func TestAClockSetBackIsToldByALockThatCountsOnAMonotonicClock(t *testing.T) {
+	t.Parallel()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: the Redis store was not tried (.ci/run installs it)", err)
+	}
+	sum, err := scenarios.Run(t.Context(), scenarios.Config{Store: "redis",
+		Locks:     []string{"exec:sh ../lock/redislock/deadline-lock.sh monotonic"},
+		Scenarios: []string{"client-clock-back", "holder-told"}, Resources: resource.Names(), Runs: 1, Parallel: 2})
+	require.NoError(t, err)
+	judged := 0
+	for _, r := range sum.Results {
+		if strings.Contains(r.Skipped, "cannot move a client's clock") {
+			t.Skip(r.Skipped)
+		}
+		if r.Skipped != "" {
+			continue // another store's resource
+		}
+		judged++
+		assert.Equal(t, models.Pass, r.Verdict, "%s × %s: %s", r.Scenario, r.Resource, r.Error)
+		assert.True(t, slices.ContainsFunc(r.Checks, func(v models.Verdict) bool {
+			return v.Check == "told-lost" && v.Result == models.Pass
+		}), "%s × %s: judged by told-lost: %v", r.Scenario, r.Resource, r.Checks)
+	}
+	assert.Equal(t, 6, judged, "unfenced, fenced and redis-guarded, on both lessons")
 }
 
 // deleteByName is a user's lock whose release deletes the lock's key by

@@ -323,6 +323,10 @@ func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 	if why := st.Skip(s); why != "" {
 		return each(func(x *Result) { x.Skipped = why })
 	}
+	shim, why := clientClockSkip(ctx, s, cfg.shape(j.lock))
+	if why != "" {
+		return each(func(x *Result) { x.Skipped = why })
+	}
 	if s.Members > st.Members() {
 		return fail(fmt.Sprintf("needs %d members, the cluster has %d", s.Members, st.Members()))
 	}
@@ -349,7 +353,7 @@ func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 	}
 	env, closeEnv, opened, err := open(ctx, st, EngineConfig{TTL: s.TTL, Minimum: &minimum, OpTimeout: s.opTimeout,
 		Sinks: rec.sinks, Resources: ran, RunID: fmt.Sprintf("%s-%s-%d", s.Name, SafeName(j.lock), j.seed),
-		FaultsMembers: s.faultsMembers()})
+		FaultsMembers: s.faultsMembers(), ClientShim: shim})
 	if err != nil && ctx.Err() != nil {
 		return interrupted()
 	}

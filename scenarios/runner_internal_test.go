@@ -223,7 +223,7 @@ func TestLessonsApplyByCapability(t *testing.T) {
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock", "redlock-restart": "redlock",
 		"clock-jump-held": "zookeeper", "server-restart": "", "restart-empty": "redis",
-		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper",
+		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper", "client-clock-back": every,
 	}
 	require.Len(t, want, len(Catalog()))
 	for _, s := range Catalog() {
@@ -285,3 +285,28 @@ var (
 	testPrimary = StoreKind{Name: "test", Label: "one Redis primary", Can: redisrun.Capabilities(false)}
 	testMasters = StoreKind{Name: "test-masters", Label: "Redlock's independent masters", Can: redisrun.Capabilities(true)}
 )
+
+// A lesson that moves a client's own clock runs for a lock run as a
+// program whose grants tell their loss, and is skipped, saying why, for a
+// Go lock (its clock is the lab's) or a program whose grants carry no Lost.
+func TestAClientsClockMovesForAProgramThatTells(t *testing.T) {
+	s, err := Lookup("client-clock-back")
+	require.NoError(t, err)
+	require.True(t, s.movesClientClock())
+	_, why := clientClockSkip(t.Context(), s, GrantShape{Token: true, Key: true, Tells: true})
+	assert.Contains(t, why, "a Go lock runs inside the lab's own process")
+	_, why = clientClockSkip(t.Context(), s, GrantShape{Program: true})
+	assert.Contains(t, why, "the lock's grants carry no Lost")
+	shim, why := clientClockSkip(t.Context(), s, GrantShape{Program: true, Tells: true})
+	if why == "" {
+		assert.NotEmpty(t, shim, "the shim the lesson's programs run with")
+	} else {
+		assert.Contains(t, why, "the lab cannot move a client's clock", "no C compiler: skipped, saying so")
+	}
+
+	other, err := Lookup("holder-told")
+	require.NoError(t, err)
+	assert.False(t, other.movesClientClock())
+	shim, why = clientClockSkip(t.Context(), other, GrantShape{})
+	assert.Empty(t, shim+why, "a lesson that moves no client's clock is not this check's")
+}

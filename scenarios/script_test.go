@@ -103,6 +103,8 @@ func runScript(t *testing.T, c *cluster.Cluster, path string, attempt int) (diff
 	require.NoError(t, err, "every script is a catalog scenario's")
 	var env scriptEnv
 	switch {
+	case movesClientClock(s):
+		env = clientClockEnv(t, s) // a client's own clock: a program's, on Redis
 	case s.For(zkKind) && !s.For(scenarios.DefaultKind()) && !s.For(redisKind):
 		env = zkEnv(t, s) // a lesson of ZooKeeper's own: on zk-herd
 	case s.For(pgKind) && !s.For(scenarios.DefaultKind()) && !s.For(redisKind):
@@ -263,6 +265,40 @@ func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 	env, err := redisrun.New(redisrun.Config{Set: set, Masters: masters, Factory: factory, TTL: s.TTL,
 		OpTimeout: s.OpTimeout(), RunID: s.Name, Resource: resources})
 	require.NoError(t, err)
+	return env
+}
+
+// movesClientClock reports whether s's script moves a client's own clock
+// (jump-clock cN).
+func movesClientClock(s scenarios.Scenario) bool {
+	steps, err := s.Script()
+	return err == nil && slices.ContainsFunc(steps, func(st script.Step) bool {
+		return st.Cmd.Name == "jump-clock" && st.Cmd.Client != ""
+	})
+}
+
+// clientClockEnv is a run of deadline-lock.sh (a lock run as a program
+// that tells its holder, counting its TTL on a monotonic clock) on a Redis
+// primary, each client's program on a clock of its own; or skips the test
+// where redis-server or a C compiler is missing.
+func clientClockEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
+	t.Helper()
+	if _, err := redisd.Find(); err != nil {
+		t.Skipf("%v: %s was not run (.ci/run installs it)", err, s.Name)
+	}
+	shim, err := clockshim.Build(t.Context())
+	if err != nil {
+		t.Skipf("%v: %s was not run", err, s.Name)
+	}
+	factory, err := redislock.Exec("sh ../lock/redislock/deadline-lock.sh monotonic")
+	require.NoError(t, err)
+	set, err := redisd.StartReplicated(t.Context(), 2, redisd.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { set.Close() })
+	env, err := redisrun.New(redisrun.Config{Set: set, Factory: factory, TTL: s.TTL, OpTimeout: s.OpTimeout(),
+		RunID: s.Name, Resource: redisrun.Resources(false)})
+	require.NoError(t, err)
+	env.MoveClientClocks(shim)
 	return env
 }
 

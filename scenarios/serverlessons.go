@@ -106,4 +106,18 @@ var serverLessons = []Scenario{
 		Minimum:   history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
 		Effects:   []Effect{heldPastTTL(time.Second), releasedWhileWaiting("c1", "c2")},
 	},
+	{
+		Name:     "client-clock-back",
+		anyShape: true,
+		Lesson: "holder-told with the holder's own clock set back. c1 holds the lock when the wall clock of its own " +
+			"machine is set back a minute (an NTP step, a clock corrected by hand) and its link is cut; the server " +
+			"ends its lease a TTL later. The lock must still tell c1 within two seconds: a lock that counts its lease " +
+			"on a monotonic clock does, one that counts it on the wall clock counts a minute more, and its holder " +
+			"works on, told nothing, while the next client is granted (the known-bad redis-wall-deadline). The lab " +
+			"moves the clock of a lock run as a program, by a small library preloaded into it; a Go lock reads the " +
+			"lab's own clock, and a lock whose grants carry no Lost tells nothing: both are skipped, saying so.",
+		Members: 3, TTL: 1, script: "client-clock-back.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
+		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
+	},
 }

@@ -2,9 +2,13 @@ package scenarios
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/locklab/locklab/internal/clockshim"
+	"github.com/locklab/locklab/lock"
+	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/script"
 )
@@ -31,8 +35,39 @@ func storeNames() string {
 }
 
 // GrantShape is what a lock's grants carry: a fencing token, and a key a
-// write guarded by the lock's store can check (Grant.Token, Grant.Key).
-type GrantShape struct{ Token, Key bool }
+// write guarded by the lock's store can check (Grant.Token, Grant.Key);
+// Tells, a Lost (Grant.Lost); Program, that the lock runs as a program the
+// lab starts (its own clock, which the lab can move).
+type GrantShape struct{ Token, Key, Tells, Program bool }
+
+// ShapeOf is the shape of g, granted by l.
+func ShapeOf(l lock.Locker, g lock.Grant) GrantShape {
+	_, program := l.(process.Environ)
+	return GrantShape{Token: g.Token != 0, Key: g.Key != "", Tells: g.Lost != nil, Program: program}
+}
+
+// clientClockSkip says why s, which moves a client's own clock, does not
+// run for a lock of shape (and "" when it does, or s moves none): only a
+// program's clock moves, and what the lesson watches is the lock telling
+// its holder.
+func clientClockSkip(ctx context.Context, s Scenario, shape GrantShape) (shim, why string) {
+	if !s.movesClientClock() {
+		return "", ""
+	}
+	switch {
+	case !shape.Program:
+		return "", "the lab moves a client's clock for a lock run as a program, with a small library preloaded into it; " +
+			"a Go lock runs inside the lab's own process, on its clock"
+	case !shape.Tells:
+		return "", "the lock's grants carry no Lost (a program answers no tells=lost): the lesson is what the client's " +
+			"clock does to the lock telling its holder, and this lock tells it nothing"
+	}
+	shim, err := clockshim.Build(ctx)
+	if err != nil {
+		return "", fmt.Sprintf("%v: the lab cannot move a client's clock", err)
+	}
+	return shim, ""
+}
 
 // shape is what lock's grants carry, as its preflight learnt; a lock whose
 // grant was not learnt is taken to carry both (its lessons say otherwise

@@ -84,8 +84,11 @@ func numbered(prefix, what string) check {
 // arguments (each with the values it may take), bare flags.
 type spec struct {
 	client bool
-	keys   []string
-	flags  []string
+	// orMember: member= may stand instead of the client (jump-clock moves
+	// a client's clock or a member's), never beside it.
+	orMember bool
+	keys     []string
+	flags    []string
 }
 
 // checks are the values every key may take.
@@ -147,14 +150,14 @@ var specs = map[string]spec{
 	"wait-free":       {},
 	"wait-served":     {},
 	"failover":        {},
-	"jump-clock":      {keys: []string{"member", "offset"}},
+	"jump-clock":      {client: true, orMember: true, keys: []string{"member", "offset"}},
 	"restart":         {keys: []string{"member"}},
 	"check":           {},
 }
 
 // required are the keys a command cannot do without.
 var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
-	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"member", "offset"}, "restart": {"member"}}
+	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"offset"}, "restart": {"member"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {
@@ -207,7 +210,12 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 			kv[x.Key] = x.Vals[0]
 		}
 	}
-	if sp.client && c.Client == "" {
+	switch {
+	case sp.orMember && c.Client != "" && kv["member"] != "":
+		return Cmd{}, fmt.Errorf("%s: want a client name or member=…, not both%s", name, sp.accepts())
+	case sp.orMember && c.Client == "" && kv["member"] == "":
+		return Cmd{}, fmt.Errorf("%s: want a client name or member=…%s", name, sp.accepts())
+	case sp.client && !sp.orMember && c.Client == "":
 		return Cmd{}, fmt.Errorf("%s: want a client name%s", name, sp.accepts())
 	}
 	for _, k := range required[name] {
@@ -236,7 +244,10 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 // accepts lists what a command takes, for an error message.
 func (sp spec) accepts() string {
 	var parts []string
-	if sp.client {
+	switch {
+	case sp.orMember:
+		parts = append(parts, "CLIENT or")
+	case sp.client:
 		parts = append(parts, "CLIENT")
 	}
 	for _, k := range sp.keys {

@@ -166,6 +166,13 @@ func doOptional(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		}
 		return r.Restart(ctx, c.Member)
 	case "jump-clock":
+		if c.Client != "" {
+			j, ok := as[ClientClockJumping](e)
+			if !ok {
+				return run.Outcome{}, errors.New("jump-clock: the lab cannot move a client's clock on this store")
+			}
+			return j.JumpClientClock(ctx, c.Client, c.Offset)
+		}
 		j, ok := as[ClockJumping](e)
 		if !ok {
 			return run.Outcome{}, errors.New("jump-clock: the lab cannot move this store's clocks")

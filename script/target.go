@@ -86,6 +86,13 @@ type ClockJumping interface {
 	JumpClock(ctx context.Context, member string, offset time.Duration) (run.Outcome, error)
 }
 
+// A ClientClockJumping run can move a client's own wall clock (`jump-clock
+// cN offset=-1m`) until heal sets it right: the clock its lock reads, where
+// the lock runs as a program the lab started with its clock shim.
+type ClientClockJumping interface {
+	JumpClientClock(ctx context.Context, client string, offset time.Duration) (run.Outcome, error)
+}
+
 // Leader, as a kill's member (`kill member=leader`), is whichever member
 // leads when the step runs: the history's fault names it.
 const Leader = "leader"

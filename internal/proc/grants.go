@@ -105,7 +105,8 @@ func (l *Lock) Release(ctx context.Context, g lock.Grant) error {
 
 // Acquire asks the program for the lock and reads its grant: read says
 // what is wrong with the answer's fields for this store (nil: nothing);
-// token=N, if given, must be a positive number.
+// token=N, if given, must be a positive number; tells=lost gives the grant
+// a Lost (Program.Tells).
 func (l *Lock) Acquire(ctx context.Context, read func(Answer) (lock.Grant, error)) (lock.Grant, error) {
 	a, err := l.Program.Expect(ctx, "acquire", "granted", l.AnswerErr)
 	if err != nil {
@@ -119,6 +120,9 @@ func (l *Lock) Acquire(ctx context.Context, read func(Answer) (lock.Grant, error
 		if g.Token, err = strconv.ParseInt(s, 10, 64); err != nil || g.Token <= 0 {
 			return lock.Grant{}, fmt.Errorf("%s: %s: token in %q is no positive number", l.Who, l.Program.Argv[0], a.Line)
 		}
+	}
+	if g.Lost, err = l.Program.Tells(a); err != nil {
+		return lock.Grant{}, fmt.Errorf("%s: %s: %w", l.Who, l.Program.Argv[0], err)
 	}
 	l.Grant.Set(g)
 	return g, nil

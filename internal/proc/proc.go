@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -174,4 +175,12 @@ func (l *Program) Expect(ctx context.Context, command, want string, errAnswer fu
 		return Answer{}, errAnswer(a.Msg)
 	}
 	return Answer{}, l.Stray(command, a)
+}
+
+// AddEnv adds env to what the program starts with, from its next start on
+// (process.Environ).
+func (l *Program) AddEnv(env ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Env = append(slices.Clip(l.Env), env...)
 }

@@ -58,6 +58,8 @@ type running struct {
 	// readErr says why its output stopped being read (a line past
 	// MaxAnswer); set before lines closes.
 	readErr error
+	// told is the Lost of the grant it answered last (lost.go).
+	told told
 }
 
 func (l *Program) start() (*running, error) {
@@ -118,7 +120,7 @@ func (l *Program) start() (*running, error) {
 				continue
 			}
 			p.upOnce.Do(func() { close(p.up) })
-			if strings.HasPrefix(line, "#") {
+			if strings.HasPrefix(line, "#") || p.told.read(line) {
 				continue
 			}
 			select {
@@ -130,6 +132,7 @@ func (l *Program) start() (*running, error) {
 	}()
 	go func() {
 		cmd.Wait()
+		p.told.tell() // what it held went with its process
 		close(p.exited)
 	}()
 	l.p = p
@@ -508,3 +511,15 @@ func (l *Program) Dir() string {
 // GroupLive reports whether a process of group pg still runs (a zombie
 // does not).
 func GroupLive(pg int) bool { return groupLive(-pg) }
+
+// grantLost is the Lost of the grant the running process answered last
+// (nil: none stands, or nothing runs).
+func (l *Program) grantLost() <-chan struct{} {
+	l.mu.Lock()
+	p := l.p
+	l.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.told.latest()
+}

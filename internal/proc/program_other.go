@@ -50,3 +50,6 @@ type running struct{}
 
 // Exited reports false: no program runs here.
 func (l *Program) Exited() bool { return false }
+
+// grantLost is nil: no program runs here.
+func (l *Program) grantLost() <-chan struct{} { return nil }

@@ -98,6 +98,9 @@ func (l *execLock) read(ctx context.Context, a proc.Answer) (lock.Grant, error) 
 	if g.Token == 0 && g.Key == "" {
 		return lock.Grant{}, fmt.Errorf("lock: %s granted with neither key nor token: %q", argv0, a.Line)
 	}
+	if g.Lost, err = l.Program.Tells(a); err != nil {
+		return lock.Grant{}, fmt.Errorf("lock: %s: %w", argv0, err)
+	}
 	return g, nil
 }
 

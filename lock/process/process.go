@@ -59,6 +59,17 @@ func WithStartup(ctx context.Context, own time.Duration) (context.Context, conte
 // the process is gone. A program that gives up at once leaves at once.
 const StopAllowance = proc.StopAllowance
 
+// Lost is the line a program prints, unasked, once it learns that a grant
+// it answered with tells=lost (TellsLost) is gone — its lease ended, its
+// key expired or is another's: that grant's Grant.Lost. It answers no
+// command. A program that ends itself while it holds such a grant has
+// told too; a grant answered without tells= has no Lost.
+const Lost = proc.Lost
+
+// TellsLost is the value of the tells= field by which a grant promises
+// Lost: "granted key=KEY tells=lost".
+const TellsLost = proc.TellsLost
+
 // MaxAnswer is the longest line a lock process may print: an answer is a
 // few words.
 const MaxAnswer = proc.MaxAnswer
@@ -81,4 +92,11 @@ type Program interface {
 	// silent so far, not even saying it is up — whose answer may take its
 	// start-up time too (see StartupAllowance and WithStartup).
 	Starting() bool
+}
+
+// Environ is a Program whose environment the lab can add to before it
+// starts (again, after a crash): a run that moves clients' own clocks
+// preloads its clock shim so.
+type Environ interface {
+	AddEnv(env ...string)
 }

@@ -24,8 +24,9 @@ import (
 // key to lock, process.EnvTTL to the key's expiry in seconds (a decimal, as
 // "1" or "1.5") and process.EnvDir; it answers
 //
-//	acquire  →  granted key=KEY value=VALUE [token=N]   or   error [CLASS] MESSAGE
-//	release  →  released                                or   error [CLASS] MESSAGE
+//	acquire   →  granted key=KEY value=VALUE [token=N] [tells=lost]   or   error [CLASS] MESSAGE
+//	release   →  released                                             or   error [CLASS] MESSAGE
+//	(unasked) →  lost   once a grant answered tells=lost is gone: its Grant.Lost
 //
 // VALUE is what the grant wrote at KEY (its random value, no spaces): the
 // lab follows the grant by it, and a grant whose key no longer holds it
@@ -43,6 +44,12 @@ func Exec(command string) (Factory, error) {
 	if err := proc.Supported(); err != nil {
 		return nil, err
 	}
+	return execFactory(argv, nil), nil
+}
+
+// execFactory is the factory of the Redis lock run by argv, setup (if not
+// nil) preparing the program's own directory before it starts.
+func execFactory(argv []string, setup func(dir string) error) Factory {
 	return func(servers []*redis.Client, name string, opts lock.Options) (lock.Locker, error) {
 		set, err := settingsOf(opts)
 		if err != nil {
@@ -55,10 +62,10 @@ func Exec(command string) (Factory, error) {
 		for i, s := range servers {
 			addrs[i] = s.Options().Addr
 		}
-		return &execLock{proc.Lock{Who: "redislock", Program: &proc.Program{Argv: argv, DirVar: process.EnvDir, Env: []string{
-			process.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","), process.EnvLock + "=" + set.prefix + name,
-			process.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}}, nil
-	}, nil
+		return &execLock{proc.Lock{Who: "redislock", Program: &proc.Program{Argv: argv, DirVar: process.EnvDir, Setup: setup,
+			Env: []string{process.EnvStore + "=redis", EnvRedis + "=" + strings.Join(addrs, ","),
+				process.EnvLock + "=" + set.prefix + name, process.EnvTTL + "=" + strconv.FormatFloat(set.ttl.Seconds(), 'f', -1, 64)}}}}, nil
+	}
 }
 
 // execLock drives one program on Redis: its proc.Lock is its

@@ -96,6 +96,17 @@ var locks = []Lock{
 			Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
 			Scenarios: []string{"slow-link"}, Check: "lease-kept",
 		}},
+	{Name: "redis-wall-deadline", Factory: NewWallDeadline, Program: true,
+		About: "a Redis lock run as a program (lock/redislock/deadline-lock.sh) that tells its holder at a deadline counted on the wall clock: known-bad",
+		Bad: &lock.Regression{
+			Name: "redis-wall-deadline",
+			Bug: "counts its key's TTL on the wall clock and tells its holder the lock is lost (the protocol's \"lost\") " +
+				"only when that count runs out: a clock set back while it holds (an NTP step) adds as much to the count, " +
+				"and the holder works on, told nothing, long after its key expired and the next client was granted (a " +
+				"lease is counted on a monotonic clock: deadline-lock.sh's default)",
+			Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
+			Scenarios: []string{"client-clock-back"}, Check: "told-lost",
+		}},
 	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",
 		Bad:   ptr(knownbad.IgnoringDeadlineRegression("redis-ignores-deadline"))},

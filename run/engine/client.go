@@ -11,6 +11,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/netproxy"
 	"github.com/locklab/locklab/history"
+	"github.com/locklab/locklab/internal/clockshim"
 	"github.com/locklab/locklab/internal/pausegate"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/process"
@@ -82,6 +83,9 @@ type client struct {
 	// notes are the values of the grants the store follows for this
 	// client, each with its note: a request carrying one is a keep-alive.
 	notes map[string]func(time.Time)
+	// clock is the client's own wall clock, for a lock run as a program in
+	// a run that moves clients' clocks (clientclock.go); nil otherwise.
+	clock *clockshim.Clock
 }
 
 // AddClient creates a client called name living at member, with links of
@@ -139,6 +143,13 @@ func (e *Engine) renew(c *client) error {
 	l, done, err := e.store.Locker(c.name, c.links)
 	if err != nil {
 		return fmt.Errorf("making the lock for %s: %w", c.name, err)
+	}
+	if err := e.clockOf(c, l); err != nil {
+		l.Close()
+		if done != nil {
+			done()
+		}
+		return err
 	}
 	c.mu.Lock()
 	oldLocker, oldDone, oldQuit := c.locker, c.done, c.quit

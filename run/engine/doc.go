@@ -1,13 +1,16 @@
 // Package engine is the store-neutral core of a run: its clients (one
 // step at a time each), recording every operation and fact onto every
 // history, the critical section, background steps, fault windows on the
-// clients' links, pauses and crashes. A store is a Store — its links, its
-// lock, and how it follows a grant — plus the faults of its own, in a
-// package of its own (run/etcdrun, run/redisrun, run/zkrun).
+// clients' links, pauses and crashes, and a client's own clock where its
+// lock runs as a program (the clock shim preloaded into it, moved by
+// JumpClientClock: clientclock.go). A store is a Store — its links, its
+// lock, and how it follows a grant (run/follow keeps its watches) — plus
+// the faults of its own, in a package of its own (run/etcdrun,
+// run/redisrun, run/zkrun, run/pgrun).
 //
 // # Adding a store
 //
-// A third store provides, in a package of its own:
+// A next store provides, in a package of its own:
 //   - servers the lab starts and stops (a package under cluster/), each
 //     client reaching them through a netproxy.Proxy of its own;
 //   - a Store: Links (a client's proxies), Locker (its lock over them),

@@ -83,6 +83,10 @@ type Config struct {
 	Watch func(ctx context.Context, hs run.Histories)
 	// StoreName names the store in what it cannot do ("Redis").
 	StoreName string
+	// ClientShim, if set, is the clock shim (clockshim.Build's path) the
+	// run preloads into every lock run as a program, each client's reading
+	// a clock of its own, which JumpClientClock moves.
+	ClientShim string
 }
 
 // Engine is one run of one lock on one store: its clients, the resources
@@ -113,6 +117,8 @@ type Engine struct {
 	abandoned run.Abandoned
 	// releaseKept: a release of the run freed nothing (ReleaseChecker).
 	releaseKept atomic.Bool
+	// clocks are the clients' own wall clocks (clientclock.go).
+	clocks clientClocks
 }
 
 // SweepEvery is how often the store's Sweep looks at its grants.
@@ -141,7 +147,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, errors.New("engine: a run needs a store and a resource")
 	}
 	e := &Engine{store: cfg.Store, opts: cfg.Options, minimum: cfg.Minimum, storeName: cmp.Or(cfg.StoreName, "this store"),
-		opTimeout: cmp.Or(cfg.OpTimeout, run.DefaultOpTimeout), clients: map[string]*client{}}
+		opTimeout: cmp.Or(cfg.OpTimeout, run.DefaultOpTimeout), clients: map[string]*client{},
+		clocks: clientClocks{shim: cfg.ClientShim}}
 	e.opts.TTL = max(e.opts.TTL, 1)
 	e.hs = run.NewHistories(cfg.Resources, cfg.Sinks, time.Now())
 	e.windows = faults.NewWindows(faults.RecorderFunc(func(ev faults.Event) {
@@ -256,7 +263,7 @@ func (e *Engine) Finish(ctx context.Context, settle func(context.Context) error,
 			errs = append(errs, cc.CloseClient(c.name))
 		}
 	}
-	errs = append(errs, e.abandoned.Wait(ctx))
+	errs = append(errs, e.abandoned.Wait(ctx), e.removeClocks())
 	return errors.Join(errs...)
 }
 

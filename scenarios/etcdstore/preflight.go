@@ -29,11 +29,11 @@ import (
 //
 // A lock run as a process (reask) is then asked to acquire while it holds
 // a grant the lab ended (scenarios.Reask).
-func preflight(ctx context.Context, f etcdlock.Factory, c *cluster.Cluster, reask bool) (lock.Grant, error) {
+func preflight(ctx context.Context, f etcdlock.Factory, c *cluster.Cluster, reask bool) (scenarios.GrantShape, error) {
 	if c == nil {
 		scratch, err := cluster.Start(ctx, cluster.Config{Members: 1})
 		if err != nil {
-			return lock.Grant{}, fmt.Errorf("preflight: the scratch cluster: %w", err)
+			return scenarios.GrantShape{}, fmt.Errorf("preflight: the scratch cluster: %w", err)
 		}
 		defer scratch.Close()
 		c = scratch
@@ -43,14 +43,15 @@ func preflight(ctx context.Context, f etcdlock.Factory, c *cluster.Cluster, reas
 
 // probe makes one Locker of f on c, under a key prefix of its own (removed
 // afterwards), and has it acquire and release once: the grant it was
-// given, or why it was given none (see Preflight).
-func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory, reask bool) (g lock.Grant, err error) {
+// given (its shape), or why it was given none (see Preflight).
+func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory, reask bool) (shape scenarios.GrantShape, err error) {
+	var g lock.Grant
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	id := hex.EncodeToString(b)
 	cl, err := c.NewClient("preflight-"+id, c.Members()[0])
 	if err != nil {
-		return g, fmt.Errorf("preflight: %w", err)
+		return shape, fmt.Errorf("preflight: %w", err)
 	}
 	defer c.CloseClient(cl.Name())
 	cl.ReadWire() // as in a run: a process lock's traffic is read
@@ -64,7 +65,7 @@ func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory, reask bo
 	}()
 	l, err := f(cl.Etcd(), "lock", lock.Options{TTL: 2, Prefix: prefix})
 	if err != nil {
-		return g, fmt.Errorf("preflight: making the lock: %w", err)
+		return shape, fmt.Errorf("preflight: making the lock: %w", err)
 	}
 	defer l.Close()
 	actx, cancel := context.WithTimeout(ctx, scenarios.PreflightTimeout)
@@ -72,22 +73,23 @@ func probe(ctx context.Context, c *cluster.Cluster, f etcdlock.Factory, reask bo
 	g, err = l.Acquire(actx)
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was not granted within %s: %w", scenarios.PreflightTimeout, err)
+			return shape, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was not granted within %s: %w", scenarios.PreflightTimeout, err)
 		}
-		return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, could not acquire: %w", err)
+		return shape, fmt.Errorf("preflight: the lock, alone on a healthy cluster, could not acquire: %w", err)
 	}
 	// A release that answers, even with an error, is left to the lessons,
 	// whose checks say more about it; one that does not answer in time
 	// would stall every one of them.
+	shape = scenarios.ShapeOf(l, g)
 	rctx, rcancel := context.WithTimeout(ctx, scenarios.PreflightTimeout)
 	defer rcancel()
 	if err := l.Release(rctx, g); errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return g, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was granted, and its release did not return within %s: %w", scenarios.PreflightTimeout, err)
+		return shape, fmt.Errorf("preflight: the lock, alone on a healthy cluster, was granted, and its release did not return within %s: %w", scenarios.PreflightTimeout, err)
 	}
 	if reask {
-		return g, scenarios.Reask(ctx, l, ender{c.Admin()})
+		return shape, scenarios.Reask(ctx, l, ender{c.Admin()})
 	}
-	return g, nil
+	return shape, nil
 }
 
 // ender ends a grant on etcd as the lessons do (its lease revoked, or its

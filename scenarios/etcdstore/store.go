@@ -84,8 +84,7 @@ func (backend) Exec(command string) (scenarios.BackendLock, error) {
 	l := describe(f, nil)
 	l.Preflight = func(ctx context.Context, own scenarios.Servers) (scenarios.GrantShape, error) {
 		c, _ := own.(*cluster.Cluster)
-		g, err := preflight(ctx, f, c, true)
-		return scenarios.GrantShape{Token: g.Token != 0, Key: g.Key != ""}, err
+		return preflight(ctx, f, c, true)
 	}
 	return l, nil
 }
@@ -139,8 +138,7 @@ func describe(f etcdlock.Factory, weak map[string]string) scenarios.BackendLock 
 		},
 		Preflight: func(ctx context.Context, own scenarios.Servers) (scenarios.GrantShape, error) {
 			c, _ := own.(*cluster.Cluster)
-			g, err := preflight(ctx, f, c, false)
-			return scenarios.GrantShape{Token: g.Token != 0, Key: g.Key != ""}, err
+			return preflight(ctx, f, c, false)
 		}}
 }
 

@@ -147,7 +147,7 @@ func preflight(ctx context.Context, f pglock.Factory, reask bool) (scenarios.Gra
 			return scenarios.GrantShape{}, err
 		}
 	}
-	return scenarios.GrantShape{Token: g.Token != 0, Key: g.Key != ""}, nil
+	return scenarios.ShapeOf(l, g), nil
 }
 
 // ender ends a grant on PostgreSQL (the session holding its advisory lock

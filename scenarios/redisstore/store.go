@@ -76,7 +76,11 @@ func (b backend) Lock(name string) (scenarios.BackendLock, bool) {
 	if err != nil || b.masters > 0 {
 		return scenarios.BackendLock{}, false
 	}
-	return describe(l.Factory, l.Masters, l.Weak), true
+	bl := describe(l.Factory, l.Masters, l.Weak)
+	if l.Program {
+		bl.Preflight = b.user(l.Factory, true).Preflight
+	}
+	return bl, true
 }
 
 // Exec is a user's Redis lock run as a process, on the backend's servers;
@@ -162,7 +166,9 @@ func preflight(ctx context.Context, f redislock.Factory, masters int, own *redis
 			return scenarios.GrantShape{}, err
 		}
 	}
-	return scenarios.GrantShape{Token: g.Token != 0, Key: true}, nil
+	shape := scenarios.ShapeOf(l, g)
+	shape.Key = true // a Redis grant is followed by its key and value
+	return shape, nil
 }
 
 // ender ends a grant on Redis as a lesson's expiry does (its key deleted

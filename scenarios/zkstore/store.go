@@ -154,7 +154,9 @@ func preflight(ctx context.Context, reask bool, open func(*zkd.Ensemble) (lock.L
 			return scenarios.GrantShape{}, err
 		}
 	}
-	return scenarios.GrantShape{Token: g.Token != 0, Key: true}, nil
+	shape := scenarios.ShapeOf(l, g)
+	shape.Key = true
+	return shape, nil
 }
 
 // ender ends a grant on ZooKeeper (its node deleted, as its session's end

@@ -7,12 +7,21 @@ library's as shipped: an ephemeral-sequential node under the path, each waiter
 watching the one before its own, the node gone with the session. The adapter
 answers with the node's path and its creation zxid as the fencing token (the
 node's own, read back from the server).
+
+--tell=suspended or --tell=lost answers each grant with tells=lost and prints
+"lost" (the protocol's Grant.Lost) when kazoo's connection state says so:
+suspended, at SUSPENDED (the connection is gone: the session, and the lock
+with it, may end any moment), as kazoo's documentation asks of a lock's
+holder; lost, only at LOST (the session expired, which a client cut off from
+the ensemble hears once it reconnects).
 """
+import argparse
 import os
 import signal
 import sys
+import threading
 
-from kazoo.client import KazooClient
+from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import ConnectionLoss, SessionExpiredError, NoNodeError
 
 HOSTS = os.environ["LOCKLAB_ZOOKEEPER"]
@@ -21,12 +30,28 @@ PATH = os.environ["LOCKLAB_LOCK"]
 
 
 def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tell", choices=["suspended", "lost"])
+    args = parser.parse_args()
     # randomize_hosts=False: the client keeps to its member while it serves.
     zk = KazooClient(hosts=HOSTS, timeout=TTL, randomize_hosts=False)
     lk = None
+    out = threading.Lock()  # kazoo's listener prints from its own thread
+    held = threading.Event()
 
     def answer(line):
-        print(line, flush=True)
+        with out:
+            print(line, flush=True)
+
+    def listen(state):
+        told = state == KazooState.LOST or (args.tell == "suspended" and state == KazooState.SUSPENDED)
+        with out:  # never between a grant's held.set() and its answer
+            if args.tell and told and held.is_set():
+                held.clear()
+                print("lost", flush=True)
+
+    zk.add_listener(listen)
+    tells = " tells=lost" if args.tell else ""
 
     def stop(signum, frame):
         raise SystemExit(0)
@@ -45,8 +70,11 @@ def main():
                     if stat is None:
                         answer("error not-held %s is gone" % node)
                         continue
-                    answer("granted key=%s token=%d" % (node, stat.czxid))
+                    with out:
+                        held.set()
+                        print("granted key=%s token=%d%s" % (node, stat.czxid, tells), flush=True)
                 elif line.strip() == "release":
+                    held.clear()
                     lk.release()
                     answer("released")
             except NoNodeError as e:
