@@ -34,6 +34,7 @@ const (
 	HoldAnswers   = Kind(history.FaultHoldAnswers)   // from Client's next keep-alive on, hold its answers; undo delivers them
 	LoseRequest   = Kind(history.FaultLoseRequest)   // from the request Client sends after its next write, cut its link; undo severs its connections and heals
 	JumpClock     = Kind(history.FaultJumpClock)     // move Member's (or Client's own) wall clock by Offset; undo sets it right
+	DriftClock    = Kind(history.FaultDriftClock)    // run Member's wall clock at Rate times the machine's; undo sets it right
 )
 
 // Kinds lists every fault kind, in a fixed order, a fresh slice each call.
@@ -42,7 +43,7 @@ func Kinds() []Kind { return slices.Clone(kinds) }
 // kinds are every fault kind, in a fixed order.
 var kinds = []Kind{Partition, Heal, IsolateMember, IsolateLeader, CutClient, DelayClient,
 	KillMember, RestartMember, KillLeader, MoveLeader, PauseClient, ExpireLease, CrashClient, LoseAnswer, HoldAnswers, LoseRequest,
-	JumpClock}
+	JumpClock, DriftClock}
 
 // Describe says in one line what a fault of kind k does ("" for a kind
 // that is none of the lab's).
@@ -66,6 +67,7 @@ var descriptions = map[Kind]string{
 	HoldAnswers:   "from a client's next keep-alive on, hold the answers its member sends (its requests still arrive); delivered when it ends",
 	LoseRequest:   "from the request a client sends after its next write, cut its link both ways; dropped when it ends (its connections severed)",
 	JumpClock:     "move a server's wall clock, or a client's own (a lock run as a program), forward or back (its monotonic clock untouched); set right when it ends",
+	DriftClock:    "run a server's wall clock fast or slow, at a rate of the machine's (its monotonic clock untouched); set right when it ends",
 }
 
 // Lease expiry modes.
@@ -87,6 +89,9 @@ type Fault struct {
 	Mode   string     `json:"mode,omitempty"`
 	// Offset is how far a jump-clock moves the wall clock (negative: back).
 	Offset Duration `json:"offset,omitempty"`
+	// Rate is how fast a drift-clock runs the wall clock (2: twice the
+	// machine's).
+	Rate float64 `json:"rate,omitempty"`
 }
 
 // String describes f the way the timeline shows it: "partition m1 | m2 m3",
@@ -96,7 +101,7 @@ func (f Fault) String() string { return f.Spec().String() }
 // Spec is f as a history records it.
 func (f Fault) Spec() history.FaultSpec {
 	return history.FaultSpec{Kind: history.FaultKind(f.Kind), Member: f.Member, Client: f.Client,
-		Groups: f.Groups, Delay: int64(f.Delay), Point: f.Point, Mode: f.Mode, Offset: int64(f.Offset)}
+		Groups: f.Groups, Delay: int64(f.Delay), Point: f.Point, Mode: f.Mode, Offset: int64(f.Offset), Rate: f.Rate}
 }
 
 // Validate reports a fault that lacks what its kind needs.
@@ -116,6 +121,8 @@ func (f Fault) Validate() error {
 		return need(f.Member != "", "a member")
 	case JumpClock:
 		return errors.Join(need((f.Member != "") != (f.Client != ""), "a member or a client"), need(f.Offset != 0, "an offset"))
+	case DriftClock:
+		return errors.Join(need(f.Member != "", "a member"), need(f.Rate > 0 && f.Rate != 1, "a rate other than 1"))
 	case CutClient, CrashClient, LoseAnswer, HoldAnswers, LoseRequest:
 		return need(f.Client != "", "a client")
 	case DelayClient:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -33,6 +34,7 @@ const (
 	FaultHoldAnswers   FaultKind = "hold-answers"
 	FaultLoseRequest   FaultKind = "lose-request"
 	FaultJumpClock     FaultKind = "jump-clock"
+	FaultDriftClock    FaultKind = "drift-clock"
 )
 
 // FaultKinds lists every fault kind, in a fixed order.
@@ -40,7 +42,7 @@ func FaultKinds() []FaultKind {
 	return []FaultKind{FaultPartition, FaultHeal, FaultIsolateMember, FaultIsolateLeader, FaultCutClient,
 		FaultDelayClient, FaultKillMember, FaultRestartMember, FaultKillLeader, FaultMoveLeader,
 		FaultPauseClient, FaultExpireLease, FaultCrashClient, FaultLoseAnswer, FaultHoldAnswers, FaultLoseRequest,
-		FaultJumpClock}
+		FaultJumpClock, FaultDriftClock}
 }
 
 // FaultSpec is a fault as a history records it: its kind and what it
@@ -58,6 +60,9 @@ type FaultSpec struct {
 	// Offset is how far a jump-clock moves the member's wall clock, in
 	// nanoseconds (negative: back).
 	Offset int64 `json:"offset,omitempty"`
+	// Rate is how fast a drift-clock runs the member's wall clock: 2 is
+	// twice the machine's, 0.5 half.
+	Rate float64 `json:"rate,omitempty"`
 	// AlreadyGone (expire-lease, at its end) says the server had ended the
 	// lease before the fault came to end it.
 	AlreadyGone bool `json:"already_gone,omitempty"`
@@ -92,6 +97,8 @@ func (f FaultSpec) String() string {
 		return fmt.Sprintf("expire-lease %s (%s)", f.Client, f.Mode)
 	case FaultJumpClock:
 		return fmt.Sprintf("jump-clock %s %s", cmp.Or(f.Member, f.Client), Signed(time.Duration(f.Offset)))
+	case FaultDriftClock:
+		return fmt.Sprintf("drift-clock %s ×%s", f.Member, strconv.FormatFloat(f.Rate, 'f', -1, 64))
 	}
 	return string(f.Kind)
 }
@@ -132,7 +139,7 @@ func (f FaultSpec) ReachesMembers() bool {
 func (k FaultKind) ReachesMembers() bool {
 	switch k {
 	case FaultPartition, FaultIsolateMember, FaultIsolateLeader, FaultKillMember, FaultKillLeader,
-		FaultRestartMember, FaultMoveLeader, FaultJumpClock:
+		FaultRestartMember, FaultMoveLeader, FaultJumpClock, FaultDriftClock:
 		return true
 	}
 	return false
@@ -297,6 +304,9 @@ func parseFaultName(name, target string) FaultSpec {
 		s.Member = arg(1)
 		d, _ := time.ParseDuration(arg(2))
 		s.Offset = int64(d)
+	case FaultDriftClock:
+		s.Member = arg(1)
+		s.Rate, _ = strconv.ParseFloat(strings.TrimPrefix(arg(2), "×"), 64) // "drift-clock m1 ×2"
 	case FaultExpireLease:
 		s.Client, s.Mode = arg(1), strings.Trim(arg(2), "()")
 		s.AlreadyGone = strings.Contains(target, "already gone")

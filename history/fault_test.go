@@ -34,6 +34,7 @@ func TestFaultNamesReadBackAsSpecs(t *testing.T) {
 		{Kind: history.FaultHoldAnswers, Client: "c1"},
 		{Kind: history.FaultLoseRequest, Client: "c2"},
 		{Kind: history.FaultJumpClock, Member: "m2", Offset: int64(-1500 * time.Millisecond)},
+		{Kind: history.FaultDriftClock, Member: "m1", Rate: 2.5},
 	}
 	kinds := map[history.FaultKind]bool{}
 	for _, spec := range specs {

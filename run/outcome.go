@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -61,6 +62,7 @@ const (
 	Served             // another member leads, and every client has been answered since
 	ClockJumped        // Member's (or Client's own) wall clock was moved: For is its offset now (negative: behind)
 	Restarted          // Member crashed and was started again at once, on what it had kept
+	ClockDrifts        // Member's wall clock runs at Rate times the machine's
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -134,6 +136,9 @@ type Outcome struct {
 	// allows it), so its label names the grant alone, and what a script
 	// says of a grant's token is no claim about it (see script.Run).
 	Tokenless bool
+	// Rate, for a clock that drifts, is how fast it runs (2: twice the
+	// machine's).
+	Rate float64
 	// For, for a cut that was healed after a while (a blip), is how long;
 	// for a delayed link, the delay each way.
 	For time.Duration
@@ -226,6 +231,8 @@ func (o Outcome) faultString() string {
 		return o.Member + ": crashed and started again"
 	case ClockJumped:
 		return fmt.Sprintf("%s: wall clock %s off (heal sets it right)", cmp.Or(o.Member, o.Client), history.Signed(o.For))
+	case ClockDrifts:
+		return fmt.Sprintf("%s: wall clock runs ×%s (heal sets it right)", o.Member, strconv.FormatFloat(o.Rate, 'f', -1, 64))
 	case LeaderKilled:
 		return "server: the leader killed (heal restarts it)"
 	case Served:

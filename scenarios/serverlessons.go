@@ -107,6 +107,23 @@ var serverLessons = []Scenario{
 		Effects:   []Effect{heldPastTTL(time.Second), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "redlock-drift",
+		Lesson: "Redlock's safety rests on every master's clock running at the rate of the client's, give or take " +
+			"its drift allowance (a hundredth of the TTL, in the Redlock article and redsync alike). The wall " +
+			"clocks of three of five masters — a majority — run twice as fast as the machine's; c1 is granted the " +
+			"lock and works, well within the validity Redlock gave it, while on those three its keys live half " +
+			"their TTL and go. c2 sets its key on them and is granted the lock while c1 still holds it by its own " +
+			"count: an update is lost. The twin of redlock-clock with a clock that runs fast rather than one that " +
+			"jumps; Redlock hands out no fencing token, so it runs on the unfenced store only.",
+		Members: 5, TTL: 1, MemberFaults: true, script: "redlock-drift.txt", Expect: unfencedFails,
+		needs:   []script.Capability{script.Masters, script.WallClockLeases},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 1},
+		Effects: []Effect{
+			leaseEndedOn("c1", faults.DriftClock, "m1", "the masters' clocks ran fast"),
+			grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section"),
+		},
+	},
+	{
 		Name:     "client-clock-back",
 		anyShape: true,
 		Lesson: "holder-told with the holder's own clock set back. c1 holds the lock when the wall clock of its own " +

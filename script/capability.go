@@ -60,7 +60,8 @@ const (
 	WaitServed Capability = "wait-served"
 	// Failover: failover, a primary killed and a replica promoted.
 	Failover Capability = "failover"
-	// JumpClock: jump-clock, a server's wall clock moved forward or back.
+	// JumpClock: jump-clock, a server's wall clock moved forward or back;
+	// drift-clock, run fast or slow.
 	JumpClock Capability = "jump-clock"
 	// Restart: restart, a server crashed and started again at once.
 	Restart Capability = "restart"
@@ -208,6 +209,8 @@ func needsOf(c Cmd) []Capability {
 		return []Capability{Told}
 	case "failover":
 		return []Capability{Failover}
+	case "drift-clock":
+		return []Capability{JumpClock}
 	case "jump-clock":
 		if c.Client != "" {
 			return nil // the client's own clock: its lock's, which every run can move where the lock is a program

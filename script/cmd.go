@@ -39,6 +39,9 @@ type Cmd struct {
 	// way, until heal); Offset is jump-clock's offset= (how far the
 	// member's wall clock moves, negative: back).
 	For, Work, By, Offset time.Duration
+	// Rate is drift-clock's rate= (how fast the member's wall clock runs
+	// against the machine's: 2 is twice as fast).
+	Rate float64
 }
 
 // The values a key may take; each returns what is wrong with v.
@@ -105,6 +108,23 @@ var checks = map[string]check{
 	"work":    positiveDuration,
 	"by":      positiveDuration,
 	"offset":  signedDuration,
+	"rate":    clockRate,
+}
+
+// MinRate and MaxRate bound drift-clock's rate=: a clock a tenth as fast,
+// or ten times as fast, as the machine's.
+const (
+	MinRate = 0.1
+	MaxRate = 10
+)
+
+// clockRate checks a clock's rate, how fast it runs against the machine's:
+// 2 (twice as fast), 0.5 (half), never 1.
+func clockRate(v string) error {
+	if r, err := strconv.ParseFloat(v, 64); err != nil || r < MinRate || r > MaxRate || r == 1 {
+		return fmt.Errorf("want how fast the clock runs against the machine's, %v to %v and not 1 (2: twice as fast, 0.5: half)", MinRate, MaxRate)
+	}
+	return nil
 }
 
 // signedDuration checks a duration that may be negative, not zero: +3s,
@@ -151,13 +171,14 @@ var specs = map[string]spec{
 	"wait-served":     {},
 	"failover":        {},
 	"jump-clock":      {client: true, orMember: true, keys: []string{"member", "offset"}},
+	"drift-clock":     {keys: []string{"member", "rate"}},
 	"restart":         {keys: []string{"member"}},
 	"check":           {},
 }
 
 // required are the keys a command cannot do without.
 var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
-	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"offset"}, "restart": {"member"}}
+	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"offset"}, "drift-clock": {"member", "rate"}, "restart": {"member"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {
@@ -236,6 +257,7 @@ func scan(name string, args []datadriven.CmdArg) (Cmd, error) {
 	c.Work, _ = time.ParseDuration(cmp.Or(kv["work"], "0"))
 	c.By, _ = time.ParseDuration(cmp.Or(kv["by"], "0"))
 	c.Offset, _ = time.ParseDuration(cmp.Or(kv["offset"], "0"))
+	c.Rate, _ = strconv.ParseFloat(cmp.Or(kv["rate"], "0"), 64)
 	c.Members, _ = strconv.Atoi(kv["members"])
 	c.TTL, _ = strconv.Atoi(kv["ttl"])
 	return c, nil
@@ -270,6 +292,7 @@ func (c Cmd) String() string {
 		{"members", itoa(c.Members)}, {"ttl", itoa(c.TTL)}, {"member", c.Member}, {"at", c.At},
 		{"mode", c.Mode}, {"answer", c.Answer}, {"next", c.Next}, {"grant", c.Grant}, {"for", durationOrEmpty(c.For)},
 		{"work", durationOrEmpty(c.Work)}, {"by", durationOrEmpty(c.By)}, {"offset", signedOrEmpty(c.Offset)},
+		{"rate", rateOrEmpty(c.Rate)},
 	} {
 		if kv[1] != "" {
 			parts = append(parts, kv[0]+"="+kv[1])
@@ -279,6 +302,13 @@ func (c Cmd) String() string {
 		parts = append(parts, "async")
 	}
 	return strings.Join(parts, " ")
+}
+
+func rateOrEmpty(r float64) string {
+	if r == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 func signedOrEmpty(d time.Duration) string {

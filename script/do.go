@@ -178,6 +178,12 @@ func doOptional(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 			return run.Outcome{}, errors.New("jump-clock: the lab cannot move this store's clocks")
 		}
 		return j.JumpClock(ctx, c.Member, c.Offset)
+	case "drift-clock":
+		d, ok := as[ClockDrifting](e)
+		if !ok {
+			return run.Outcome{}, errors.New("drift-clock: the lab cannot run this store's clocks fast or slow")
+		}
+		return d.DriftClock(ctx, c.Member, c.Rate)
 	case "failover":
 		f, ok := as[FailingOver](e)
 		if !ok {

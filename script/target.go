@@ -86,6 +86,13 @@ type ClockJumping interface {
 	JumpClock(ctx context.Context, member string, offset time.Duration) (run.Outcome, error)
 }
 
+// A ClockDrifting store can run a server's wall clock fast or slow
+// (`drift-clock member=mN rate=2`) until heal sets it right; its
+// monotonic clock does not move.
+type ClockDrifting interface {
+	DriftClock(ctx context.Context, member string, rate float64) (run.Outcome, error)
+}
+
 // A ClientClockJumping run can move a client's own wall clock (`jump-clock
 // cN offset=-1m`) until heal sets it right: the clock its lock reads, where
 // the lock runs as a program the lab started with its clock shim.

@@ -207,6 +207,17 @@ func (s *Set) JumpClock(i int, d time.Duration) error {
 	return c.Jump(d)
 }
 
+// DriftClock runs server i's wall clock at rate times the machine's (2:
+// twice as fast), from where it is; Redis expires keys by it. The set must
+// have been started with Options.Clocks.
+func (s *Set) DriftClock(i int, rate float64) error {
+	c := s.servers[i].clock
+	if c == nil {
+		return fmt.Errorf("redisd: %s's clock is the machine's: the set was started without Options.Clocks", s.servers[i].name)
+	}
+	return c.Drift(rate)
+}
+
 // ResetClock sets server i's wall clock right again (nothing to do for a
 // server whose clock the lab never moved).
 func (s *Set) ResetClock(i int) error {

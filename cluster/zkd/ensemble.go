@@ -263,6 +263,17 @@ func (e *Ensemble) JumpClock(i int, d time.Duration) error {
 	return c.Jump(d)
 }
 
+// DriftClock runs server i's wall clock at rate times the machine's (2:
+// twice as fast), from where it is. The ensemble must have been started
+// with Options.Clocks.
+func (e *Ensemble) DriftClock(i int, rate float64) error {
+	c := e.servers[i].clock
+	if c == nil {
+		return fmt.Errorf("zkd: %s's clock is the machine's: the ensemble was started without Options.Clocks", e.servers[i].name)
+	}
+	return c.Drift(rate)
+}
+
 // ResetClock sets server i's wall clock right again.
 func (e *Ensemble) ResetClock(i int) error {
 	if c := e.servers[i].clock; c != nil {

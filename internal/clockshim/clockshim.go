@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,12 +99,24 @@ type Clock struct {
 
 	mu     sync.Mutex
 	offset time.Duration
+	// ppm is how fast the clock drifts, in parts per million of the
+	// machine's time (negative: slow), since from.
+	ppm  int64
+	from time.Time
 }
+
+// The file's fields, little-endian int64s, as csrc/shim.c reads them.
+const (
+	fieldOffset    = iota // milliseconds
+	fieldDriftPPM         // parts per million
+	fieldDriftFrom        // the wall clock's milliseconds since the epoch
+	fields
+)
 
 // New makes a clock whose file is in dir, at no offset.
 func New(dir string) (*Clock, error) {
 	c := &Clock{path: filepath.Join(dir, "clock-offset")}
-	if err := os.WriteFile(c.path, make([]byte, 8), 0o644); err != nil {
+	if err := os.WriteFile(c.path, make([]byte, 8*fields), 0o644); err != nil {
 		return nil, fmt.Errorf("clockshim: %w", err)
 	}
 	return c, nil
@@ -123,36 +136,87 @@ func (c *Clock) Jump(d time.Duration) error {
 	return c.set(c.offset + d)
 }
 
-// Reset puts the clock back at no offset.
+// Drift runs the clock at rate times the machine's from now on (2: twice
+// as fast; 0.5: half), from where it is: what it drifted before is kept
+// as its offset.
+func (c *Clock) Drift(rate float64) error {
+	if rate <= 0 {
+		return fmt.Errorf("clockshim: a clock's rate is above zero, not %v", rate)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	// The drift so far becomes offset, and stops, before the next starts.
+	if err := c.write(fieldDriftPPM, 0); err != nil {
+		return err
+	}
+	if err := c.set(c.offsetAt(now)); err != nil {
+		return err
+	}
+	ppm := int64(math.Round((rate - 1) * 1e6))
+	if err := c.write(fieldDriftFrom, now.UnixMilli()); err != nil {
+		return err
+	}
+	if err := c.write(fieldDriftPPM, ppm); err != nil {
+		return err
+	}
+	c.ppm, c.from = ppm, now
+	return nil
+}
+
+// Reset puts the clock back at no offset, and running at the machine's
+// rate.
 func (c *Clock) Reset() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.write(fieldDriftPPM, 0); err != nil {
+		return err
+	}
+	c.ppm = 0
 	return c.set(0)
 }
 
-// Offset is how far the clock is from the kernel's.
+// Offset is how far the clock is from the kernel's now.
 func (c *Clock) Offset() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.offset
+	return c.offsetAt(time.Now())
 }
 
-// set writes offset in place (never truncating: the shim has the file
-// mapped, and a mapped page past a file's end faults).
+// offsetAt is the clock's offset at now, its drift since it began
+// included.
+func (c *Clock) offsetAt(now time.Time) time.Duration {
+	if c.ppm == 0 {
+		return c.offset
+	}
+	drift := now.UnixMilli() - c.from.UnixMilli()
+	return c.offset + time.Duration(drift*c.ppm/1e6)*time.Millisecond
+}
+
+// set makes offset the clock's fixed offset.
 func (c *Clock) set(offset time.Duration) error {
+	if err := c.write(fieldOffset, offset.Milliseconds()); err != nil {
+		return err
+	}
+	c.offset = offset
+	return nil
+}
+
+// write writes one field of the file in place (never truncating: the shim
+// has the file mapped, and a mapped page past a file's end faults).
+func (c *Clock) write(field int, v int64) error {
 	f, err := os.OpenFile(c.path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("clockshim: %w", err)
 	}
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(offset.Milliseconds()))
-	_, err = f.WriteAt(b[:], 0)
+	binary.LittleEndian.PutUint64(b[:], uint64(v))
+	_, err = f.WriteAt(b[:], int64(8*field))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("clockshim: %w", err)
 	}
-	c.offset = offset
 	return nil
 }

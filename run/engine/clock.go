@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/locklab/locklab/faults"
@@ -15,6 +16,7 @@ import (
 // zkd.Ensemble).
 type Clocks interface {
 	JumpClock(i int, d time.Duration) error
+	DriftClock(i int, rate float64) error
 	ResetClock(i int) error
 	ClockOffset(i int) time.Duration
 }
@@ -36,4 +38,23 @@ func (e *Engine) JumpClock(ctx context.Context, clocks Clocks, member string, i 
 		return run.Outcome{}, err
 	}
 	return run.Outcome{Kind: run.ClockJumped, Member: member, For: clocks.ClockOffset(i)}, nil
+}
+
+// DriftClock runs the wall clock of server i, the script's member, at
+// rate times the machine's until heal sets it right: a drift-clock fault
+// on every history.
+func (e *Engine) DriftClock(ctx context.Context, clocks Clocks, member string, i int, rate float64) (run.Outcome, error) {
+	_, err := e.Apply(ctx, faults.Fault{Kind: faults.DriftClock, Member: member, Rate: rate},
+		func(_ context.Context, in *faults.Injection) error {
+			if err := clocks.DriftClock(i, rate); err != nil {
+				return err
+			}
+			in.SetTarget(fmt.Sprintf("its clock at ×%s", strconv.FormatFloat(rate, 'f', -1, 64)))
+			in.SetUndo(func(context.Context) error { return clocks.ResetClock(i) })
+			return nil
+		})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return run.Outcome{Kind: run.ClockDrifts, Member: member, Rate: rate}, nil
 }

@@ -18,3 +18,15 @@ func (e *Env) JumpClock(ctx context.Context, member string, offset time.Duration
 	}
 	return e.Engine.JumpClock(ctx, e.ens, member, i, offset)
 }
+
+// DriftClock runs member's wall clock at rate times the machine's until
+// heal sets it right; ZooKeeper times its sessions on a monotonic clock,
+// which the drift does not move. Only an ensemble the lab started with
+// clocks (see zkd.Options.Clocks) can.
+func (e *Env) DriftClock(ctx context.Context, member string, rate float64) (run.Outcome, error) {
+	i, err := e.member(member)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return e.Engine.DriftClock(ctx, e.ens, member, i, rate)
+}
