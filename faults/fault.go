@@ -34,7 +34,7 @@ const (
 	HoldAnswers   = Kind(history.FaultHoldAnswers)   // from Client's next keep-alive on, hold its answers; undo delivers them
 	LoseRequest   = Kind(history.FaultLoseRequest)   // from the request Client sends after its next write, cut its link; undo severs its connections and heals
 	JumpClock     = Kind(history.FaultJumpClock)     // move Member's (or Client's own) wall clock by Offset; undo sets it right
-	DriftClock    = Kind(history.FaultDriftClock)    // run Member's wall clock at Rate times the machine's; undo sets it right
+	DriftClock    = Kind(history.FaultDriftClock)    // run Member's (or Client's own) wall clock at Rate times the machine's; undo sets it right
 )
 
 // Kinds lists every fault kind, in a fixed order, a fresh slice each call.
@@ -67,7 +67,7 @@ var descriptions = map[Kind]string{
 	HoldAnswers:   "from a client's next keep-alive on, hold the answers its member sends (its requests still arrive); delivered when it ends",
 	LoseRequest:   "from the request a client sends after its next write, cut its link both ways; dropped when it ends (its connections severed)",
 	JumpClock:     "move a server's wall clock, or a client's own (a lock run as a program), forward or back (its monotonic clock untouched); set right when it ends",
-	DriftClock:    "run a server's wall clock fast or slow, at a rate of the machine's (its monotonic clock untouched); set right when it ends",
+	DriftClock:    "run a server's wall clock, or a client's own (a lock run as a program), fast or slow at a rate of the machine's (its monotonic clock untouched); set right when it ends",
 }
 
 // Lease expiry modes.
@@ -122,7 +122,7 @@ func (f Fault) Validate() error {
 	case JumpClock:
 		return errors.Join(need((f.Member != "") != (f.Client != ""), "a member or a client"), need(f.Offset != 0, "an offset"))
 	case DriftClock:
-		return errors.Join(need(f.Member != "", "a member"), need(f.Rate > 0 && f.Rate != 1, "a rate other than 1"))
+		return errors.Join(need((f.Member != "") != (f.Client != ""), "a member or a client"), need(f.Rate > 0 && f.Rate != 1, "a rate other than 1"))
 	case CutClient, CrashClient, LoseAnswer, HoldAnswers, LoseRequest:
 		return need(f.Client != "", "a client")
 	case DelayClient:

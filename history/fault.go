@@ -98,7 +98,7 @@ func (f FaultSpec) String() string {
 	case FaultJumpClock:
 		return fmt.Sprintf("jump-clock %s %s", cmp.Or(f.Member, f.Client), Signed(time.Duration(f.Offset)))
 	case FaultDriftClock:
-		return fmt.Sprintf("drift-clock %s ×%s", f.Member, strconv.FormatFloat(f.Rate, 'f', -1, 64))
+		return fmt.Sprintf("drift-clock %s ×%s", cmp.Or(f.Member, f.Client), strconv.FormatFloat(f.Rate, 'f', -1, 64))
 	}
 	return string(f.Kind)
 }
@@ -126,9 +126,10 @@ func (f FaultSpec) HoldsClientLink(client string) bool {
 }
 
 // ReachesMembers reports whether f acts on the cluster's members (see
-// FaultKind.ReachesMembers): a jump-clock of a client's own clock does not.
+// FaultKind.ReachesMembers): a client's own clock moved does not.
 func (f FaultSpec) ReachesMembers() bool {
-	return f.Kind.ReachesMembers() && (f.Kind != FaultJumpClock || f.Member != "")
+	clock := f.Kind == FaultJumpClock || f.Kind == FaultDriftClock
+	return f.Kind.ReachesMembers() && (!clock || f.Member != "")
 }
 
 // ReachesMembers reports whether a fault of the kind acts on the cluster's

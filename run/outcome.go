@@ -62,7 +62,7 @@ const (
 	Served             // another member leads, and every client has been answered since
 	ClockJumped        // Member's (or Client's own) wall clock was moved: For is its offset now (negative: behind)
 	Restarted          // Member crashed and was started again at once, on what it had kept
-	ClockDrifts        // Member's wall clock runs at Rate times the machine's
+	ClockDrifts        // Member's (or Client's own) wall clock runs at Rate times the machine's
 )
 
 // Failure classes why an operation failed, without anything that changes
@@ -232,7 +232,7 @@ func (o Outcome) faultString() string {
 	case ClockJumped:
 		return fmt.Sprintf("%s: wall clock %s off (heal sets it right)", cmp.Or(o.Member, o.Client), history.Signed(o.For))
 	case ClockDrifts:
-		return fmt.Sprintf("%s: wall clock runs ×%s (heal sets it right)", o.Member, strconv.FormatFloat(o.Rate, 'f', -1, 64))
+		return fmt.Sprintf("%s: wall clock runs ×%s (heal sets it right)", cmp.Or(o.Member, o.Client), strconv.FormatFloat(o.Rate, 'f', -1, 64))
 	case LeaderKilled:
 		return "server: the leader killed (heal restarts it)"
 	case Served:

@@ -46,11 +46,11 @@ func (s Scenario) Needs() []script.Capability {
 }
 
 // movesClientClock reports whether s's script moves a client's own clock
-// (jump-clock cN).
+// (jump-clock cN, drift-clock cN).
 func (s Scenario) movesClientClock() bool {
 	steps, err := s.Script()
 	return err == nil && slices.ContainsFunc(steps, func(st script.Step) bool {
-		return st.Cmd.Name == "jump-clock" && st.Cmd.Client != ""
+		return (st.Cmd.Name == "jump-clock" || st.Cmd.Name == "drift-clock") && st.Cmd.Client != ""
 	})
 }
 

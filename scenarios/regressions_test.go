@@ -80,9 +80,9 @@ func TestRedisKnownBadLocksAreCaught(t *testing.T) {
 }
 
 // The twin of redis-wall-deadline that counts its key's TTL on the
-// machine's uptime tells its holder in time, its clock set back or not,
-// on every resource: client-clock-back catches the clock, not the lock's
-// being a program that tells.
+// machine's uptime tells its holder in time, its clock set back, slow or
+// untouched, on every resource: client-clock-back and client-clock-slow
+// catch the clock, not the lock's being a program that tells.
 func TestAClockSetBackIsToldByALockThatCountsOnAMonotonicClock(t *testing.T) {
 	t.Parallel()
 	if _, err := redisd.Find(); err != nil {
@@ -90,7 +90,7 @@ func TestAClockSetBackIsToldByALockThatCountsOnAMonotonicClock(t *testing.T) {
 	}
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Store: "redis",
 		Locks:     []string{"exec:sh ../lock/redislock/deadline-lock.sh monotonic"},
-		Scenarios: []string{"client-clock-back", "holder-told"}, Resources: resource.Names(), Runs: 1, Parallel: 2})
+		Scenarios: []string{"client-clock-back", "client-clock-slow", "holder-told"}, Resources: resource.Names(), Runs: 1, Parallel: 2})
 	require.NoError(t, err)
 	judged := 0
 	for _, r := range sum.Results {
@@ -106,7 +106,7 @@ func TestAClockSetBackIsToldByALockThatCountsOnAMonotonicClock(t *testing.T) {
 			return v.Check == "told-lost" && v.Result == models.Pass
 		}), "%s × %s: judged by told-lost: %v", r.Scenario, r.Resource, r.Checks)
 	}
-	assert.Equal(t, 6, judged, "unfenced, fenced and redis-guarded, on both lessons")
+	assert.Equal(t, 9, judged, "unfenced, fenced and redis-guarded, on the three lessons")
 }
 
 // deleteByName is a user's lock whose release deletes the lock's key by

@@ -226,7 +226,7 @@ func TestLessonsApplyByCapability(t *testing.T) {
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock", "redlock-restart": "redlock", "redlock-drift": "redlock",
 		"clock-jump-held": "zookeeper", "server-restart": "", "restart-empty": "redis",
-		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper", "client-clock-back": every,
+		"split-release": "redis zookeeper", "split-acquire": "redis zookeeper", "client-clock-back": every, "client-clock-slow": every,
 	}
 	require.Len(t, want, len(Catalog()))
 	for _, s := range Catalog() {

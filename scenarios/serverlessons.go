@@ -137,4 +137,18 @@ var serverLessons = []Scenario{
 		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
 		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
 	},
+	{
+		Name:     "client-clock-slow",
+		anyShape: true,
+		Lesson: "client-clock-back with the holder's own clock running slow rather than set back: c1's wall clock " +
+			"runs at a fifth of the machine's rate while it holds the lock, cut off, and the server ends its lease a " +
+			"TTL later. The lock must still tell c1 within two seconds: one that counts its lease on a monotonic " +
+			"clock does; one that counts it on the wall clock — as Redlock's client counts its validity, TTL less " +
+			"the time its acquire took less a drift allowance — counts five TTLs, and its holder works on, told " +
+			"nothing, while the next client is granted (the known-bad redis-wall-deadline). Skipped, saying so, for " +
+			"a Go lock or a lock whose grants carry no Lost, as client-clock-back is.",
+		Members: 3, TTL: 1, script: "client-clock-slow.txt", Expect: alwaysPass,
+		Minimum: history.Minimum{Grants: 2, Sections: 1, Accepted: 1},
+		Effects: []Effect{leaseEndedDuring("c1", faults.CutClient, "c1's link was cut")},
+	},
 }

@@ -210,6 +210,9 @@ func needsOf(c Cmd) []Capability {
 	case "failover":
 		return []Capability{Failover}
 	case "drift-clock":
+		if c.Client != "" {
+			return nil // the client's own clock, as for jump-clock
+		}
 		return []Capability{JumpClock}
 	case "jump-clock":
 		if c.Client != "" {

@@ -87,8 +87,8 @@ func numbered(prefix, what string) check {
 // arguments (each with the values it may take), bare flags.
 type spec struct {
 	client bool
-	// orMember: member= may stand instead of the client (jump-clock moves
-	// a client's clock or a member's), never beside it.
+	// orMember: member= may stand instead of the client (jump-clock and
+	// drift-clock move a client's clock or a member's), never beside it.
 	orMember bool
 	keys     []string
 	flags    []string
@@ -171,14 +171,14 @@ var specs = map[string]spec{
 	"wait-served":     {},
 	"failover":        {},
 	"jump-clock":      {client: true, orMember: true, keys: []string{"member", "offset"}},
-	"drift-clock":     {keys: []string{"member", "rate"}},
+	"drift-clock":     {client: true, orMember: true, keys: []string{"member", "rate"}},
 	"restart":         {keys: []string{"member"}},
 	"check":           {},
 }
 
 // required are the keys a command cannot do without.
 var required = map[string][]string{"client": {"member"}, "pause": {"at"}, "delay": {"by"}, "isolate": {"member"},
-	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"offset"}, "drift-clock": {"member", "rate"}, "restart": {"member"}}
+	"kill": {"member"}, "hold-answers": {"for"}, "jump-clock": {"offset"}, "drift-clock": {"rate"}, "restart": {"member"}}
 
 // Commands lists the script commands, sorted.
 func Commands() []string {

@@ -51,6 +51,7 @@ func TestParseLineChecksValues(t *testing.T) {
 		"drift-clock member=m1 rate=1":      "drift-clock: rate=1: want how fast the clock runs against the machine's, 0.1 to 10 and not 1",
 		"drift-clock member=m1 rate=fast":   "drift-clock: rate=fast: want how fast",
 		"drift-clock member=m1":             "drift-clock: want rate=…",
+		"drift-clock rate=2":                "drift-clock: want a client name or member=…",
 	} {
 		_, err := script.ParseLine(line)
 		if assert.Error(t, err, line) {
@@ -63,7 +64,7 @@ func TestParseLineChecksValues(t *testing.T) {
 func TestCmdStringReadsBack(t *testing.T) {
 	for _, line := range []string{
 		"setup members=5 ttl=2", "client c1 member=m3", "acquire c2 async", "cs c1", "release c1 grant=t1",
-		"release c1 answer=lost", "acquire c1 answer=lost", "jump-clock c1 offset=-1m0s", "jump-clock member=m2 offset=+30s", "drift-clock member=m3 rate=2.5", "acquire c1 next=lost", "cut c1 for=400ms", "cs c1 work=2s async", "wait-free", "pause c1 at=before-release", "expire c2 mode=lapse", "expire c2", "heal", "check",
+		"release c1 answer=lost", "acquire c1 answer=lost", "jump-clock c1 offset=-1m0s", "jump-clock member=m2 offset=+30s", "drift-clock member=m3 rate=2.5", "drift-clock c2 rate=0.2", "acquire c1 next=lost", "cut c1 for=400ms", "cs c1 work=2s async", "wait-free", "pause c1 at=before-release", "expire c2 mode=lapse", "expire c2", "heal", "check",
 		"delay c1 by=400ms", "isolate member=m1",
 	} {
 		c, err := script.ParseLine(line)

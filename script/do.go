@@ -179,6 +179,13 @@ func doOptional(ctx context.Context, e Target, c Cmd) (run.Outcome, error) {
 		}
 		return j.JumpClock(ctx, c.Member, c.Offset)
 	case "drift-clock":
+		if c.Client != "" {
+			d, ok := as[ClientClockDrifting](e)
+			if !ok {
+				return run.Outcome{}, errors.New("drift-clock: the lab cannot move a client's clock on this store")
+			}
+			return d.DriftClientClock(ctx, c.Client, c.Rate)
+		}
 		d, ok := as[ClockDrifting](e)
 		if !ok {
 			return run.Outcome{}, errors.New("drift-clock: the lab cannot run this store's clocks fast or slow")

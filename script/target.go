@@ -100,6 +100,13 @@ type ClientClockJumping interface {
 	JumpClientClock(ctx context.Context, client string, offset time.Duration) (run.Outcome, error)
 }
 
+// A ClientClockDrifting run can run a client's own wall clock fast or
+// slow (`drift-clock cN rate=0.5`) until heal sets it right, where its
+// lock runs as a program the lab started with its clock shim.
+type ClientClockDrifting interface {
+	DriftClientClock(ctx context.Context, client string, rate float64) (run.Outcome, error)
+}
+
 // Leader, as a kill's member (`kill member=leader`), is whichever member
 // leads when the step runs: the history's fault names it.
 const Leader = "leader"

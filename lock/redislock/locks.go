@@ -101,11 +101,12 @@ var locks = []Lock{
 		Bad: &lock.Regression{
 			Name: "redis-wall-deadline",
 			Bug: "counts its key's TTL on the wall clock and tells its holder the lock is lost (the protocol's \"lost\") " +
-				"only when that count runs out: a clock set back while it holds (an NTP step) adds as much to the count, " +
+				"only when that count runs out: a clock set back while it holds (an NTP step) adds as much to the count, and " +
+				"one that runs slow stretches it, " +
 				"and the holder works on, told nothing, long after its key expired and the next client was granted (a " +
 				"lease is counted on a monotonic clock: deadline-lock.sh's default)",
 			Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
-			Scenarios: []string{"client-clock-back"}, Check: "told-lost",
+			Scenarios: []string{"client-clock-back", "client-clock-slow"}, Check: "told-lost",
 		}},
 	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",

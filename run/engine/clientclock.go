@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/locklab/locklab/faults"
@@ -88,21 +89,31 @@ func (e *Engine) removeClocks() error {
 	return os.RemoveAll(dir)
 }
 
-// JumpClientClock moves client's own wall clock by offset (negative: back)
-// until heal sets it right: a jump-clock fault on every history. Only a
-// lock run as a program has a clock the lab can move (the run's
-// Config.ClientShim preloaded into it); a Go lock reads the lab's own.
-func (e *Engine) JumpClientClock(ctx context.Context, name string, offset time.Duration) (run.Outcome, error) {
+// ownClock is client name's own wall clock, for step; an error where its
+// lock runs inside the lab's own process, on the lab's clock.
+func (e *Engine) ownClock(name, step string) (*clockshim.Clock, error) {
 	c, err := e.client(name)
 	if err != nil {
-		return run.Outcome{}, err
+		return nil, err
 	}
 	c.mu.Lock()
 	clk := c.clock
 	c.mu.Unlock()
 	if clk == nil {
-		return run.Outcome{}, fmt.Errorf("jump-clock %s: the lab moves the clock of a lock run as a program, with the clock "+
-			"shim preloaded into it; %s's lock runs inside the lab's own process, on the lab's clock", name, name)
+		return nil, fmt.Errorf("%s %s: the lab moves the clock of a lock run as a program, with the clock shim preloaded "+
+			"into it; %s's lock runs inside the lab's own process, on the lab's clock", step, name, name)
+	}
+	return clk, nil
+}
+
+// JumpClientClock moves client's own wall clock by offset (negative: back)
+// until heal sets it right: a jump-clock fault on every history. Only a
+// lock run as a program has a clock the lab can move (the run's
+// Config.ClientShim preloaded into it); a Go lock reads the lab's own.
+func (e *Engine) JumpClientClock(ctx context.Context, name string, offset time.Duration) (run.Outcome, error) {
+	clk, err := e.ownClock(name, "jump-clock")
+	if err != nil {
+		return run.Outcome{}, err
 	}
 	_, err = e.Apply(ctx, faults.Fault{Kind: faults.JumpClock, Client: name, Offset: faults.Duration(offset)},
 		func(_ context.Context, in *faults.Injection) error {
@@ -117,4 +128,28 @@ func (e *Engine) JumpClientClock(ctx context.Context, name string, offset time.D
 		return run.Outcome{}, err
 	}
 	return run.Outcome{Kind: run.ClockJumped, Client: name, For: clk.Offset()}, nil
+}
+
+// DriftClientClock runs client's own wall clock at rate times the
+// machine's (0.5: half as fast) until heal sets it right: a drift-clock
+// fault on every history. Only a lock run as a program has a clock the
+// lab can move, as for JumpClientClock.
+func (e *Engine) DriftClientClock(ctx context.Context, name string, rate float64) (run.Outcome, error) {
+	clk, err := e.ownClock(name, "drift-clock")
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	_, err = e.Apply(ctx, faults.Fault{Kind: faults.DriftClock, Client: name, Rate: rate},
+		func(_ context.Context, in *faults.Injection) error {
+			if err := clk.Drift(rate); err != nil {
+				return err
+			}
+			in.SetTarget(fmt.Sprintf("its clock at ×%s", strconv.FormatFloat(rate, 'f', -1, 64)))
+			in.SetUndo(func(context.Context) error { return clk.Reset() })
+			return nil
+		})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	return run.Outcome{Kind: run.ClockDrifts, Client: name, Rate: rate}, nil
 }

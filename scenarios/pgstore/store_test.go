@@ -2,6 +2,7 @@ package pgstore_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,7 +31,7 @@ func skipWithoutPostgres(t *testing.T) {
 // failover to the streaming replica loses every lock and the sequence's
 // last token, a server restarted loses every lock (and pg-xact's open
 // transaction its token) —, the
-// etcd resource skipped, saying why (and client-clock-back, which moves a
+// etcd resource skipped, saying why (and the client-clock lessons, which move a
 // program's clock), the lessons of other stores left out.
 func TestThePostgresLocksKeepTheCatalogsExpectations(t *testing.T) {
 	skipWithoutPostgres(t)
@@ -45,7 +46,7 @@ func TestThePostgresLocksKeepTheCatalogsExpectations(t *testing.T) {
 		}
 		if r.Skipped != "" {
 			// A Go lock reads the lab's own clock, which the lab does not move.
-			assert.Equal(t, "client-clock-back", r.Scenario, "%s × %s × %s skipped: %s", r.Scenario, r.Lock, r.Resource, r.Skipped)
+			assert.True(t, strings.HasPrefix(r.Scenario, "client-clock-"), "%s × %s × %s skipped: %s", r.Scenario, r.Lock, r.Resource, r.Skipped)
 			continue
 		}
 		judged++
