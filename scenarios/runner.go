@@ -320,10 +320,7 @@ func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 		})
 	}
 	st := j.l.Store(cfg.servers.of(j.l.Kind.Name, w), cfg.shape(j.lock))
-	if why := st.Skip(s); why != "" {
-		return each(func(x *Result) { x.Skipped = why })
-	}
-	shim, why := clientClockSkip(ctx, s, cfg.shape(j.lock))
+	shim, why := skipOf(ctx, st, s, cfg.shape(j.lock))
 	if why != "" {
 		return each(func(x *Result) { x.Skipped = why })
 	}
@@ -383,6 +380,16 @@ func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 		}
 	}
 	return out
+}
+
+// skipOf says why s does not run on st for a lock whose grants are of
+// shape ("" when it does) and, where s moves a client's own clock, the
+// clock shim the lock's programs run with.
+func skipOf(ctx context.Context, st Store, s Scenario, shape GrantShape) (shim, why string) {
+	if why := st.Skip(s); why != "" {
+		return "", why
+	}
+	return clientClockSkip(ctx, s, shape)
 }
 
 // planOf is the plan j runs: its seed's, or the one replayed, with the
