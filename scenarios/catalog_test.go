@@ -287,6 +287,12 @@ func TestATokenThatIsNoRevisionIsNamed(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, sum.Results, 1)
 	r := sum.Results[0]
+	if why := r.Environmental(); why != "" {
+		// A violation of a lock documented to pass, in a run whose
+		// environment took a lease away, is the environment's ERROR
+		// (models.Judge): a busy machine, not this test's subject.
+		t.Skipf("not judged: %s", why)
+	}
 	assert.False(t, r.Matches, "%s: %s", r.Verdict, r.Error)
 	assert.Equal(t, models.Fail, r.Verdict)
 	assert.Equal(t, 1, sum.ExitCode())

@@ -90,7 +90,7 @@ func TestAClockSetBackIsToldByALockThatCountsOnAMonotonicClock(t *testing.T) {
 	}
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Store: "redis",
 		Locks:     []string{"exec:sh ../lock/redislock/deadline-lock.sh monotonic"},
-		Scenarios: []string{"client-clock-back", "client-clock-slow", "holder-told"}, Resources: resource.Names(), Runs: 1, Parallel: 2})
+		Scenarios: []string{"client-clock-back", "client-clock-slow"}, Resources: resource.Names(), Runs: 1, Parallel: 2})
 	require.NoError(t, err)
 	judged := 0
 	for _, r := range sum.Results {
@@ -106,7 +106,7 @@ func TestAClockSetBackIsToldByALockThatCountsOnAMonotonicClock(t *testing.T) {
 			return v.Check == "told-lost" && v.Result == models.Pass
 		}), "%s × %s: judged by told-lost: %v", r.Scenario, r.Resource, r.Checks)
 	}
-	assert.Equal(t, 9, judged, "unfenced, fenced and redis-guarded, on the three lessons")
+	assert.Equal(t, 6, judged, "unfenced, fenced and redis-guarded, on both lessons")
 }
 
 // deleteByName is a user's lock whose release deletes the lock's key by
