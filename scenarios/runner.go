@@ -369,14 +369,20 @@ func runOne(ctx context.Context, cfg Config, w int, j job) []Result {
 	if err != nil {
 		return fail(errors.Join(execErr, err).Error())
 	}
-	out := each(func(x *Result) { x.Retried = opened })
+	return eachRan(each(func(x *Result) { x.Retried = opened }), ran, skipped, func(k int, x *Result) {
+		judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j, x.Resource))
+		x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
+	})
+}
+
+// eachRan fills, in out, the result of each resource that ran with fill
+// (k: its index in ran), and marks the others skipped, saying why.
+func eachRan(out []Result, ran []string, skipped map[string]string, fill func(k int, x *Result)) []Result {
 	for i := range out {
-		x := &out[i]
-		if k := slices.Index(ran, x.Resource); k >= 0 {
-			judge(x, reports[k], s.CheckEffects(env.Events(k)), runErr, expectation(cfg, s, j, x.Resource))
-			x.History, x.Seconds = rec.historyOf(x.Resource), time.Since(began).Seconds()
+		if k := slices.Index(ran, out[i].Resource); k >= 0 {
+			fill(k, &out[i])
 		} else {
-			x.Skipped = skipped[x.Resource]
+			out[i].Skipped = skipped[out[i].Resource]
 		}
 	}
 	return out

@@ -165,14 +165,7 @@ func TestPsycopg2KeepsItsDocumentedOutcomes(t *testing.T) {
 // loses an update (paused-holder, as every lock). The whole catalog is
 // the command in docs/stores.md (--runs 3); go test keeps to one ensemble.
 func TestKazooKeepsItsDocumentedOutcomes(t *testing.T) {
-	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
-		t.Skipf("examples/locks: Debian's python3-kazoo is not installed (apt-get install python3-kazoo; .ci/run does): %v", err)
-	}
-	if _, _, err := zkd.Find(); err != nil {
-		t.Skipf("examples/locks: %v", err)
-	}
-	script, err := filepath.Abs(filepath.Join("kazoo", "lock.py"))
-	require.NoError(t, err)
+	script := kazooLock(t)
 	lk := process.ExecPrefix + python + " " + script
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"paused-holder"},
 		Locks: []string{lk}, Resources: []string{"unfenced", "fenced"}, Seed: 1, Store: "zookeeper"})
@@ -190,14 +183,7 @@ func TestKazooKeepsItsDocumentedOutcomes(t *testing.T) {
 // SUSPENDED, as kazoo's documentation asks of a lock's holder, it is told
 // in time, its own clock set back a minute or not.
 func TestKazooTellsItsHolderOnlyAtSuspended(t *testing.T) {
-	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
-		t.Skipf("examples/locks: Debian's python3-kazoo is not installed (apt-get install python3-kazoo; .ci/run does): %v", err)
-	}
-	if _, _, err := zkd.Find(); err != nil {
-		t.Skipf("examples/locks: %v", err)
-	}
-	script, err := filepath.Abs(filepath.Join("kazoo", "lock.py"))
-	require.NoError(t, err)
+	script := kazooLock(t)
 	atLost := process.ExecPrefix + python + " " + script + " --tell=lost"
 	atSuspended := process.ExecPrefix + python + " " + script + " --tell=suspended"
 	sum, err := scenarios.Run(t.Context(), scenarios.Config{Scenarios: []string{"holder-told", "client-clock-back"},
@@ -212,6 +198,21 @@ func TestKazooTellsItsHolderOnlyAtSuspended(t *testing.T) {
 		}
 		holdResult(t, r, want[r.Lock+"/"+r.Scenario])
 	}
+}
+
+// kazooLock is the path of kazoo's adapter, or skips the test where kazoo
+// or ZooKeeper is missing.
+func kazooLock(t *testing.T) string {
+	t.Helper()
+	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
+		t.Skipf("examples/locks: Debian's python3-kazoo is not installed (apt-get install python3-kazoo; .ci/run does): %v", err)
+	}
+	if _, _, err := zkd.Find(); err != nil {
+		t.Skipf("examples/locks: %v", err)
+	}
+	script, err := filepath.Abs(filepath.Join("kazoo", "lock.py"))
+	require.NoError(t, err)
+	return script
 }
 
 // npm's redlock on five independent masters (--store redlock): Redlock's
