@@ -53,7 +53,7 @@ while read -r cmd; do
 		done
 		deadline=$((start + ttl_ms))
 		(
-			while [ "$(now)" -lt "$deadline" ]; do sleep 0.02; done
+			while [ "$(now)" -lt "$deadline" ]; do sleep 0.1; done
 			echo lost
 		) &
 		watcher=$!
