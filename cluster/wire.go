@@ -65,3 +65,43 @@ func (w *wireReader) choose(p []byte) {
 		}
 	}
 }
+
+// SpotRequests returns a reader of one client connection's requests, in
+// either protocol, fed each read of what the client sends before it is
+// forwarded: it reports whether that read opens a request (a unary gRPC
+// call, or a gateway request that is no stream) whose method keep accepts
+// (nil: any). A connection in neither protocol opens none.
+func SpotRequests(keep func(method string) bool) func([]byte) bool {
+	var (
+		chosen bool
+		grpc   *grpcwire.Conn
+		http   bool
+		seen   bool // set by grpc's hook, within its Request
+	)
+	wanted := func(method string) bool { return keep == nil || keep(method) }
+	return func(p []byte) bool {
+		if len(p) == 0 {
+			return false
+		}
+		if !chosen {
+			chosen = true
+			n := min(len(p), len(http2.ClientPreface))
+			switch {
+			case bytes.Equal(p[:n], []byte(http2.ClientPreface)[:n]):
+				grpc = grpcwire.NewConn(grpcwire.Hooks{Request: func(method string) { seen = seen || wanted(method) }})
+			case httpwire.LooksLike(p):
+				http = true
+			}
+		}
+		switch {
+		case grpc != nil:
+			seen = false
+			grpc.Request(p)
+			return seen
+		case http:
+			method, ok := httpwire.RequestOf(p)
+			return ok && wanted(method)
+		}
+		return false
+	}
+}

@@ -189,7 +189,13 @@ func TestABSMRedisLockFailsTheSlowHolder(t *testing.T) {
 	// No result is ERROR. (A FAIL's explanation may say the machine was
 	// busy besides, on a loaded one: the lock's bug is what it is judged by.)
 	assert.NotContains(t, out, ": ERROR, documented")
-	assert.NotContains(t, out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/explore")
+	// The exploration may meet the same bug — a drawn blip has the holder
+	// work on for 1.5 TTL, which a lock that renews nothing does not
+	// survive — as its draws follow the run's state: if it fails, it is
+	// by lease-kept.
+	if strings.Contains(out, "--- FAIL: TestABSMRedisLockFailsTheSlowHolder/explore") {
+		assert.Regexp(t, `broke safe on [a-z-]+ at case \d+: [a-z-]+: lease-kept FAIL`, out)
+	}
 }
 
 // The same wrapper, refreshing its key every TTL/3 while it holds it (as

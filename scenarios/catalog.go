@@ -196,8 +196,9 @@ var lessons = []Scenario{
 		Lesson: "c1 releases, and the lab reads its requests off the wire: the first reaches the server, and c1 " +
 			"freezes before the next one does. Its lease lapses, c2 is granted the lock and c3 queues behind c2; " +
 			"then c1 wakes and the rest of its release arrives. A release whose check and delete are two commands " +
-			"(GET, compare, DEL) deletes c2's key, and c3 is granted beside c2: the check and the delete must be one " +
-			"request (a script, a conditional delete). A release of one request takes effect before c1 freezes, " +
+			"(GET, compare, DEL on Redis; a Get, then a Delete by name, on etcd) deletes c2's key, and c3 is granted " +
+			"beside c2: the check and the delete must be one request (a script, a Txn, a conditional delete). A " +
+			"release of one request takes effect before c1 freezes, " +
 			"just after it, and the lesson shows it safe.",
 		Members: 3, TTL: 1, script: "split-release.txt", Expect: alwaysPass, opTimeout: splitReleaseOpTimeout,
 		Minimum: history.Minimum{Grants: 3, Sections: 3, Accepted: 3},

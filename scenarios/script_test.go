@@ -43,10 +43,14 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
-	// The tests run configurations on embedded clusters and mostly wait
-	// (alone, the package uses about a core and a quarter of two): six at
-	// once, the long ones (the catalog, the scripts, the regressions) side
-	// by side. The package is go test ./...'s last, and runs alone.
+	// The tests run whole lessons on 1 s leases: not beside the other
+	// lesson packages (zkstore's JVMs, pgstore's postgres), which would
+	// starve their keep-alives.
+	testsize.Alone()
+	// They run configurations on embedded clusters and mostly wait (alone,
+	// the package uses about a core and a quarter of two): six at once,
+	// the long ones (the catalog, the scripts, the regressions) side by
+	// side.
 	testsize.WaitBound(6)
 	goleak.VerifyTestMain(m, leaks.Known()...)
 }

@@ -93,6 +93,20 @@ var serverLessons = []Scenario{
 		Effects: []Effect{grantedDuring("c2", faults.PauseClient, "c1", "c1 was still in its critical section")},
 	},
 	{
+		Name: "redlock-minority",
+		Lesson: "Redlock's claim: a lock stands while a majority of its masters hold its key, whatever the rest " +
+			"can reach. c1 cannot reach two of five independent masters (its links to m4 and m5 are cut); it sets " +
+			"its key on the other three, a majority, and holds the lock. c2 asks meanwhile and can set its key on " +
+			"m4 and m5 only, two of five: a Redlock that counts a majority (N/2+1) gives those keys back and asks " +
+			"again until c1 releases; one that counts half (N/2, two of five) grants c2 beside c1. Two majorities " +
+			"of one set of masters always share one; two halves need not. The twin of minority-partition on " +
+			"independent masters; Redlock hands out no fencing token, so it runs on the unfenced store only.",
+		Members: 5, TTL: 5, script: "redlock-minority.txt", Expect: alwaysPass, opTimeout: minorityOpTimeout,
+		needs:   []script.Capability{script.Masters, script.CutLink},
+		Minimum: history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects: []Effect{allFaultsApplied()},
+	},
+	{
 		Name: "clock-jump-held",
 		Lesson: "The twin of clock-jump on a store that times its leases on a monotonic clock. Every server's wall " +
 			"clock jumps a minute forward while c1 holds the lock and c2 waits, and later two minutes back. " +

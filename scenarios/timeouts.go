@@ -94,3 +94,7 @@ var splitAcquireOpTimeout = run.RegrantWithin(splitAcquireTTL) + splitAcquireTTL
 // waits out a holder that works for three 1 s sessions' timeouts after the
 // clocks jump, with a busy runner's margin.
 const clockHeldOpTimeout = 10 * time.Second
+
+// minorityOpTimeout bounds an operation of redlock-minority: c2 asks
+// while c1 works for 2 s, and is granted only once c1 has released.
+const minorityOpTimeout = 10 * time.Second

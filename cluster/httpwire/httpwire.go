@@ -290,3 +290,20 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	*n = number(v)
 	return nil
 }
+
+// RequestOf reads p, one read of what a client sent, as the start of an
+// HTTP/1 request to etcd's gateway: the request's method (as Method names
+// it), and whether p opens a request that is no stream. A request's line
+// is the first thing a client writes of it, so a read that opens one
+// starts with it.
+func RequestOf(p []byte) (method string, ok bool) {
+	line, _, _ := bytes.Cut(p, []byte("\r\n"))
+	verb, rest, found := bytes.Cut(line, []byte(" "))
+	if !found || len(verb) == 0 || len(verb) >= 8 || !upper(verb) {
+		return "", false
+	}
+	target, _, _ := bytes.Cut(rest, []byte(" "))
+	path, _, _ := strings.Cut(string(target), "?")
+	method = Method(path)
+	return method, method != "" && !streams(method)
+}

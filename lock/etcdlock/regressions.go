@@ -124,6 +124,18 @@ var regressions = []Regression{
 		},
 		Factory: NewStaleReentry,
 	},
+	{
+		Regression: lock.Regression{
+			Name: "etcd-get-del",
+			Bug: "releases in two requests, a Get of the lock's key (is it still my grant?) and a Delete of the key by " +
+				"name: a holder whose lease ends between the two, the key put again by the next holder, deletes that " +
+				"holder's key, and a third client is granted beside the second (the check and the delete must be one " +
+				"Txn: If the key's create revision is the grant's, Then delete it)",
+			Link:      "https://etcd.io/docs/v3.5/learning/api/#transaction",
+			Scenarios: []string{"split-release"}, Check: "validity",
+		},
+		Factory: NewGetDel,
+	},
 	withFactory(knownbad.IgnoringDeadlineRegression("ignores-deadline"), NewDeadlineIgnored),
 	{
 		Regression: lock.Regression{

@@ -108,6 +108,16 @@ var locks = []Lock{
 			Link:      "https://martin.kleppmann.com/2016/02/08/how-to-do-distributed-locking.html",
 			Scenarios: []string{"client-clock-back", "client-clock-slow"}, Check: "told-lost",
 		}},
+	{Name: "redlock-half", Factory: NewRedlockHalf, Masters: RedlockMasters,
+		About: "Redlock written by hand that grants on half its masters, two of five, not a majority: known-bad",
+		Bad: &lock.Regression{
+			Name: "redlock-half",
+			Bug: "counts a grant at half its masters rounded down (len/2), not a majority (len/2+1): a client that " +
+				"reaches only the two masters another holder could not is granted beside it (the quorum of Redlock " +
+				"is N/2+1: two majorities of one set of masters always share a master)",
+			Link:      "https://redis.io/docs/latest/develop/use/patterns/distributed-locks/",
+			Scenarios: []string{"redlock-minority"}, Check: "validity",
+		}},
 	{Name: "redis-ignores-deadline", Factory: knownbad.IgnoringDeadlineFactory(NewWatchdog),
 		About: "redis-watchdog waited on with a context of its own, not the caller's: known-bad",
 		Bad:   ptr(knownbad.IgnoringDeadlineRegression("redis-ignores-deadline"))},

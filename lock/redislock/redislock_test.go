@@ -76,11 +76,16 @@ func locker(t *testing.T, s *redisd.Set, name string, opts lock.Options) (lock.L
 	return l, links
 }
 
-// Every Redis lock, known-bad included, keeps three clients apart when
-// nothing fails: no two inside at once over 30 grants; tokens grow.
+// Every Redis lock, known-bad included (but the one whose bug is its
+// quorum), keeps three clients apart when nothing fails: no two inside at
+// once over 30 grants; tokens grow.
 func TestEveryRedisLockExcludes(t *testing.T) {
 	for _, name := range append(redislock.Names(), redislock.KnownBad()...) {
 		t.Run(name, func(t *testing.T) {
+			if name == "redlock-half" {
+				t.Skip("grants on two masters of five: two of three contenders can each take two, with no fault " +
+					"at all (redlock-minority catches it on every seed)")
+			}
 			s := start(t, name)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()

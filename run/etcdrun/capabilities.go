@@ -25,5 +25,6 @@ func Capabilities() script.Capabilities {
 		script.Told:              "a lease's keep-alive answered with its end, or none answered for a TTL",
 		script.KeepAlives:        "every LeaseKeepAlive and its answer seen on the client's link",
 		script.PinnedClients:     "each client has its member as its only endpoint",
+		script.Split:             split,
 	}
 }

@@ -10,6 +10,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Its tests run whole lessons: not beside the other lesson packages
+	// (testsize.Alone says why).
+	testsize.Alone()
 	// Its tests mostly wait — for a known-bad lock to wedge, a session to
 	// lapse — each on an ensemble of its own: four at once on an idle
 	// machine, go test's default on a busy one.
