@@ -172,3 +172,24 @@ func FuzzConn(f *testing.F) {
 		c.Answer(nil)
 	})
 }
+
+// A read that opens a gateway request names its method, and is a request
+// unless it opens a stream; a read in the middle of a body, and bytes of
+// no request, name none.
+func TestRequestOf(t *testing.T) {
+	type want struct {
+		method  string
+		request bool
+	}
+	for p, w := range map[string]want{
+		post("/v3/kv/deleterange", `{"key":"YQ=="}`):   {"/etcdserverpb.KV/DeleteRange", true},
+		"GET /v3/kv/range?x=1 HTTP/1.1\r\nHost: a\r\n": {"/etcdserverpb.KV/Range", true},
+		post("/v3/lease/keepalive", `{"ID":"1"}`):      {"/etcdserverpb.Lease/LeaseKeepAlive", false},
+		`{"key":"YQ=="}`:            {},
+		"POST /health HTTP/1.1\r\n": {},
+		"":                          {},
+	} {
+		method, ok := httpwire.RequestOf([]byte(p))
+		assert.Equal(t, w, want{method, ok}, "%q", p)
+	}
+}
