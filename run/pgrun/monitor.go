@@ -25,7 +25,8 @@ import (
 type watch struct {
 	follow.Grant
 	key     int64
-	crashed bool // its client crashed: the session goes with its connection
+	granted time.Time // when the lock returned the grant: the session's last activity then
+	crashed bool      // its client crashed: the session goes with its connection
 }
 
 // follow starts following g, client's new grant, held when the lock
@@ -44,7 +45,8 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 	// say) and its lock is free at once: what ended before this grant is
 	// recorded before it.
 	e.sweep(context.Background())
-	e.watched.Add(&watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: pid, LastAlive: time.Now()}, key: key})
+	now := time.Now()
+	e.watched.Add(&watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: pid, LastAlive: now}, key: key, granted: now})
 	return pid
 }
 
@@ -117,8 +119,11 @@ func (e *Env) leftBy(w *watch, alive bool) {
 	case w.Done:
 	case !alive || w.crashed:
 		// The session ended — or, its client crashed, is ending: its
-		// lock is let go before the server lists the session gone.
-		e.Histories().LeaseLost(w.Lose(e.TTLDuration(), time.Time{}))
+		// lock is let go before the server lists the session gone. The
+		// grant's own query was the session's last activity then, and
+		// starts its idle time as a keep-alive does: Renewals' first,
+		// though never the last renewal sent (as on Redis).
+		e.Histories().LeaseLost(w.Lose(e.TTLDuration(), w.granted))
 	case releasing || !holds:
 		// the release's own hand; it says what happened
 	default:
