@@ -279,12 +279,19 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 			return v
 		}
 	}
+	a, b, overlap := firstOverlap(ws)
 	for _, e := range events {
 		if e.Type != history.Observed || e.What != history.ObservedGrantGone {
 			continue
 		}
 		for _, w := range ws {
 			if w.grant.Client != e.Client || w.grant.Token != e.Token {
+				continue
+			}
+			if overlap && b.grant.ID == w.grant.ID {
+				// Granted while another still held the lock, its key was
+				// never the lock's (on a majority, say): the overlap is the
+				// story, not what freed it.
 				continue
 			}
 			v.Result, v.Evidence = Fail, evidence(w.grant)
@@ -313,7 +320,7 @@ func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 			return v
 		}
 	}
-	if a, b, ok := firstOverlap(ws); ok {
+	if overlap {
 		v.Result, v.Evidence = Fail, evidence(a.grant, b.grant)
 		why := "had neither released nor lost its lease (on the server)"
 		if a.end == math.MaxInt64 {

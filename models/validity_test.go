@@ -52,6 +52,21 @@ func TestValidityFailsAGrantFreedByAnother(t *testing.T) {
 	v = mustCheck(t, killed, time.Second)
 	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
 	assert.Contains(t, explanationOf(v, "validity"), "once m1, the server that held it, was killed")
+
+	// A grant made while another client still held the lock, and then
+	// seen gone (its key never stood where the lock stands: a Redlock
+	// that counts two masters of five a majority), is the overlap.
+	beside := build([]op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 0, lease: 0xa},
+		{client: "c2", op: A, call: 5, ret: 20, token: 0, lease: 0xb},
+		{client: "c2", op: R, call: 40, ret: 45, token: 0},
+		{client: "c1", op: R, call: 50, ret: 55, token: 0},
+	}, nil, nil)
+	beside = append(beside, history.Event{Time: 25, Type: history.Observed, What: history.ObservedGrantGone, Client: "c2"})
+	slices.SortStableFunc(beside, func(x, y history.Event) int { return int(x.Time - y.Time) })
+	v = mustCheck(t, beside, time.Second)
+	assert.Equal(t, models.Fail, verdictOf(v, "validity"))
+	assert.Contains(t, explanationOf(v, "validity"), "The lock granted c2 while c1 still validly held it")
 }
 
 func explanationOf(r models.Report, check string) string {
