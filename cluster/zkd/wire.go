@@ -35,6 +35,16 @@ func Requests() func([]byte) bool {
 	return func(b []byte) bool { return read(b) > 0 }
 }
 
+// Frames returns a reader of one client connection's requests, fed each
+// read of what the client sends, in order: it reports whether that read
+// holds the header of any request after the connect request, a ping among
+// them. Every one keeps the connection's session alive: the server times
+// a session out only when it hears nothing on it.
+func Frames() func([]byte) bool {
+	read := frames(12, func([]byte) bool { return true })
+	return func(b []byte) bool { return read(b) > 0 }
+}
+
 // pingXid is the xid of a ping, the request that keeps a session alive.
 const pingXid = -2
 

@@ -26,5 +26,7 @@ func Capabilities() script.Capabilities {
 		script.JumpClock: "the server's wall clock offset by a shim preloaded into its JVM (built from source with " +
 			"the system's C compiler)",
 		script.MonotonicLeases: "sessions timed on System.nanoTime, a monotonic clock",
+		script.KeepAlives: "every request the client sends on its session, a ping among them, read off its link " +
+			"and timed as sent (their answers are not told apart)",
 	}
 }

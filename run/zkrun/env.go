@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -201,22 +202,33 @@ func (s store) Queued(_ context.Context, client string) (bool, error) {
 }
 
 // Wire reads a client connection's answers for the session the ensemble
-// gave it (see zkd.Session), and both its directions for whether the
-// client waits (see Queued).
+// gave it (see zkd.Session), both its directions for whether the client
+// waits (see Queued), and its requests, each a keep-alive of the grants
+// resting on that session (see zkd.Frames), timed as sent.
 func (s store) Wire(client string) (requests, answers func([]byte)) {
-	session := zkd.Session(func(id int64) {
+	var id atomic.Int64 // the connection's session, once the ensemble named it
+	session := zkd.Session(func(sid int64) {
+		id.Store(sid)
 		s.e.mu.Lock()
-		s.e.sessions[client] = id
+		s.e.sessions[client] = sid
 		s.e.mu.Unlock()
 	})
-	requests, answered, waiting := zkd.Waits()
+	asked, answered, waiting := zkd.Waits()
+	sent := zkd.Frames()
 	s.e.mu.Lock()
 	s.e.waiting[client] = waiting
 	s.e.mu.Unlock()
-	return requests, func(b []byte) {
-		session(b)
-		answered(b)
-	}
+	return func(b []byte) {
+			asked(b)
+			if b != nil && sent(b) {
+				if sid := id.Load(); sid != 0 {
+					s.e.activity(client, sid, time.Now())
+				}
+			}
+		}, func(b []byte) {
+			session(b)
+			answered(b)
+		}
 }
 
 // sessionWait bounds how long a client's first session may take.

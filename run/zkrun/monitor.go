@@ -18,8 +18,9 @@ import (
 // node; LastAlive the last look that found the node standing.
 type watch struct {
 	follow.Grant
-	node  string
-	czxid int64 // the node's creation zxid: a node of its path made later is another
+	node    string
+	czxid   int64     // the node's creation zxid: a node of its path made later is another
+	granted time.Time // when the lock returned the grant
 }
 
 // follow starts following g, client's new grant, alive when the lock
@@ -32,10 +33,21 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 			lease, czxid = st.EphemeralOwner, st.Czxid
 		}
 	}
-	w := &watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: lease, LastAlive: time.Now()},
-		node: g.Key, czxid: czxid}
+	now := time.Now()
+	w := &watch{Grant: follow.Grant{Client: client, Token: g.Token, Lease: lease, LastAlive: now},
+		node: g.Key, czxid: czxid, granted: now}
 	e.watched.Add(w)
 	return lease
+}
+
+// activity notes a request of client's on session id: a keep-alive of
+// every grant resting on that session still followed.
+func (e *Env) activity(client string, id int64, at time.Time) {
+	for _, w := range e.watched.Pending() {
+		if w.Client == client && w.Lease == id {
+			w.Renewed(at)
+		}
+	}
 }
 
 // released stops following lease, its client's release having returned,
@@ -94,7 +106,10 @@ func (e *Env) left(ctx context.Context, w *watch) {
 	switch {
 	case w.Done:
 	case !alive:
-		e.Histories().LeaseLost(w.Lose(e.TTLDuration(), time.Time{}))
+		// The grant's create was the session's latest request then: it
+		// starts the session's timeout as a keep-alive does (Renewals'
+		// first, never the last renewal sent; as on Redis).
+		e.Histories().LeaseLost(w.Lose(e.TTLDuration(), w.granted))
 	case releasing && holds:
 		// the release's own hand; it says what happened
 	default:
