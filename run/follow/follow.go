@@ -118,6 +118,17 @@ func (l *List[W]) Pending() []W {
 	return out
 }
 
+// Renewed notes a keep-alive that client sent at at on lease (a session
+// it keeps by every request it sends): a renewal of each of client's
+// grants on it still followed.
+func (l *List[W]) Renewed(client string, lease int64, at time.Time) {
+	for _, w := range l.Pending() {
+		if g := w.Followed(); g.Client == client && g.Lease == lease {
+			g.Renewed(at)
+		}
+	}
+}
+
 // Of is the newest watch of a grant on lease.
 func (l *List[W]) Of(lease int64) (W, bool) {
 	l.mu.Lock()

@@ -68,3 +68,22 @@ func TestAListFindsTheNewestGrantOfALease(t *testing.T) {
 	assert.ErrorIs(t, err, follow.ErrNotFollowed)
 	assert.False(t, l.Released(9, func(*watch) { t.Fatal("nothing to look at") }))
 }
+
+// A keep-alive on a session renews every grant of that client's resting
+// on it still followed, and no other.
+func TestAKeepAliveRenewsTheGrantsOfItsSession(t *testing.T) {
+	var l follow.List[*watch]
+	on := &watch{Grant: follow.Grant{Client: "c1", Lease: 5}, key: "a"}
+	other := &watch{Grant: follow.Grant{Client: "c1", Lease: 6}, key: "b"}
+	theirs := &watch{Grant: follow.Grant{Client: "c2", Lease: 5}, key: "c"}
+	ended := &watch{Grant: follow.Grant{Client: "c1", Lease: 5, Done: true}, key: "d"}
+	for _, w := range []*watch{on, other, theirs, ended} {
+		l.Add(w)
+	}
+	at := time.Unix(100, 0)
+	l.Renewed("c1", 5, at)
+	assert.Equal(t, []time.Time{at}, on.Renewals)
+	assert.Empty(t, other.Renewals)
+	assert.Empty(t, theirs.Renewals)
+	assert.Empty(t, ended.Renewals)
+}

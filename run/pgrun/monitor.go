@@ -50,16 +50,6 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 	return pid
 }
 
-// activity notes a request of client's on session pid: a keep-alive of
-// every grant resting on that session still followed.
-func (e *Env) activity(client string, pid int64, at time.Time) {
-	for _, w := range e.watched.All() {
-		if w.Client == client && w.Lease == pid {
-			w.Renewed(at)
-		}
-	}
-}
-
 // released stops following lease, its client's release having returned,
 // and reports whether the server had ended it before.
 func (e *Env) released(lease int64) bool {

@@ -33,7 +33,7 @@ func (s store) Wire(client string) (requests, answers func([]byte)) {
 				return
 			}
 			if pid, lock := c.request(b); lock && pid != 0 {
-				s.e.activity(client, pid, time.Now())
+				s.e.watched.Renewed(client, pid, time.Now())
 			}
 		}, func(b []byte) {
 			if b == nil {

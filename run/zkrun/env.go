@@ -222,7 +222,7 @@ func (s store) Wire(client string) (requests, answers func([]byte)) {
 			asked(b)
 			if b != nil && sent(b) {
 				if sid := id.Load(); sid != 0 {
-					s.e.activity(client, sid, time.Now())
+					s.e.watched.Renewed(client, sid, time.Now())
 				}
 			}
 		}, func(b []byte) {

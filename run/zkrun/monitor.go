@@ -40,16 +40,6 @@ func (e *Env) follow(client string, g lock.Grant) int64 {
 	return lease
 }
 
-// activity notes a request of client's on session id: a keep-alive of
-// every grant resting on that session still followed.
-func (e *Env) activity(client string, id int64, at time.Time) {
-	for _, w := range e.watched.Pending() {
-		if w.Client == client && w.Lease == id {
-			w.Renewed(at)
-		}
-	}
-}
-
 // released stops following lease, its client's release having returned,
 // and reports whether the ensemble had ended it before.
 func (e *Env) released(lease int64) bool {
