@@ -225,11 +225,16 @@ func (s *session) drop() {
 
 // keepAlive sends a query every TTL/3 while h is held, so that the server
 // does not end the session as idle; the first that fails — the session is
-// gone, and the lock with it — closes the grant's Lost.
+// gone, and the lock with it — closes the grant's Lost. A keep-alive may
+// wait for its answer until a TTL after the last one answered was sent:
+// until then the server cannot have ended the session as idle, and an
+// answer that comes late (a link that held it a moment) is no lost lock.
+// One not answered by then tells the holder as the server would end it.
 func (s *session) keepAlive(h *holding) {
 	defer close(h.done)
 	t := time.NewTicker(s.ttl / 3)
 	defer t.Stop()
+	answered := time.Now() // when the last keep-alive answered was sent: the grant's own query first
 	for {
 		select {
 		case <-h.stop:
@@ -242,9 +247,13 @@ func (s *session) keepAlive(h *holding) {
 		s.mu.Lock()
 		var err error
 		if (s.held == h || s.used == h) && s.conn != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), s.ttl/3)
+			sent := time.Now()
+			ctx, cancel := context.WithDeadline(context.Background(), answered.Add(s.ttl))
 			_, err = s.conn.Exec(ctx, "SELECT 1")
 			cancel()
+			if err == nil {
+				answered = sent
+			}
 		}
 		s.mu.Unlock()
 		if err != nil {

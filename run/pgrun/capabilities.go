@@ -29,6 +29,8 @@ func Capabilities() script.Capabilities {
 		script.Durable:       "a commit's WAL written before it is acknowledged (synchronous_commit on): a killed server keeps it",
 		script.Revoke:        "pg_terminate_backend of the client's session",
 		script.Told:          "a keep-alive query failing once the server ended the session",
+		script.HoldAnswers: "the client's link holds every answer from its session's next message (a keep-alive " +
+			"query, read off the wire), for a while",
 		script.KeepAlives: "every message the lock's session sends, read off its link: a session that sends is " +
 			"not idle (its answers are not told apart)",
 	}

@@ -150,3 +150,22 @@ func (w *wire) answer(b []byte) int64 {
 	}
 	return pid
 }
+
+// Renewals reads a client connection's requests (engine.RenewalTeller):
+// every message a lock's session sends after its startup message keeps
+// the session from being idle, a keep-alive query among them, and
+// hold-answers holds the client's answers from its next one. The lab's
+// own connections send none.
+func (s store) Renewals() func([]byte) bool {
+	c := &wire{}
+	return func(b []byte) bool {
+		if b == nil {
+			return false
+		}
+		c.mu.Lock()
+		started := c.started
+		c.mu.Unlock()
+		_, lock := c.request(b)
+		return started && lock
+	}
+}
