@@ -358,7 +358,7 @@ func TestFromScript(t *testing.T) {
 		"kill member=m1\n----\nx\n":                                "etcd zookeeper",
 		"kill member=leader\n----\nx\n\nwait-served\n----\nx\n":    "zookeeper",
 		"wait-told c1\n----\nx\n":                                  "etcd redis zookeeper",
-		"pause c1 at=in-release\n----\nx\n":                        "redis zookeeper",
+		"pause c1 at=in-release\n----\nx\n":                        "etcd redis zookeeper",
 		"hold-answers c1 for=1s\n----\nx\n":                        "etcd redis zookeeper",
 		"failover\n----\nx\n":                                      "redis",
 		"pause c1 at=before-write\n----\nx\n\ncrash c1\n----\nx\n": "etcd redis zookeeper",

@@ -41,10 +41,13 @@ const (
 	// AcquireNextLost: acquire next=lost, the request after an acquire's
 	// write lost on the wire.
 	AcquireNextLost Capability = "acquire-next-lost"
-	// Split: pause at=in-acquire or at=in-release, a client stopped
-	// between the commands of its acquire (after its first write) or its
-	// release (after its first request), told apart on the wire.
+	// Split: pause at=in-release, a client stopped between the commands
+	// of its release (after its first request), told apart on the wire.
 	Split Capability = "split"
+	// SplitAcquire: pause at=in-acquire, a client stopped between the
+	// commands of its acquire (after its first write), told apart on the
+	// wire.
+	SplitAcquire Capability = "split-acquire"
 	// HoldAnswers: hold-answers, a link failing one way from a client's
 	// next keep-alive.
 	HoldAnswers Capability = "hold-answers"
@@ -105,7 +108,8 @@ var capabilityWords = map[Capability]string{
 	AcquireAnswerLost: "lose an acquire's answer on the wire (acquire answer=lost)",
 	ReleaseAnswerLost: "lose a release's answer on the wire (release answer=lost)",
 	AcquireNextLost:   "lose the request after an acquire's write (acquire next=lost)",
-	Split:             "stop a client between the commands of its acquire or its release (pause at=in-acquire, at=in-release)",
+	Split:             "stop a client between the commands of its release (pause at=in-release)",
+	SplitAcquire:      "stop a client between the commands of its acquire (pause at=in-acquire)",
 	HoldAnswers:       "hold a client's answers from its next keep-alive (hold-answers)",
 	KillMember:        "kill a member and restart it on its data (kill)",
 	IsolateMember:     "cut a member off from the others (isolate)",
@@ -182,7 +186,10 @@ func needsOf(c Cmd) []Capability {
 			return []Capability{ReleaseAnswerLost}
 		}
 	case "pause":
-		if c.At == resource.InAcquire || c.At == resource.InRelease {
+		switch c.At {
+		case resource.InAcquire:
+			return []Capability{SplitAcquire}
+		case resource.InRelease:
 			return []Capability{Split}
 		}
 	case "expire":

@@ -1,9 +1,6 @@
 package etcdrun
 
-import (
-	"github.com/locklab/locklab/cluster"
-	"github.com/locklab/locklab/cluster/grpcwire"
-)
+import "github.com/locklab/locklab/cluster"
 
 // Requests reads a client connection's requests off the wire (a unary
 // gRPC call, or a request to the HTTP gateway; see cluster.SpotRequests):
@@ -11,11 +8,8 @@ import (
 // request reaches the member.
 func (s store) Requests() func([]byte) bool { return cluster.SpotRequests(nil) }
 
-// Writes reads a client connection's requests that may write off the
-// wire (grpcwire.IsWrite): a pause at in-acquire stops the client before
-// the request after its acquire's first write reaches the member.
-func (s store) Writes() func([]byte) bool { return cluster.SpotRequests(grpcwire.IsWrite) }
-
-// split is how a run on etcd stops a client inside its acquire or release.
-const split = "the client's link cut before the request after its acquire's first write, or its release's first, " +
-	"is forwarded (gRPC and the HTTP gateway read off the wire)"
+// split is how a run on etcd stops a client inside its release. (Inside an
+// acquire it does not: an etcd lock takes its key in one Txn, and a
+// client stopped just after it and killed there is crashed-holder's.)
+const split = "the client's link cut before the request after its release's first is forwarded (gRPC and the " +
+	"HTTP gateway read off the wire)"

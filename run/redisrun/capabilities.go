@@ -22,6 +22,7 @@ func Capabilities(masters bool) script.Capabilities {
 		return script.Capabilities{
 			script.Masters:         "independent masters, the lock a majority of keys set with the same value",
 			script.Split:           split,
+			script.SplitAcquire:    split,
 			script.JumpClock:       clock,
 			script.WallClockLeases: "a key expires by its master's wall clock",
 			script.Restart:         "the master killed and started again at once",
@@ -34,6 +35,7 @@ func Capabilities(masters bool) script.Capabilities {
 		script.Failover:        "the primary killed and a replica promoted, as Sentinel does",
 		script.IsolateMember:   "a server's replication links cut",
 		script.Split:           split,
+		script.SplitAcquire:    split,
 		script.JumpClock:       clock,
 		script.WallClockLeases: "a key expires by its server's wall clock",
 		script.Restart:         "the server killed and started again at once",
