@@ -28,6 +28,7 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve()       // the etcdctl lock's etcdctl is this binary
+	testsize.Alone()      // its explorations run lessons: not beside the other lesson packages
 	testsize.WaitBound(4) // each exploration on its own cluster, mostly waiting
 	goleak.VerifyTestMain(m, leaks.Known()...)
 }

@@ -25,6 +25,9 @@ import (
 
 func TestMain(m *testing.M) {
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
+	// Its gates run whole lessons: not beside the other lesson packages
+	// (testsize.Alone says why).
+	testsize.Alone()
 	// Gates in child processes and in a module outside the repository,
 	// each mostly waiting: four at once.
 	testsize.WaitBound(4)

@@ -40,6 +40,7 @@ func TestMain(m *testing.M) {
 	}
 	etcdctl.Serve() // the etcdctl lock's etcdctl is this binary
 	clusterproc.Serve()
+	testsize.Alone() // its runs run lessons: not beside the other lesson packages
 	testsize.WaitBound(4)
 	goleak.VerifyTestMain(m, leaks.Known()...)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/locklab/locklab/cluster/redisd"
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/internal/leaks"
+	"github.com/locklab/locklab/internal/testsize"
 	"github.com/locklab/locklab/lock/process"
 	"github.com/locklab/locklab/models"
 	"github.com/locklab/locklab/scenarios"
@@ -31,7 +32,12 @@ import (
 	_ "github.com/locklab/locklab/scenarios/zkstore"    // kazoo's lock on ZooKeeper
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leaks.Known()...) }
+func TestMain(m *testing.M) {
+	// Real libraries through whole lessons: not beside the other lesson
+	// packages (testsize.Alone says why).
+	testsize.Alone()
+	goleak.VerifyTestMain(m, leaks.Known()...)
+}
 
 // python is Debian's interpreter, which the libraries' packages install
 // into (a python3 earlier on PATH may be another one).

@@ -12,7 +12,8 @@ import (
 
 // Alone waits until no other test package of this checkout that called
 // Alone is running, and keeps it so until this test binary exits. Call it
-// from TestMain, first; it parses the command line.
+// from TestMain, after anything that makes the binary serve as another
+// program, before the tests; it parses the command line.
 //
 // It is for the packages whose tests run whole lessons — real servers,
 // 1 s leases, a verdict on how the lease was kept. go test ./... runs two
@@ -27,6 +28,9 @@ import (
 // directory cannot be found or locked (another OS, an odd checkout), the
 // package runs at once, as it would without Alone.
 func Alone() {
+	if os.Getenv(aloneEnv) != "" {
+		return // a process of a package that holds the turn: its child, a test run again apart
+	}
 	if !flag.Parsed() {
 		flag.Parse() // testing.Verbose needs the command line
 	}
@@ -43,10 +47,18 @@ func Alone() {
 		return
 	}
 	held = f // held until the process exits
+	// The package's own children (a test run again in a child process, a
+	// lock run as this binary) share its turn: asking for it, they would
+	// wait for their parent for ever.
+	os.Setenv(aloneEnv, "1") //nolint:errcheck // at worst a child waits its turn as its own
 	if waited := time.Since(began); testing.Verbose() && waited > time.Second {
 		fmt.Printf("testsize: waited %s for the other lesson packages\n", waited.Round(time.Second))
 	}
 }
+
+// aloneEnv marks a process whose package holds the turn, and its
+// children.
+const aloneEnv = "LOCKLAB_TEST_TURN"
 
 // held keeps the locked directory open, and so locked, for the process's
 // life.
