@@ -49,12 +49,19 @@ func (w *wireReader) Answer(p []byte) {
 	}
 }
 
+// speaksGRPC reports whether p, the first bytes a client sent on a
+// connection, may start HTTP/2's client preface (gRPC); else
+// httpwire.LooksLike says whether they may start an HTTP/1 request.
+func speaksGRPC(p []byte) bool {
+	n := min(len(p), len(http2.ClientPreface))
+	return bytes.Equal(p[:n], []byte(http2.ClientPreface)[:n])
+}
+
 // choose picks the reader for a connection whose client first sent p.
 func (w *wireReader) choose(p []byte) {
 	w.chosen = true
-	n := min(len(p), len(http2.ClientPreface))
 	switch {
-	case bytes.Equal(p[:n], []byte(http2.ClientPreface)[:n]):
+	case speaksGRPC(p):
 		c := grpcwire.NewConn(w.hooks)
 		w.req, w.ans = c.Request, c.Answer
 	case httpwire.LooksLike(p):
@@ -85,9 +92,8 @@ func SpotRequests(keep func(method string) bool) func([]byte) bool {
 		}
 		if !chosen {
 			chosen = true
-			n := min(len(p), len(http2.ClientPreface))
 			switch {
-			case bytes.Equal(p[:n], []byte(http2.ClientPreface)[:n]):
+			case speaksGRPC(p):
 				grpc = grpcwire.NewConn(grpcwire.Hooks{Request: func(method string) { seen = seen || wanted(method) }})
 			case httpwire.LooksLike(p):
 				http = true
