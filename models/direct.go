@@ -178,8 +178,9 @@ type window struct {
 // nothing: such a holder holds until its lease ends or the history does.
 // Without (belief), only releases close windows, synthetic ones included.
 // In both, a release the lock refused, or one naming an older grant than
-// the client's latest (see staleReleases), closes nothing.
-func windows(ops []history.Operation, losses []history.Loss, validity bool) []window {
+// the client's latest (see staleReleases), closes nothing — unless seen
+// holds it: the server showed it taking effect, whatever the lock said.
+func windows(ops []history.Operation, losses []history.Loss, validity bool, seen map[int]bool) []window {
 	sorted := slices.Clone(ops)
 	slices.SortStableFunc(sorted, func(x, y history.Operation) int { return cmp64(x.Call, y.Call) })
 	stale := staleReleases(sorted)
@@ -197,7 +198,7 @@ func windows(ops []history.Operation, losses []history.Loss, validity bool) []wi
 			}
 			open[op.Client] = len(out)
 			out = append(out, window{grant: op, start: op.Return, end: end})
-		case op.Op == history.Release && op.Type == history.Fail:
+		case op.Op == history.Release && op.Type == history.Fail && !seen[op.ID]:
 			// A release the lock refused ("not held") ended nothing: if
 			// the grant had ended, its lease's end or an earlier release
 			// closed the window; if something else ended it — another
@@ -228,6 +229,25 @@ func staleReleases(sorted []history.Operation) map[int]bool {
 		}
 	}
 	return stale
+}
+
+// releasesSeen finds the releases the server showed taking effect while
+// they were under way (history.ObservedReleased of their client, as when
+// the lab lost a release's answer), whatever the lock answered: such a
+// release ended its grant, even one the lock called "not held".
+func releasesSeen(ops []history.Operation, events []history.Event) map[int]bool {
+	seen := map[int]bool{}
+	for _, e := range events {
+		if e.Type != history.Observed || e.What != history.ObservedReleased {
+			continue
+		}
+		for _, op := range ops {
+			if op.Op == history.Release && op.Client == e.Client && op.Call <= e.Time && e.Time <= op.Return {
+				seen[op.ID] = true
+			}
+		}
+	}
+	return seen
 }
 
 // leaseEnd is the last moment a grant's lease is known to have been alive
@@ -264,7 +284,7 @@ func firstOverlap(ws []window) (a, b window, ok bool) {
 // resource does.
 func CheckValidity(ops []history.Operation, events []history.Event) Verdict {
 	losses := history.LeaseLosses(events)
-	ws := windows(ops, losses, true)
+	ws := windows(ops, losses, true, releasesSeen(ops, events))
 	v := Verdict{Check: "validity", Operations: len(ws)}
 	if len(ws) == 0 {
 		v.Result, v.Explanation = NotApplicable, "The history has no grant."
@@ -398,7 +418,7 @@ func others(ops []history.Operation, client string) []history.Operation {
 // validity window. If other holders covered all of it, the grant was decided
 // after the lease ended, and no held answer excuses it.
 func freeWhileAlive(op history.Operation, l history.Loss, others []history.Operation, losses []history.Loss) bool {
-	ws := windows(others, losses, true)
+	ws := windows(others, losses, true, nil)
 	slices.SortFunc(ws, func(a, b window) int { return cmp64(a.start, b.start) })
 	reached := op.Call // covered up to here
 	for _, w := range ws {

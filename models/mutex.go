@@ -74,7 +74,7 @@ func CheckMutex(ops []history.Operation, faults []history.Event, timeout time.Du
 			"is paused or cut off and still believes it holds the lock. Whether that harmed the resource is the safety "+
 			"checks' question.",
 		func() (string, []history.Operation) {
-			a, b, ok := firstOverlap(windows(ops, nil, false))
+			a, b, ok := firstOverlap(windows(ops, nil, false, nil))
 			if !ok {
 				return "", nil
 			}

@@ -86,3 +86,30 @@ func verdictOf(r models.Report, check string) models.Result {
 	}
 	return ""
 }
+
+// A release the lock answered "not held" ended the grant all the same when
+// the server showed it taking effect while it was under way (its answer
+// lost on the wire): a grant to another after it is no overlap. Without
+// that sight, the refused release ends nothing and the grant overlaps.
+func TestValidityTakesAReleaseTheServerShowedTakingEffect(t *testing.T) {
+	ops := []op{
+		{client: "c1", op: A, call: 0, ret: 10, token: 0, lease: 0xa},
+		{client: "c1", op: R, call: 20, ret: 40, typ: history.Fail, token: 0},
+		{client: "c2", op: A, call: 50, ret: 60, token: 0, lease: 0xb},
+		{client: "c2", op: R, call: 70, ret: 80, token: 0},
+	}
+	unseen := build(ops, nil, nil)
+	assert.Equal(t, models.Fail, verdictOf(mustCheck(t, unseen, time.Second), "validity"))
+
+	seen := append(build(ops, nil, nil), history.Event{Time: 30, Type: history.Observed,
+		What: history.ObservedReleased, Client: "c1"})
+	slices.SortStableFunc(seen, func(x, y history.Event) int { return int(x.Time - y.Time) })
+	assert.Equal(t, models.Pass, verdictOf(mustCheck(t, seen, time.Second), "validity"))
+
+	// Seen for another client's release, or after c1's had returned, it
+	// says nothing of c1's.
+	late := append(build(ops, nil, nil), history.Event{Time: 45, Type: history.Observed,
+		What: history.ObservedReleased, Client: "c1"})
+	slices.SortStableFunc(late, func(x, y history.Event) int { return int(x.Time - y.Time) })
+	assert.Equal(t, models.Fail, verdictOf(mustCheck(t, late, time.Second), "validity"))
+}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/locklab/locklab/history"
 	"github.com/locklab/locklab/internal/pausegate"
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/internal/registry"
 	"github.com/locklab/locklab/lock"
 	"github.com/locklab/locklab/lock/resource"
@@ -365,7 +366,7 @@ func failureOf(err error) (Failure, string) {
 		return c, ""
 	case isTimeout(err):
 		return FailTimedOut, ""
-	case isConnectionLost(err):
+	case isConnectionLost(err), errors.Is(err, proc.ErrUnavailable):
 		return FailConnectionLost, ""
 	case errors.Is(err, pausegate.ErrCrashed):
 		return FailCrashed, ""

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/locklab/locklab/internal/proc"
 	"github.com/locklab/locklab/lock/resource"
 	"github.com/locklab/locklab/run"
 )
@@ -85,4 +86,17 @@ func TestAStoresOwnConnectionLostErrorIsALostConnection(t *testing.T) {
 	assert.Equal(t, "c1: error: store: connection closed", run.FailedOutcome(run.Failed, "c1", closed).String())
 	run.StoreErrors(run.ErrorsAre(run.FailConnectionLost, closed))
 	assert.Equal(t, "c1: error: connection lost", run.FailedOutcome(run.Failed, "c1", fmt.Errorf("acquire: %w", closed)).String())
+}
+
+// A program that answers "error unavailable …" on a store whose client has
+// no error of its own for it (Redis, ZooKeeper) lost its connection, as
+// the protocol says, on every store; any other unknown error keeps its
+// words.
+func TestAProgramsUnavailableAnswerIsALostConnection(t *testing.T) {
+	var l proc.Lock
+	l.Who = "redislock"
+	assert.Equal(t, "c1: release error: connection lost",
+		run.FailedOutcome(run.ReleaseFailed, "c1", l.AnswerErr("unavailable 3 masters did not answer")).String())
+	assert.Equal(t, "c1: release error: redislock: disk full",
+		run.FailedOutcome(run.ReleaseFailed, "c1", l.AnswerErr("disk full")).String())
 }

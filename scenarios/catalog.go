@@ -192,7 +192,8 @@ var lessons = []Scenario{
 		},
 	},
 	{
-		Name: "split-release",
+		Name:     "split-release",
+		anyShape: true,
 		Lesson: "c1 releases, and the lab reads its requests off the wire: the first reaches the server, and c1 " +
 			"freezes before the next one does. Its lease lapses, c2 is granted the lock and c3 queues behind c2; " +
 			"then c1 wakes and the rest of its release arrives. A release whose check and delete are two commands " +
@@ -205,7 +206,8 @@ var lessons = []Scenario{
 		Effects: []Effect{grantedDuring("c2", faults.PauseClient, "c1", "c1 was stopped in its release")},
 	},
 	{
-		Name: "split-acquire",
+		Name:     "split-acquire",
+		anyShape: true,
 		Lesson: "The lock has been used once (c2 took it and let it go). c1 asks for it, and the lab reads its " +
 			"requests off the wire: its first write reaches the " +
 			"server, and c1 freezes before its next request does; then c1's process dies. What c1's first write took " +
@@ -218,7 +220,8 @@ var lessons = []Scenario{
 		Effects: []Effect{crashedPaused("c1", "in its acquire")},
 	},
 	{
-		Name: "retried-release",
+		Name:     "retried-release",
+		anyShape: true,
 		Lesson: "c1's release reaches the server and takes effect, but its answer is lost: c1 only hears that its " +
 			"connection broke. It acquires again on the same session, c2 queues behind it, and c1 retries the first " +
 			"release. A release must name the grant it ends: a lock whose release deletes its key by name — etcd's " +
@@ -229,7 +232,8 @@ var lessons = []Scenario{
 		Effects: []Effect{releaseTookEffectUnanswered("c1"), regrantedBeforeRetry("c1", "c2")},
 	},
 	{
-		Name: "lost-acquire",
+		Name:     "lost-acquire",
+		anyShape: true,
 		Lesson: "c2 asks for the free lock over a link that fails one way: its request reaches the server and writes " +
 			"its key, but the answer is lost and c2 hears only that its connection broke; c2 gives up. c1's acquire " +
 			"is lost the same way, and c1 asks again on the same session. A lock must clean such a key up, or take " +

@@ -220,15 +220,15 @@ func TestLessonsApplyByCapability(t *testing.T) {
 	want := map[string]string{
 		"paused-holder": every, "isolated-holder": every, "stale-release": anyShape, "gave-up": anyShape,
 		"crashed-holder": anyShape, "contention": anyShape, "slow-holder": anyShape,
-		"expire-while-waiting": "etcd", "retried-release": "etcd redis", "link-blip": "etcd redis zookeeper", "slow-link": "etcd redis zookeeper",
+		"expire-while-waiting": "etcd", "retried-release": "etcd redis redlock", "link-blip": "etcd redis zookeeper", "slow-link": "etcd redis zookeeper",
 		"isolated-asks": "etcd", "leader-failover": "etcd", "minority-partition": "etcd", "member-restart": "etcd",
 		"random":       "etcd",
-		"lost-acquire": every, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
+		"lost-acquire": anyShape, "expire-while-waiting-lapse": "etcd zookeeper", "holder-told": every,
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock", "redlock-restart": "redlock", "redlock-drift": "redlock",
 		"redlock-minority": "redlock",
 		"clock-jump-held":  "zookeeper", "server-restart": "", "restart-empty": "redis",
-		"split-release": every, "split-acquire": "redis zookeeper", "client-clock-back": every, "client-clock-slow": every,
+		"split-release": anyShape, "split-acquire": "redis redlock zookeeper", "client-clock-back": every, "client-clock-slow": every,
 	}
 	require.Len(t, want, len(Catalog()))
 	for _, s := range Catalog() {

@@ -11,6 +11,11 @@ import (
 	"github.com/locklab/locklab/lock"
 )
 
+// ErrUnavailable is what a program's "error unavailable MESSAGE" answer
+// wraps where its store's client has no error of its own for it: the
+// connection broke, and the outcome is unknown.
+var ErrUnavailable = errors.New("unavailable (the connection broke, outcome unknown)")
+
 // AnswerError is the error an "error [CLASS] MESSAGE" answer stands for,
 // on any store: expired is lock.ErrSessionExpired, not-held
 // lock.ErrNotHeld, unavailable what unavailable makes of the message (the
@@ -91,7 +96,7 @@ type Lock struct {
 
 // AnswerErr is the error an "error [CLASS] MESSAGE" answer stands for.
 func (l *Lock) AnswerErr(msg string) error {
-	return AnswerError(msg, l.Who, func(rest string) error { return fmt.Errorf("%s: unavailable: %s", l.Who, rest) })
+	return AnswerError(msg, l.Who, func(rest string) error { return fmt.Errorf("%s: %w: %s", l.Who, ErrUnavailable, rest) })
 }
 
 // Release releases the latest grant; an older one is refused as not held

@@ -2,6 +2,7 @@ package redislock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -41,7 +42,7 @@ func NewRedlockHalf(servers []*redis.Client, name string, opts lock.Options) (lo
 func (l *halfQuorum) Acquire(ctx context.Context) (lock.Grant, error) {
 	for {
 		value, began := randomValue(), time.Now()
-		took := l.onEach(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+		took, _ := l.onEach(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
 			return c.SetNX(ctx, l.key, value, l.set.ttl).Result()
 		})
 		if took >= len(l.masters)/2 && time.Since(began) < l.set.ttl { // the bug: len/2+1 is a majority
@@ -55,14 +56,17 @@ func (l *halfQuorum) Acquire(ctx context.Context) (lock.Grant, error) {
 }
 
 func (l *halfQuorum) Release(ctx context.Context, g lock.Grant) error {
-	deleted := l.onEach(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+	deleted, err := l.onEach(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
 		n, err := releaseScript.Run(ctx, c, []string{g.Key}, g.Value).Int64()
 		return n == 1, err
 	})
-	if deleted < len(l.masters)/2 {
-		return lock.ErrNotHeld
+	switch {
+	case deleted >= len(l.masters)/2:
+		return nil
+	case err != nil: // a master that did not answer may have deleted its key
+		return fmt.Errorf("redislock: releasing %s: %w", g.Key, err)
 	}
-	return nil
+	return lock.ErrNotHeld
 }
 
 func (l *halfQuorum) Close() error { return nil }
@@ -80,21 +84,30 @@ func (l *halfQuorum) giveBack(value string) {
 
 // onEach runs do on every master at once, each within a twentieth of the
 // TTL (as redsync bounds it: a master that does not answer costs the try
-// little), and counts the masters where it reported true.
-func (l *halfQuorum) onEach(ctx context.Context, do func(context.Context, *redis.Client) (bool, error)) int {
+// little), counts the masters where it reported true, and joins the
+// errors of those that failed.
+func (l *halfQuorum) onEach(ctx context.Context, do func(context.Context, *redis.Client) (bool, error)) (int, error) {
 	var (
-		n  atomic.Int32
-		wg sync.WaitGroup
+		n    atomic.Int32
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
 	)
 	for _, c := range l.masters {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, l.set.ttl/20)
 			defer cancel()
-			if ok, err := do(ctx, c); ok && err == nil {
+			ok, err := do(ctx, c)
+			switch {
+			case err != nil:
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			case ok:
 				n.Add(1)
 			}
 		})
 	}
 	wg.Wait()
-	return int(n.Load())
+	return int(n.Load()), errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/locklab/locklab/faults"
 	"github.com/locklab/locklab/history"
@@ -133,4 +134,74 @@ func (e *Engine) armSevered(ctx context.Context, kind faults.Kind, c *client, ar
 		})
 		return nil
 	})
+}
+
+// ReleaseAnswerLostWhen has client release its latest grant over links
+// that fail one way once the release took effect on the server behind
+// each: an answer read on link i after released(ctx, i) is true is held,
+// and every one after it, while the answers before it (a GET before a
+// DEL, a NOSCRIPT before the script sent again) are forwarded. The lab
+// waits until released is true on every link, records that it saw so,
+// then severs the client's connections with the answers unheard and
+// heals its links; the release's outcome, whatever the lock makes of it,
+// is the step's.
+func (e *Engine) ReleaseAnswerLostWhen(ctx context.Context, name string, released func(ctx context.Context, link int) (bool, error)) (run.Outcome, error) {
+	c, err := e.client(name)
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	hold := func(link int) bool {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		ok, err := released(cctx, link)
+		return err == nil && ok
+	}
+	in, err := e.armSevered(ctx, faults.LoseAnswer, c, func(on bool) {
+		c.releasedMu.Lock()
+		defer c.releasedMu.Unlock()
+		c.released = nil
+		if on {
+			c.released = hold
+		}
+	})
+	if err != nil {
+		return run.Outcome{}, err
+	}
+	out, err, uerr := run.LoseAnswer(ctx, e.background(ctx), func(ctx context.Context) (run.Outcome, error) {
+		return e.ReleaseGrant(ctx, name, "")
+	}, func(wctx context.Context) error {
+		err := poll.Until(wctx, name+"'s release to take effect on the store", pollEvery, func(ctx context.Context) (bool, error) {
+			for i := range c.links {
+				if ok, err := released(ctx, i); err != nil || !ok {
+					return false, nil // a server that did not answer is asked again
+				}
+			}
+			return true, nil
+		})
+		if err == nil {
+			e.hs.Observe(history.ObservedReleased, name, "")
+		}
+		return err
+	}, in.Undo)
+	switch {
+	case err != nil:
+		return run.Outcome{}, fmt.Errorf("release answer=lost: the store never showed %s's release take effect "+
+			"while it went unanswered (it came to %q): %w", name, out, err)
+	case uerr != nil:
+		return run.Outcome{}, uerr
+	}
+	out.Effected = true
+	return out, nil
+}
+
+// holdIfReleased holds every answer of c's link from now on if a release
+// whose answer is to be lost took effect on the server behind it. It asks
+// under releasedMu, so that once the fault is disarmed no answer of its
+// is held any more (the links are healed after).
+func (c *client) holdIfReleased(link int) {
+	c.releasedMu.Lock()
+	defer c.releasedMu.Unlock()
+	if c.released != nil && link < len(c.links) && !c.links[link].AnswersHeld() && c.released(link) {
+		c.links[link].CutAnswers()
+	}
 }

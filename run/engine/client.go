@@ -50,6 +50,11 @@ type client struct {
 	// store tells none, see RenewalTeller).
 	atRenewal atomic.Bool
 	renewals  func() func([]byte) bool
+	// released, while a release's answer is to be lost, reports whether
+	// it took effect on the server behind a link: that link's answers are
+	// held from then on (ReleaseAnswerLostWhen).
+	released   func(link int) bool
+	releasedMu sync.Mutex // guards released, held while it is asked
 	// wire reads a connection's requests and answers for the store (nil:
 	// it does not, see WireReader).
 	wire func() (requests, answers func([]byte))
@@ -117,8 +122,8 @@ func (e *Engine) AddClient(_ context.Context, name, member string) error {
 	if wr, ok := e.store.(WireReader); ok {
 		c.wire = func() (func([]byte), func([]byte)) { return wr.Wire(name) }
 	}
-	for _, p := range links {
-		p.SetTap(c.tap)
+	for i, p := range links {
+		p.SetTap(func() (requests, answers func([]byte)) { return c.tap(i) })
 	}
 	if err := e.renew(c); err != nil {
 		for _, p := range links {
@@ -198,7 +203,7 @@ func (e *Engine) retire(c *client) {
 // tap reads one connection of c's: requests carrying a followed grant's
 // value are its keep-alives, and its writes are spotted where the store
 // can (see spots); answers are counted.
-func (c *client) tap() (requests, answers func([]byte)) {
+func (c *client) tap(link int) (requests, answers func([]byte)) {
 	var sent, read func([]byte)
 	if c.wire != nil {
 		sent, read = c.wire()
@@ -232,6 +237,7 @@ func (c *client) tap() (requests, answers func([]byte)) {
 		}), func(b []byte) {
 			if b != nil { // nil: the connection ended
 				c.answered.Add(1)
+				c.holdIfReleased(link)
 			}
 			if read != nil {
 				read(b)

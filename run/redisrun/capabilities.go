@@ -28,6 +28,10 @@ func Capabilities(masters bool) script.Capabilities {
 			script.Restart:         "the master killed and started again at once",
 			script.Volatile:        "no RDB or AOF, as the lab runs Redis: a master restarted comes back empty",
 			script.CutLink:         "the client's link to that master cut, its links to the others left",
+			script.ReleaseAnswerLost: "each of the client's links holds every answer from the moment the grant's key " +
+				"no longer holds its value on its master; once that is so on every master, the connections are severed",
+			script.AcquireAnswerLost: "the client's links hold every answer from its acquire's first write on until " +
+				"the lock's key stands on a majority of the masters, then the connections are severed",
 		}
 	}
 	return script.Capabilities{
@@ -40,8 +44,8 @@ func Capabilities(masters bool) script.Capabilities {
 		script.WallClockLeases: "a key expires by its server's wall clock",
 		script.Restart:         "the server killed and started again at once",
 		script.Volatile:        "no RDB or AOF, as the lab runs Redis: a server restarted comes back empty",
-		script.ReleaseAnswerLost: "the client's link holds every answer from its release on until the grant's key no " +
-			"longer holds its value on the primary, then the connection is severed",
+		script.ReleaseAnswerLost: "the client's link holds every answer from the moment the grant's key no longer " +
+			"holds its value on the primary (the answers before, a GET's, pass), then the connection is severed",
 		script.AcquireAnswerLost: "the client's link holds every answer from its acquire's first write on until the " +
 			"lock's key stands on the primary, then the connection is severed",
 		script.HoldAnswers: "the client's link holds every answer from its next request carrying a grant's value " +

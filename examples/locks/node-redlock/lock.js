@@ -28,7 +28,10 @@ const clients = process.env.LOCKLAB_REDIS.split(',').map(addr => {
     enableOfflineQueue: false, retryStrategy: () => 50 });
 });
 const redlock = new Redlock(clients, { driftFactor: 0.01, retryCount: -1, retryDelay: 50, retryJitter: 10 });
-redlock.on('clientError', () => {}); // a master that does not answer is a vote against
+// A master that does not answer is a vote against; the count tells a
+// release refused by masters that answered from one left in doubt.
+let unanswered = 0;
+redlock.on('clientError', () => { unanswered++; });
 let held = null; // the Lock that holds, once granted
 
 // Asked again while it holds, it asks the masters, not its memory: extend
@@ -52,11 +55,15 @@ async function release() {
   if (!held) return 'error not-held nothing to release';
   const lock = held;
   held = null;
+  const before = unanswered;
   try {
     await lock.unlock();
   } catch (e) {
-    if (e instanceof Redlock.LockError) return `error not-held ${e.message}`;
-    throw e;
+    if (!(e instanceof Redlock.LockError)) throw e;
+    // Refused by masters that all answered: none held the value any more.
+    // With a master silent, the release may have taken effect there.
+    if (unanswered === before) return `error not-held ${e.message}`;
+    return `error unavailable ${e.message} (${unanswered - before} master(s) did not answer)`;
   }
   return 'released';
 }
