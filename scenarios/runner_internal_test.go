@@ -196,6 +196,8 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 			"etcd-mutex, queue",
 		"clock-jump-held needs a store that can time its leases on a monotonic clock; move a server's wall clock " +
 			"forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
+		"clock-drift-held needs a store that can time its leases on a monotonic clock; move a server's wall clock " +
+			"forward or back (jump-clock), which a lock on etcd cannot, not run for etcd-mutex, queue",
 		"redlock-drift needs a store that can keep the lock on a majority of independent masters; end a lease by its " +
 			"server's wall clock; move a server's wall clock forward or back (jump-clock), which a lock on etcd " +
 			"cannot, not run for etcd-mutex, queue",
@@ -203,7 +205,7 @@ func TestAnotherStoresLessonsAreLeftOutAndSaid(t *testing.T) {
 	for _, j := range jobs {
 		assert.Empty(t, j.s.NotFor(DefaultKind()), "%s ran for %s", j.s.Name, j.lock)
 	}
-	assert.Len(t, jobs, 2*(len(Names())-14))
+	assert.Len(t, jobs, 2*(len(Names())-15))
 }
 
 // Which lessons are for which store follows from what each store can do
@@ -227,7 +229,7 @@ func TestLessonsApplyByCapability(t *testing.T) {
 		"lost-request": "zookeeper", "leader-killed": "zookeeper", "server-isolated": "zookeeper",
 		"failover": "redis", "redlock-paused": "redlock", "clock-jump": "redis", "redlock-clock": "redlock", "redlock-restart": "redlock", "redlock-drift": "redlock",
 		"redlock-minority": "redlock",
-		"clock-jump-held":  "zookeeper", "server-restart": "", "restart-empty": "redis",
+		"clock-jump-held":  "zookeeper", "clock-drift-held": "zookeeper", "server-restart": "", "restart-empty": "redis",
 		"split-release": anyShape, "split-acquire": "redis redlock zookeeper", "client-clock-back": every, "client-clock-slow": every,
 	}
 	require.Len(t, want, len(Catalog()))

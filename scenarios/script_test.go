@@ -244,7 +244,7 @@ func redisEnv(t *testing.T, s scenarios.Scenario) scriptEnv {
 	if _, err := redisd.Find(); err != nil {
 		t.Skipf("%v: %s was not run (.ci/run installs it)", err, s.Name)
 	}
-	masters := s.For(redlockKind)
+	masters := s.For(redlockKind) && !s.For(redisKind) // a lesson of Redlock's own
 	var (
 		set *redisd.Set
 		err error

@@ -121,6 +121,20 @@ var serverLessons = []Scenario{
 		Effects:   []Effect{heldPastTTL(time.Second), releasedWhileWaiting("c1", "c2")},
 	},
 	{
+		Name: "clock-drift-held",
+		Lesson: "The twin of redlock-drift on a store that times its leases on a monotonic clock. Every server's " +
+			"wall clock runs twice as fast as the machine's while c1 holds the lock and c2 waits; c1 works for " +
+			"three session timeouts, six by the servers' clocks. ZooKeeper times a session by System.nanoTime, " +
+			"which no wall clock moves: c1's session, its node and the lock live on, and c2 is granted only when " +
+			"c1 releases. On Redlock's masters a clock that runs fast expires a key early, and c2 is granted " +
+			"beside c1 (redlock-drift).",
+		Members: 3, TTL: 1, MemberFaults: true, script: "clock-drift-held.txt", Expect: alwaysPass,
+		opTimeout: clockHeldOpTimeout,
+		needs:     []script.Capability{script.MonotonicLeases},
+		Minimum:   history.Minimum{Grants: 2, Sections: 2, Accepted: 2},
+		Effects:   []Effect{heldPastTTL(time.Second), releasedWhileWaiting("c1", "c2")},
+	},
+	{
 		Name: "redlock-drift",
 		Lesson: "Redlock's safety rests on every master's clock running at the rate of the client's, give or take " +
 			"its drift allowance (a hundredth of the TTL, in the Redlock article and redsync alike). The wall " +

@@ -101,7 +101,7 @@ func TestBadUsageExitsTwoWithOneLine(t *testing.T) {
 		{[]string{"run", "--store", "zookeeper", "--lock", "exec:x"}, []string{"--lock exec:x: preflight: acquire, alone on a ZooKeeper of its own"}},
 		{[]string{"run", "--store", "redis"}, []string{"--store redis: it names the store of exec:COMMAND locks, and --lock names none"}},
 		{[]string{"run", "--store", "redis", "--lock", "exec:/nonexistent/lock"}, []string{"--lock exec:/nonexistent/lock: preflight"}},
-		{[]string{"explore", "--lock", "redlock", "--resource", "unfenced", "--faults", "lost-acquire"}, []string{"--faults lost-acquire: the lock's store cannot lose an acquire's answer on the wire (acquire answer=lost)"}},
+		{[]string{"explore", "--lock", "redlock", "--resource", "unfenced", "--faults", "expire"}, []string{"--faults expire: the lock's store cannot revoke a client's lease (expire mode=revoke)"}},
 		{[]string{"run", "--resource", ""}, []string{"--resource: empty: nothing to run"}},
 		{[]string{"run", "--scenario", " "}, []string{"--scenario: empty: nothing to run"}},
 		{[]string{"run", "--seed", "x"}, []string{"run:", "seed"}},
