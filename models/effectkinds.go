@@ -43,22 +43,24 @@ func grantedDuring(client string, kind history.FaultKind, other, what string) ef
 }
 
 // releaseTookEffectUnanswered: the server showed client's release had
-// taken effect while the client still had no answer, and the client's
-// release then ended without one (ambiguous: info).
+// taken effect while the client still had no answer: the release then
+// ended without one (ambiguous: info), or with one a retry of the
+// client's own learned later on a new connection. Either way the client
+// was left to decide what a release it never heard answered did.
 func releaseTookEffectUnanswered(client string) effect {
 	return effect{
-		name: fmt.Sprintf("%s's release took effect on the server and %s never heard so", client, client),
+		name: fmt.Sprintf("%s's release took effect on the server while %s had no answer", client, client),
 		missing: func(tl timeline) string {
 			for _, o := range tl.observed {
 				if o.What != history.ObservedReleased || o.Client != client {
 					continue
 				}
 				for _, op := range tl.releases(client) {
-					if op.Call <= o.Time && op.Type == history.Info {
+					if op.Call <= o.Time && (op.Type == history.Info || o.Time < op.Return) {
 						return ""
 					}
 				}
-				return fmt.Sprintf("%s's release at %s got an answer", client, at(o.Time))
+				return fmt.Sprintf("%s's release had its answer before the server was seen to take it, at %s", client, at(o.Time))
 			}
 			return fmt.Sprintf("the server was never seen to take %s's release unanswered", client)
 		},

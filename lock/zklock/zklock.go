@@ -56,6 +56,18 @@ var locks = []Lock{
 			Scenarios: []string{"split-acquire"},
 			Check:     "liveness",
 		}},
+	{Name: "zk-release-mine", Factory: NewReleaseMine,
+		About: "zk-herd whose release deletes the node its session owns, not the grant's: known-bad",
+		Bad: &lock.Regression{
+			Name: "zk-release-mine",
+			Bug: "releases the node its session owns under the lock, looked up by owner, not the node of the grant " +
+				"it is given: a release retried after its answer was lost, once the client holds the lock again on " +
+				"the same session, deletes the newer grant's node, and the next waiter is granted beside the holder " +
+				"(a release must name the grant it ends, as etcd issue 22082 shows of a key named after its session)",
+			Link:      "https://github.com/etcd-io/etcd/issues/22082",
+			Scenarios: []string{"retried-release"},
+			Check:     "validity",
+		}},
 	{Name: "zk-deaf", Factory: NewDeaf,
 		About: "zk-herd told of a lost session only by ZooKeeper's word of its expiry: known-bad",
 		Bad: &lock.Regression{

@@ -6,6 +6,7 @@ import (
 
 	"github.com/locklab/locklab/cluster/zkd"
 	"github.com/locklab/locklab/lock/zklock"
+	"github.com/locklab/locklab/run"
 )
 
 // Writes reads a client connection's requests for writes off the wire
@@ -64,3 +65,23 @@ func (s store) Where() string { return "node under " + s.e.lockPath() }
 // Renewals reads a client connection's pings off the wire (see
 // zkd.Pings): hold-answers holds the client's answers from its next one.
 func (s store) Renewals() func([]byte) bool { return zkd.Pings() }
+
+// ReleaseAnswerLost has client release its latest grant over links that
+// fail one way once the release took effect: the answers are held from
+// the moment the grant's node is gone, read on the ensemble, and once the
+// lab has seen it gone the client's connections are severed, the answers
+// unheard. The session lives on: the client reconnects on it.
+func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (run.Outcome, error) {
+	g, held, _ := e.Holding(client)
+	switch {
+	case !held:
+		return run.Outcome{}, fmt.Errorf("release answer=lost: %s holds nothing", client)
+	case g.Key == "":
+		return run.Outcome{}, fmt.Errorf("release answer=lost: %s's grant names no node to watch on the ensemble", client)
+	}
+	admin := e.ens.Admin()
+	return e.ReleaseAnswerLostWhen(ctx, client, func(context.Context, int) (bool, error) {
+		ok, _, err := admin.Exists(g.Key)
+		return err == nil && !ok, err
+	})
+}

@@ -101,7 +101,8 @@ func TestARequestLostAfterTheCreateStrandsGoZookeepersLock(t *testing.T) {
 
 // Every known-bad ZooKeeper lock is caught by the lessons its regression
 // names, by the check it names (zk-unprotected by lost-acquire's liveness,
-// zk-persistent by split-acquire's, zk-deaf by holder-told's told-lost).
+// zk-persistent by split-acquire's, zk-deaf by holder-told's told-lost,
+// zk-release-mine by retried-release's validity).
 func TestZooKeepersKnownBadLocksAreCaught(t *testing.T) {
 	t.Parallel() // runs on an ensemble of its own, mostly waiting
 	if _, _, err := zkd.Find(); err != nil {
