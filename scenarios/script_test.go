@@ -352,7 +352,7 @@ func TestFromScript(t *testing.T) {
 		"expire c1\n----\nx\n":                                     "etcd",
 		"expire c1 mode=lapse\n----\nx\n":                          "etcd zookeeper",
 		"acquire c1 answer=lost\n----\nx\n":                        "etcd redis zookeeper",
-		"release c1 answer=lost\n----\nx\n":                        "etcd redis",
+		"release c1 answer=lost\n----\nx\n":                        "etcd redis zookeeper",
 		"acquire c1 next=lost\n----\nx\n":                          "zookeeper",
 		"isolate member=m1\n----\nx\n":                             "etcd redis zookeeper",
 		"kill member=m1\n----\nx\n":                                "etcd zookeeper",
