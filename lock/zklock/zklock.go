@@ -30,7 +30,7 @@ type Lock = lock.Descriptor[*zk.Conn]
 var locks = []Lock{
 	{Name: "zk-lock", Factory: NewRecipe,
 		About: "go-zookeeper's Lock recipe as it ships: protected ephemeral-sequential nodes, each waiter watching its predecessor; the node's zxid as its token",
-		Weak:  map[string]string{"lost-request": "liveness"}},
+		Weak:  map[string]string{"lost-request": "liveness", "lost-acquire": "liveness"}},
 	{Name: "zk-herd", Factory: NewHerd,
 		About: "the naive recipe: each waiter watches the lock's children and looks again at every change — safe, but every release wakes every waiter (bench counts it)"},
 	{Name: "zk-unprotected", Factory: NewUnprotected,
