@@ -317,3 +317,16 @@ func TestAClientsClockMovesForAProgramThatTells(t *testing.T) {
 	shim, why = clientClockSkip(t.Context(), other, GrantShape{})
 	assert.Empty(t, shim+why, "a lesson that moves no client's clock is not this check's")
 }
+
+// A configuration of a lock run as programs takes as many of a run's
+// slots as leave one such configuration per CPU; a Go lock's takes one.
+func TestALockRunAsProgramsRunsOnePerCPU(t *testing.T) {
+	cfg := Config{shapes: map[string]GrantShape{"prog": {Program: true, Key: true}, "go": {Token: true, Key: true}}}
+	assert.Equal(t, int64(4), cfg.slotsOf(job{lock: "prog"}, 8, 2), "eight slots on 2 CPUs: two at once")
+	assert.Equal(t, int64(2), cfg.slotsOf(job{lock: "prog"}, 4, 2))
+	assert.Equal(t, int64(1), cfg.slotsOf(job{lock: "prog"}, 2, 2))
+	assert.Equal(t, int64(1), cfg.slotsOf(job{lock: "prog"}, 4, 8), "more CPUs than slots")
+	assert.Equal(t, int64(3), cfg.slotsOf(job{lock: "prog"}, 3, 1), "one CPU: one at a time")
+	assert.Equal(t, int64(1), cfg.slotsOf(job{lock: "go"}, 8, 2))
+	assert.Equal(t, int64(1), cfg.slotsOf(job{lock: "unlearnt"}, 8, 2), "a lock not learnt is taken as a Go lock")
+}
