@@ -173,7 +173,7 @@ func (e *Engine) ReleaseAnswerLostWhen(ctx context.Context, name string, release
 		err := poll.Until(wctx, name+"'s release to take effect on the store", pollEvery, func(ctx context.Context) (bool, error) {
 			for i := range c.links {
 				if ok, err := released(ctx, i); err != nil || !ok {
-					return false, nil // a server that did not answer is asked again
+					return false, err // asked again; the last error goes in the wait's
 				}
 			}
 			return true, nil

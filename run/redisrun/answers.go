@@ -30,7 +30,7 @@ func (e *Env) ReleaseAnswerLost(ctx context.Context, client string) (run.Outcome
 	servers := e.servers()
 	return e.ReleaseAnswerLostWhen(ctx, client, func(ctx context.Context, link int) (bool, error) {
 		if link >= len(servers) {
-			return true, nil
+			return false, fmt.Errorf("no server behind %s's link %d", client, link)
 		}
 		admin := e.set.Admin(servers[link])
 		if admin == nil {
@@ -55,25 +55,31 @@ func (s store) Mark(context.Context) (int64, error) { return 0, nil }
 // Written reports whether the lock's key stands on the primary, or on a
 // majority of Redlock's masters: the key the run's locks take (under the
 // run's prefix), or one a grant of the run named outside it (a library
-// that makes its own key of the name).
+// that makes its own key of the name). A server that does not answer shows
+// no key; its error is returned only when too few stand.
 func (s store) Written(ctx context.Context, _ string, _ int64) (bool, error) {
 	keys := append([]string{s.e.Options().Prefix + "lock"}, s.e.grantKeysOutside()...)
 	servers := s.e.servers()
 	stand := 0
+	var errs []error
 	for _, i := range servers {
 		admin := s.e.set.Admin(i)
 		if admin == nil {
-			return false, fmt.Errorf("%s does not answer", s.e.set.Names()[i])
+			errs = append(errs, fmt.Errorf("%s does not answer", s.e.set.Names()[i]))
+			continue
 		}
 		n, err := admin.Exists(ctx, keys...).Result()
-		if err != nil {
-			return false, err
-		}
-		if n > 0 {
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case n > 0:
 			stand++
 		}
 	}
-	return stand > len(servers)/2, nil
+	if stand > len(servers)/2 {
+		return true, nil
+	}
+	return false, errors.Join(errs...)
 }
 
 // Where says where Written looks.
